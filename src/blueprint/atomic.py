@@ -1,0 +1,88 @@
+"""Writing output files so that a failure never leaves a half-written or clobbered file.
+
+Every target is first written to a temporary file in the same folder; only when all targets
+of one operation are complete are they renamed into place. Existing files are replaced only
+when the caller says so (``--force``).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Literal, overload
+
+from blueprint.errors import OutputExistsError
+
+
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+class AtomicOutputs:
+    """A group of output files that appear together, or not at all.
+
+    Use as a context manager: files opened with :meth:`open` are renamed into place when the
+    block ends normally and deleted when it raises.
+    """
+
+    def __init__(self, targets: list[Path], *, force: bool) -> None:
+        self.targets = [Path(target) for target in targets]
+        if not force:
+            for target in self.targets:
+                if target.exists():
+                    raise OutputExistsError(target)
+        self._pending: dict[Path, tuple[Path, IO[bytes] | IO[str]]] = {}
+
+    @overload
+    def open(self, target: Path, mode: Literal["wb"]) -> IO[bytes]: ...
+    @overload
+    def open(self, target: Path, mode: Literal["w"] = "w") -> IO[str]: ...
+
+    def open(self, target: Path, mode: str = "w") -> IO[bytes] | IO[str]:
+        target = Path(target)
+        if target not in self.targets:
+            raise ValueError(f"{target} was not declared as an output")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.name}.", suffix=".partial"
+        )
+        handle: IO[bytes] | IO[str]
+        if mode == "wb":
+            handle = os.fdopen(descriptor, "wb")
+        else:
+            handle = os.fdopen(descriptor, "w", encoding="utf-8", newline="")
+        self._pending[target] = (Path(temporary), handle)
+        return handle
+
+    def commit(self) -> None:
+        for target, (temporary, handle) in self._pending.items():
+            handle.close()
+            mode = target.stat().st_mode & 0o777 if target.exists() else _default_mode()
+            temporary.chmod(mode)
+        for target, (temporary, _) in self._pending.items():
+            temporary.replace(target)
+        self._pending.clear()
+
+    def abort(self) -> None:
+        for temporary, handle in self._pending.values():
+            handle.close()
+            temporary.unlink(missing_ok=True)
+        self._pending.clear()
+
+    def __enter__(self) -> AtomicOutputs:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()

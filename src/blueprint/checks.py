@@ -1,0 +1,411 @@
+"""The validator's checks: schema findings and the cross-field rules, each yielding issues.
+
+Rules read raw rows (the JSON a file holds, valid or not) so that one malformed field never
+hides the other findings of its row. Each rule names the codes it can yield, which lets
+``--select``/``--ignore`` skip it entirely.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from jsonschema import ValidationError
+from jsonschema.exceptions import best_match
+from jsonschema.protocols import Validator
+from pydantic import ValidationError as ModelValidationError
+
+from blueprint import admissibility, jsonpath
+from blueprint.issues import Issue, make_issue
+from blueprint.jsonvalues import dumps_text, json_type
+from blueprint.model import (
+    EVALUATOR_TYPES,
+    EXPECTED_SHAPES,
+    KEBAB_CASE,
+    OMITTED_FIELDS,
+    ORACLE_TYPES,
+    STARTER_PROVENANCES,
+    Row,
+)
+from blueprint.schema import validator_for
+
+# --- schema findings -------------------------------------------------------------------------
+
+Location = list[str | int]
+
+
+def describe_value(value: Any) -> str:
+    kind = json_type(value)
+    if kind in ("object", "array"):
+        return f"an {kind}" if kind == "object" else "an array"
+    if kind == "null":
+        return "null"
+    text = dumps_text(value)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"{'a' if kind != 'integer' else 'an'} {kind} {text}"
+
+
+def _type_names(value: Any) -> list[str]:
+    names = value if isinstance(value, list) else [value]
+    articles = {"object": "an object", "array": "an array", "null": "null", "integer": "an integer"}
+    return [articles.get(name, f"a {name}") for name in names]
+
+
+def _expectation(error: ValidationError) -> str | None:
+    """What a leaf keyword wanted, for merging the branches of an anyOf."""
+    if error.validator == "type":
+        return " or ".join(_type_names(error.validator_value))
+    if error.validator == "const":
+        return dumps_text(error.validator_value)
+    if error.validator == "enum":
+        return "one of " + ", ".join(dumps_text(v) for v in error.validator_value)
+    return None
+
+
+def _describe(error: ValidationError) -> Iterator[tuple[Location, str]]:
+    path: Location = list(error.absolute_path)
+    keyword = error.validator
+    instance = error.instance
+    if keyword == "additionalProperties" and isinstance(instance, dict):
+        known = list(error.schema.get("properties", {}))
+        for key in instance:
+            if key not in known and key not in OMITTED_FIELDS:
+                close = difflib.get_close_matches(key, known, n=1)
+                hint = f"did you mean {close[0]!r}?" if close else "allowed: " + ", ".join(known)
+                yield [*path, key], f"unknown key {key!r} ({hint})"
+        return
+    if keyword == "required" and isinstance(instance, dict):
+        for key in error.validator_value:
+            if key not in instance:
+                yield [*path, key], f"required field {key} is missing"
+        return
+    if keyword in ("anyOf", "oneOf") and error.context:
+        direct = [e for e in error.context if not e.relative_path]
+        wanted = [_expectation(e) for e in direct]
+        if direct and len(direct) == len(error.context) and all(wanted):
+            alternatives = " or ".join(w for w in wanted if w)
+            yield path, f"must be {alternatives}, not {describe_value(instance)}"
+            return
+        match = best_match(error.context)
+        if match is not None:
+            yield from _describe(match)
+            return
+    if keyword == "type":
+        wanted_type = " or ".join(_type_names(error.validator_value))
+        yield path, f"must be {wanted_type}, not {describe_value(instance)}"
+    elif keyword in ("enum", "const"):
+        yield path, f"must be {_expectation(error)}, not {describe_value(instance)}"
+    elif keyword == "minLength" and error.validator_value == 1:
+        yield path, "must not be empty"
+    elif keyword == "minItems":
+        yield path, f"must have at least {error.validator_value} item(s)"
+    elif keyword == "pattern" and error.validator_value == KEBAB_CASE:
+        yield path, f"must be kebab-case (like policy-lookup), not {describe_value(instance)}"
+    elif keyword in ("minimum", "maximum"):
+        bound = ">=" if keyword == "minimum" else "<="
+        yield path, f"must be {bound} {error.validator_value}, not {describe_value(instance)}"
+    else:
+        yield path, error.message
+
+
+def schema_findings(validator: Validator, instance: Any) -> list[tuple[Location, str]]:
+    """Every schema violation as (location, reason), without repeats, in document order."""
+    seen: set[tuple[str, str]] = set()
+    found = []
+    for error in validator.iter_errors(instance):
+        for location, reason in _describe(error):
+            key = (jsonpath.join("$", location), reason)
+            if key not in seen:
+                seen.add(key)
+                found.append((location, reason))
+    return found
+
+
+# --- the rows and the set, as rules see them ---------------------------------------------------
+
+
+class RowView:
+    """A raw row with its case profile and enums picked out defensively."""
+
+    __slots__ = ("case", "data", "evaluator", "id", "index", "line", "oracle_type")
+
+    def __init__(self, index: int, data: Any, line: int | None = None) -> None:
+        self.index = index
+        self.line = line
+        self.data: dict[str, Any] = data if isinstance(data, dict) else {}
+        row_id = self.data.get("id")
+        self.id: str | None = row_id if isinstance(row_id, str) else None
+        metadata = self.data.get("metadata")
+        case = metadata.get("case") if isinstance(metadata, dict) else None
+        self.case: dict[str, Any] = case if isinstance(case, dict) else {}
+        oracle_type = self.case.get("oracleType")
+        evaluator = self.case.get("evaluator")
+        self.oracle_type: Any = oracle_type if _member(oracle_type, ORACLE_TYPES) else None
+        self.evaluator: Any = evaluator if _member(evaluator, EVALUATOR_TYPES) else None
+
+    def issue(self, code: str, *location: str | int, **context: Any) -> Issue:
+        return make_issue(
+            code,
+            path=jsonpath.row_path(self.index, *location),
+            row_index=self.index,
+            row_id=self.id,
+            **context,
+        )
+
+
+def _member(value: Any, members: tuple[str, ...]) -> bool:
+    return isinstance(value, str) and value in members
+
+
+@dataclass
+class SetState:
+    """What the validator remembers across rows: family definitions and the ids seen."""
+
+    families: dict[str, dict[str, Any]] | None = None
+    first_use: dict[str, tuple[int, int | None]] = field(default_factory=dict)
+
+    @classmethod
+    def from_header(cls, header: dict[str, Any] | None) -> SetState:
+        if header is None or not isinstance(header.get("caseFamilies"), list):
+            return cls()
+        families = {
+            family["id"]: family
+            for family in header["caseFamilies"]
+            if isinstance(family, dict) and isinstance(family.get("id"), str)
+        }
+        return cls(families=families)
+
+
+# --- row rules -------------------------------------------------------------------------------
+
+
+def check_schema(row: RowView, raw: Any) -> Iterator[Issue]:
+    try:
+        Row.model_validate(raw)
+    except ModelValidationError:
+        pass
+    else:
+        return  # the models and the published schema accept the same documents
+    for location, reason in schema_findings(validator_for("row.schema.json"), raw):
+        yield row.issue("schema", *location, reason=reason)
+
+
+def check_case_id(row: RowView, state: SetState) -> Iterator[Issue]:
+    case_id = row.case.get("caseId")
+    if row.id is not None and isinstance(case_id, str) and case_id != row.id:
+        yield row.issue(
+            "case-id-mismatch", "metadata", "case", "caseId", case_id=case_id, id=row.id
+        )
+
+
+def check_duplicate_id(row: RowView, state: SetState) -> Iterator[Issue]:
+    if row.id is None:
+        return
+    first = state.first_use.setdefault(row.id, (row.index, row.line))
+    if first[0] != row.index:
+        where = f" (line {first[1]})" if first[1] is not None else ""
+        yield row.issue("duplicate-id", "id", id=row.id, first_index=first[0], first_where=where)
+
+
+def evaluator_issue(
+    oracle_type: str, evaluator: str, make: Callable[..., Issue]
+) -> Iterator[Issue]:
+    """The admissibility finding for one pairing, built by ``make(code, **context)``."""
+    verdict = admissibility.verdict(oracle_type, evaluator)  # type: ignore[arg-type]
+    if verdict == "barred":
+        yield make(
+            "inadmissible-evaluator",
+            oracle_type=oracle_type,
+            evaluator=evaluator,
+            reason=admissibility.bar_reason(oracle_type, evaluator),  # type: ignore[arg-type]
+            admissible=", ".join(admissibility.admissible_evaluators(oracle_type)),  # type: ignore[arg-type]
+        )
+    elif verdict == "conditional":
+        conditions = admissibility.conditions(oracle_type, evaluator)  # type: ignore[arg-type]
+        yield make(
+            "conditional-evaluator",
+            oracle_type=oracle_type,
+            evaluator=evaluator,
+            conditions=" and ".join(conditions),
+        )
+
+
+def check_evaluator(row: RowView, state: SetState) -> Iterator[Issue]:
+    if row.oracle_type is None or row.evaluator is None:
+        return
+
+    def make(code: str, **context: Any) -> Issue:
+        return row.issue(code, "metadata", "case", "evaluator", **context)
+
+    yield from evaluator_issue(row.oracle_type, row.evaluator, make)
+
+
+_SHAPE_HINTS: Final[dict[str, str]] = {
+    "acceptable-set": '{"acceptable": [...]} or {"graded": [{"value": ..., "grade": 0..1}]}',
+    "expected-tool-calls": '{"calls": [{"name": ..., "arguments": {...}}], "order": "exact"|"any",'
+    ' "forbidden": [...]}',
+    "expected-final-state": '{"checks": [{"kind": "file_exists"|"command"|"record", ...}]}',
+}
+
+
+def check_expected_shape(row: RowView, state: SetState) -> Iterator[Issue]:
+    if row.oracle_type is None:
+        return
+    shapes = EXPECTED_SHAPES[row.oracle_type]
+    present = "expected" in row.data
+    if shapes is None:
+        if present:
+            yield row.issue(
+                "expected-shape",
+                "expected",
+                reason=f"{row.oracle_type} rows carry no expected value (the criteria belong in"
+                " case.evaluationCriteria or case.expectedBehavior)"
+                if row.oracle_type == "rubric"
+                else f"{row.oracle_type} rows carry no expected value; describe the behaviour in"
+                " case.expectedBehavior",
+            )
+        return
+    if not present:
+        wanted = _SHAPE_HINTS.get(row.oracle_type, "the one correct output")
+        yield row.issue(
+            "expected-shape",
+            "expected",
+            reason=f"{row.oracle_type} rows need expected: {wanted}",
+        )
+        return
+    if not shapes:
+        return  # reference-answer: any JSON value is a reference answer
+    expected = row.data["expected"]
+    if not isinstance(expected, dict):
+        yield row.issue(
+            "expected-shape",
+            "expected",
+            reason=f"{row.oracle_type} expects {_SHAPE_HINTS[row.oracle_type]},"
+            f" not {describe_value(expected)}",
+        )
+        return
+    validator = validator_for("expected.schema.json", row.oracle_type)
+    for location, reason in schema_findings(validator, expected):
+        yield row.issue("expected-shape", "expected", *location, reason=reason)
+
+
+def omitted_field_issues(
+    holder: Any, make: Callable[..., Issue], *prefix: str | int
+) -> Iterator[Issue]:
+    if not isinstance(holder, dict):
+        return
+    for name, reason in OMITTED_FIELDS.items():
+        if name in holder:
+            yield make("omitted-field", *prefix, name, field=name, reason=reason)
+
+
+def check_omitted_fields(row: RowView, state: SetState) -> Iterator[Issue]:
+    yield from omitted_field_issues(row.data, row.issue)
+    metadata = row.data.get("metadata")
+    yield from omitted_field_issues(metadata, row.issue, "metadata")
+    yield from omitted_field_issues(row.case, row.issue, "metadata", "case")
+
+
+def check_starter(row: RowView, state: SetState) -> Iterator[Issue]:
+    provenance = row.case.get("provenance")
+    if isinstance(provenance, str) and provenance in STARTER_PROVENANCES:
+        yield row.issue("starter-example", "metadata", "case", "provenance", provenance=provenance)
+
+
+def check_case_family(row: RowView, state: SetState) -> Iterator[Issue]:
+    name = row.case.get("caseFamily")
+    if not isinstance(name, str) or state.families is None:
+        return
+    family = state.families.get(name)
+    if family is None:
+        defined = ", ".join(state.families) or "none"
+        yield row.issue(
+            "unknown-case-family", "metadata", "case", "caseFamily", family=name, defined=defined
+        )
+        return
+    for key in ("oracleType", "evaluator"):
+        row_value, family_value = row.case.get(key), family.get(key)
+        if key in row.case and key in family and row_value != family_value:
+            yield row.issue(
+                "case-family-mismatch",
+                "metadata",
+                "case",
+                key,
+                field=key,
+                row_value=dumps_text(row_value),
+                family=name,
+                family_value=dumps_text(family_value),
+            )
+
+
+def check_reviewer_expertise(row: RowView, state: SetState) -> Iterator[Issue]:
+    graded_by_expert = row.evaluator == "human-expert" or (
+        row.evaluator is None and row.oracle_type == "expected-behavior-only"
+    )
+    expertise = row.case.get("reviewerExpertise")
+    if graded_by_expert and not (isinstance(expertise, str) and expertise.strip()):
+        yield row.issue("missing-reviewer-expertise", "metadata", "case", "reviewerExpertise")
+
+
+def check_rubric_criteria(row: RowView, state: SetState) -> Iterator[Issue]:
+    if row.oracle_type == "rubric" and not row.case.get("evaluationCriteria"):
+        yield row.issue("rubric-without-criteria", "metadata", "case", "evaluationCriteria")
+
+
+@dataclass(frozen=True)
+class RowRule:
+    codes: tuple[str, ...]
+    check: Callable[[RowView, SetState], Iterable[Issue]]
+
+
+ROW_RULES: Final[tuple[RowRule, ...]] = (
+    RowRule(("case-id-mismatch",), check_case_id),
+    RowRule(("duplicate-id",), check_duplicate_id),
+    RowRule(("inadmissible-evaluator", "conditional-evaluator"), check_evaluator),
+    RowRule(("expected-shape",), check_expected_shape),
+    RowRule(("omitted-field",), check_omitted_fields),
+    RowRule(("starter-example",), check_starter),
+    RowRule(("case-family-mismatch", "unknown-case-family"), check_case_family),
+    RowRule(("missing-reviewer-expertise",), check_reviewer_expertise),
+    RowRule(("rubric-without-criteria",), check_rubric_criteria),
+)
+
+
+# --- set-level rules -------------------------------------------------------------------------
+
+
+def _header_issue(code: str, *location: str | int, **context: Any) -> Issue:
+    return make_issue(code, path=jsonpath.join("$", location), **context)
+
+
+def header_issues(header: dict[str, Any]) -> Iterator[Issue]:
+    """Findings on the set-level fields: schema, case families, omitted fields."""
+    document = {**header, "rows": []}
+    for location, reason in schema_findings(validator_for("eval-set.schema.json"), document):
+        yield _header_issue("schema", *location, reason=reason)
+    yield from omitted_field_issues(header, _header_issue)
+    families = header.get("caseFamilies")
+    if not isinstance(families, list):
+        return
+    seen: set[str] = set()
+    for position, family in enumerate(families):
+        if not isinstance(family, dict):
+            continue
+        yield from omitted_field_issues(family, _header_issue, "caseFamilies", position)
+        family_id = family.get("id")
+        if isinstance(family_id, str):
+            if family_id in seen:
+                yield _header_issue(
+                    "duplicate-case-family", "caseFamilies", position, "id", family=family_id
+                )
+            seen.add(family_id)
+        oracle_type, evaluator = family.get("oracleType"), family.get("evaluator")
+        if _member(oracle_type, ORACLE_TYPES) and _member(evaluator, EVALUATOR_TYPES):
+
+            def make(code: str, _position: int = position, **context: Any) -> Issue:
+                return _header_issue(code, "caseFamilies", _position, "evaluator", **context)
+
+            yield from evaluator_issue(oracle_type, evaluator, make)

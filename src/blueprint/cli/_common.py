@@ -1,0 +1,101 @@
+"""What every command shares: consoles, option types, and the error-to-exit-code boundary."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from blueprint.errors import BlueprintError
+from blueprint.formats import REGISTRY
+from blueprint.model import ORACLE_TYPES
+
+#: people read stderr; stdout carries only machine output (--report json and friends)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True)
+
+
+class ReportKind(StrEnum):
+    text = "text"
+    json = "json"
+    junit = "junit"
+    github = "github"
+
+
+class SimpleReport(StrEnum):
+    text = "text"
+    json = "json"
+
+
+#: choices built from the registry and the model, so the CLI never keeps its own list
+FormatName = StrEnum("FormatName", [(name, name) for name in REGISTRY])  # type: ignore[misc]
+OracleName = StrEnum("OracleName", [(name, name) for name in ORACLE_TYPES])  # type: ignore[misc]
+
+FromFormat = Annotated[
+    FormatName | None,
+    typer.Option(
+        "--from",
+        help="Format of the input (default: from the file extension).",
+        show_default=False,
+    ),
+]
+ToFormat = Annotated[
+    FormatName | None,
+    typer.Option(
+        "--to",
+        help="Format of the output (default: from the file extension).",
+        show_default=False,
+    ),
+]
+Force = Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")]
+Report = Annotated[
+    SimpleReport,
+    typer.Option("--report", help="text (for people, on stderr) or json (on stdout)."),
+]
+InputFile = Annotated[Path, typer.Argument(help="A set file.", show_default=False)]
+
+
+def value_of(choice: StrEnum | None) -> str | None:
+    return None if choice is None else choice.value
+
+
+def print_json(data: Any) -> None:
+    """Machine output: JSON on stdout, nothing else there."""
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def boundary(command: Callable[P, R]) -> Callable[P, R]:
+    """Turn library errors into a message and an exit code; never show a traceback.
+
+    BlueprintError subclasses carry their own exit code (1 or 2). Anything else is a bug in
+    Blueprint and exits 3 with a one-line message.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except (typer.Exit, typer.Abort):
+            raise
+        except BlueprintError as error:
+            err.print(f"[bold red]error:[/] {escape(str(error))}")
+            raise typer.Exit(error.exit_code) from None
+        except Exception as error:
+            err.print(
+                "[bold red]internal error[/] (a bug in blueprint; please report it):"
+                f" {escape(type(error).__name__)}: {escape(str(error))}"
+            )
+            raise typer.Exit(3) from None
+
+    return wrapper

@@ -1,0 +1,125 @@
+"""blueprint convert and blueprint roundtrip: move a set between formats, and prove the loss."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from blueprint.cli._common import (
+    Force,
+    FormatName,
+    FromFormat,
+    InputFile,
+    Report,
+    SimpleReport,
+    ToFormat,
+    boundary,
+    err,
+    print_json,
+    value_of,
+)
+from blueprint.convert import ConvertOptions, RoundtripResult, convert, roundtrip
+from blueprint.errors import UsageError
+from blueprint.formats import ExportResult
+
+ROW_ID_PREVIEW = 5
+
+
+@boundary
+def convert_command(
+    source: InputFile,
+    target: Annotated[
+        Path | None, typer.Argument(help="The file to write.", show_default=False)
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="The file to write (instead of TARGET).")
+    ] = None,
+    source_format: FromFormat = None,
+    target_format: ToFormat = None,
+    force: Force = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Refuse (exit 1, write nothing) if any field is lost.")
+    ] = False,
+    report: Report = SimpleReport.text,
+) -> None:
+    """Convert a set to another format; every dropped field is reported."""
+    if (target is None) == (output is None):
+        raise UsageError("give the output file either as TARGET or with -o/--output, once")
+    destination = target if target is not None else output
+    assert destination is not None
+    options = ConvertOptions(
+        value_of(source_format), value_of(target_format), force=force, strict=strict
+    )
+    result = convert(source, destination, options)
+    for note in result.notes:
+        err.print(f"[yellow]note:[/] {escape(note)}")
+    print_export(result.export)
+    if report is SimpleReport.json:
+        print_json(
+            {
+                "source": str(source),
+                "sourceFormat": result.source_format,
+                "notes": result.notes,
+                **result.export.to_json(),
+            }
+        )
+
+
+def print_export(export: ExportResult) -> None:
+    files = " and ".join(escape(str(path)) for path in export.files)
+    err.print(f"wrote {files} ({export.format}, {export.rows} rows)")
+    for lossy in export.lossy:
+        preview = ", ".join(lossy.row_ids[:ROW_ID_PREVIEW])
+        more = f" and {lossy.count - ROW_ID_PREVIEW} more" if lossy.count > ROW_ID_PREVIEW else ""
+        rows = f" in {lossy.count} row(s) ({escape(preview)}{more})" if lossy.scope == "row" else ""
+        err.print(f"[yellow]dropped[/] {escape(lossy.field)}{rows}: {escape(lossy.reason)}")
+
+
+@boundary
+def roundtrip_command(
+    file: InputFile,
+    via: Annotated[FormatName, typer.Option("--via", help="The format to go through.")],
+    source_format: FromFormat = None,
+    report: Report = SimpleReport.text,
+) -> None:
+    """Export a set through a format, read it back, and compare declared with actual loss.
+
+    Exit 0 when the loss is exactly what the export declared, 1 otherwise.
+    """
+    result = roundtrip(file, via.value, source_format=value_of(source_format))
+    if report is SimpleReport.json:
+        print_json(_roundtrip_json(result))
+    _print_roundtrip(result)
+    raise typer.Exit(0 if result.exact else 1)
+
+
+def _roundtrip_json(result: RoundtripResult) -> dict[str, object]:
+    return {
+        "via": result.via,
+        "exact": result.exact,
+        "declared": [lossy.to_json() for lossy in result.export.lossy],
+        "undeclared": [{"row": row, "path": path} for row, path in result.undeclared],
+        "unobserved": [{"row": row, "field": name} for row, name in result.unobserved],
+        "diff": result.diff.to_json(),
+    }
+
+
+def _print_roundtrip(result: RoundtripResult) -> None:
+    declared = result.export.lossy
+    if declared:
+        err.print(f"declared lost by {result.via}:")
+        for lossy in declared:
+            err.print(f"  {escape(lossy.field)} ({lossy.count} row(s)): {escape(lossy.reason)}")
+    else:
+        err.print(f"declared lost by {result.via}: nothing")
+    for row, path in result.undeclared:
+        err.print(f"[red]lost but not declared:[/] {escape(row)}: {escape(path)}")
+    for row, name in result.unobserved:
+        err.print(f"[red]declared but not lost:[/] {escape(row)}: {escape(name)}")
+    if result.exact:
+        err.print(f"[bold green]exact[/]: what {result.via} loses is what it declares")
+    else:
+        err.print(f"[bold red]not exact[/]: {result.via} lost something other than it declared")

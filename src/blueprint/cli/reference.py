@@ -1,0 +1,153 @@
+"""blueprint formats, evaluators and schema: what the tool knows, for people and for scripts."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from blueprint import admissibility
+from blueprint.cli._common import (
+    FormatName,
+    OracleName,
+    Report,
+    SimpleReport,
+    boundary,
+    err,
+    print_json,
+)
+from blueprint.errors import UsageError
+from blueprint.formats import REGISTRY, get_codec
+from blueprint.model import ORACLE_TYPES
+from blueprint.schema import published_schemas, render_schema, stale_schemas, write_schemas
+
+SchemaName = StrEnum(  # type: ignore[misc]
+    "SchemaName", [(n.removesuffix(".schema.json"),) * 2 for n in published_schemas()]
+)
+
+_DEFAULT_SCHEMA = SchemaName("eval-set")
+
+
+def _format_json(name: str) -> dict[str, Any]:
+    codec = REGISTRY[name]
+    return {
+        "name": codec.name,
+        "title": codec.title,
+        "extensions": list(codec.extensions),
+        "reads": codec.can_read,
+        "writes": codec.can_write,
+        "lossless": codec.lossless,
+    }
+
+
+@boundary
+def formats_command(
+    name: Annotated[FormatName | None, typer.Argument(help="Show one format only.")] = None,
+    report: Report = SimpleReport.text,
+) -> None:
+    """List the formats Blueprint reads and writes."""
+    names = [get_codec(name.value).name] if name else list(REGISTRY)
+    if report is SimpleReport.json:
+        print_json([_format_json(n) for n in names] if name is None else _format_json(names[0]))
+        return
+    table = Table(title="formats")
+    for heading in ("name", "title", "extensions", "reads", "writes", "lossless"):
+        table.add_column(heading)
+    for entry in map(_format_json, names):
+        table.add_row(
+            entry["name"],
+            entry["title"],
+            " ".join(entry["extensions"]),
+            "yes" if entry["reads"] else "no",
+            "yes" if entry["writes"] else "no",
+            "yes" if entry["lossless"] else "no",
+        )
+    err.print(table)
+
+
+def evaluators_json(oracle_type: str) -> dict[str, Any]:
+    rule = admissibility.rule_for(oracle_type)  # type: ignore[arg-type]
+    return {
+        "oracleType": rule.oracle_type,
+        "summary": rule.summary,
+        "admits": list(rule.admits),
+        "admitsWithConditions": [
+            {"evaluator": evaluator, "conditions": list(conditions)}
+            for evaluator, conditions in rule.conditional.items()
+        ],
+        "bars": [
+            {"evaluator": evaluator, "reason": reason} for evaluator, reason in rule.bars.items()
+        ],
+    }
+
+
+@boundary
+def evaluators_command(
+    oracle_type: Annotated[
+        OracleName | None,
+        typer.Argument(help="Show one oracle type only.", metavar="[ORACLE]"),
+    ] = None,
+    report: Report = SimpleReport.text,
+) -> None:
+    """Show which evaluators each oracle type admits, admits with conditions, or bars."""
+    oracle_types = [oracle_type.value] if oracle_type else list(ORACLE_TYPES)
+    entries = [evaluators_json(o) for o in oracle_types]
+    if report is SimpleReport.json:
+        print_json(entries[0] if oracle_type else entries)
+        return
+    table = Table(title="admissible evaluators by oracle type", show_lines=True)
+    for heading in ("oracle type", "admits", "admits with conditions", "bars (why)"):
+        table.add_column(heading, overflow="fold")
+    for entry in entries:
+        conditional = "\n".join(
+            f"{c['evaluator']}: only if " + "; and ".join(c["conditions"])
+            for c in entry["admitsWithConditions"]
+        )
+        bars = "\n".join(f"{b['evaluator']}: {b['reason']}" for b in entry["bars"])
+        table.add_row(
+            entry["oracleType"], "\n".join(entry["admits"]), escape(conditional), escape(bars)
+        )
+    err.print(table)
+
+
+@boundary
+def schema_command(
+    name: Annotated[SchemaName, typer.Argument(help="Which schema to print.")] = _DEFAULT_SCHEMA,
+    write: Annotated[
+        Path | None,
+        typer.Option(
+            "--write",
+            help="Write every published schema into this folder (e.g. schemas/).",
+            show_default=False,
+        ),
+    ] = None,
+    check: Annotated[
+        Path | None,
+        typer.Option(
+            "--check",
+            help="Exit 1 if the schemas in this folder differ from the models.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Print a published JSON Schema, or write them all (generated from the models)."""
+    if write is not None and check is not None:
+        raise UsageError("use --write or --check, not both")
+    if write is not None:
+        for path in write_schemas(write):
+            err.print(f"wrote {escape(str(path))}")
+        return
+    if check is not None:
+        stale = stale_schemas(check)
+        for file_name in stale:
+            err.print(f"[red]out of date:[/] {escape(str(check / file_name))}")
+        if stale:
+            err.print("run: blueprint schema --write " + escape(str(check)))
+            raise typer.Exit(1)
+        err.print("schemas are current")
+        return
+    typer.echo(render_schema(published_schemas()[f"{name.value}.schema.json"]), nl=False)

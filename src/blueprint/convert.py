@@ -1,0 +1,143 @@
+"""Converting a set between formats, and round-tripping it to prove what a format loses."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from blueprint.diff import SetDiff, collect, diff_sets
+from blueprint.errors import ParseError
+from blueprint.formats import (
+    ExportResult,
+    LossyField,
+    SetSource,
+    UnreadableRow,
+    WriteOptions,
+    get_codec,
+    resolve_codec,
+)
+from blueprint.model import SCHEMA_VERSION
+
+
+@dataclass(frozen=True)
+class ConvertOptions:
+    source_format: str | None = None
+    target_format: str | None = None
+    force: bool = False
+    #: refuse an export that would drop any field (nothing is written)
+    strict: bool = False
+
+
+@dataclass
+class ConvertResult:
+    source: Path
+    source_format: str
+    export: ExportResult
+    #: what the conversion had to make up, e.g. a set name taken from the file name
+    notes: list[str] = field(default_factory=list)
+
+
+def open_set(path: Path, format: str | None = None) -> SetSource:
+    """Open a set file for reading in the format named, or the one its extension implies."""
+    return resolve_codec(path, format, reading=True).open(path)
+
+
+def complete_header(source: SetSource) -> tuple[dict[str, Any], list[str]]:
+    """The set-level fields to write, and a note for each one that had to be made up."""
+    broken = [note for note in source.notes if note.severity == "error"]
+    if broken:
+        raise ParseError(source.path, f"cannot convert: {broken[0].path}: {broken[0].message}")
+    if source.header is not None:
+        return source.header, []
+    name = source.path.stem
+    return (
+        {"schemaVersion": SCHEMA_VERSION, "name": name},
+        [f"{source.path}: no set file, so the set is named {name!r} after the file"],
+    )
+
+
+def data_rows(source: SetSource) -> Iterator[Any]:
+    """The raw rows of a source; a row that cannot be read stops the conversion."""
+    for item in source.rows:
+        if isinstance(item, UnreadableRow):
+            raise ParseError(source.path, item.reason, line=item.line, column=item.column)
+        yield item.data
+
+
+def convert(source_path: Path, target_path: Path, options: ConvertOptions) -> ConvertResult:
+    reader = resolve_codec(source_path, options.source_format, reading=True)
+    writer = resolve_codec(target_path, options.target_format, reading=False)
+    source = reader.open(source_path)
+    header, notes = complete_header(source)
+    export = writer.write(
+        header,
+        data_rows(source),
+        target_path,
+        WriteOptions(force=options.force, strict=options.strict),
+    )
+    return ConvertResult(source_path, reader.name, export, notes)
+
+
+@dataclass
+class RoundtripResult:
+    """Declared loss against actual loss for one export-and-import through a format."""
+
+    via: str
+    export: ExportResult
+    diff: SetDiff
+    #: (row id or "(set)", path): changed on the way back but not declared lossy
+    undeclared: list[tuple[str, str]]
+    #: (row id or "(set)", field): declared lossy but came back unchanged
+    unobserved: list[tuple[str, str]]
+
+    @property
+    def exact(self) -> bool:
+        return not self.undeclared and not self.unobserved
+
+
+def _covers(lossy: LossyField, path: str) -> bool:
+    name = lossy.field
+    return name == "*" or path == name or path.startswith((name + ".", name + "["))
+
+
+def roundtrip(path: Path, via: str, *, source_format: str | None = None) -> RoundtripResult:
+    """Export ``path`` through ``via``, read it back, and compare with the original."""
+    codec = get_codec(via)
+    original_source = open_set(path, source_format)
+    original = collect(original_source, str(path))
+    header, _ = complete_header(original_source)
+    with tempfile.TemporaryDirectory(prefix="blueprint-roundtrip-") as folder:
+        target = Path(folder) / f"{path.stem}{codec.extensions[0]}"
+        export = codec.write(header, iter(original.rows.values()), target, WriteOptions())
+        back = collect(codec.open(target), f"{path.name} via {via}")
+    if original.header is None:
+        back.header = None  # the original had no set-level fields to compare against
+    diff = diff_sets(original, back)
+
+    declared: dict[str, list[LossyField]] = {}
+    for lossy in export.lossy:
+        for row_id in lossy.row_ids if lossy.scope == "row" else ("(set)",):
+            declared.setdefault(row_id, []).append(lossy)
+    actual: list[tuple[str, str]] = [("(set)", c.path.removeprefix("$.")) for c in diff.header]
+    actual += [(row_id, "*") for row_id in diff.removed]
+    actual += [(row_id, "*") for row_id in diff.added]
+    for row in diff.changed:
+        actual += [(row.id, change.path.removeprefix("$.")) for change in row.changes]
+    if diff.order_changed:
+        actual.append(("(set)", "row order"))
+
+    undeclared = [
+        (row_id, lost)
+        for row_id, lost in actual
+        if not any(_covers(lossy, lost) for lossy in declared.get(row_id, []))
+    ]
+    unobserved = [
+        (row_id, lossy.field)
+        for row_id, fields in declared.items()
+        for lossy in fields
+        if not any(r == row_id and _covers(lossy, lost) for r, lost in actual)
+    ]
+    return RoundtripResult(via, export, diff, undeclared, unobserved)

@@ -1,0 +1,208 @@
+"""Semantic diff of two sets, keyed by row id, across formats.
+
+Rows are matched by ``id`` (rows without a usable id, or repeating one, by position) and
+compared value by value with types kept apart: ``"1"`` differs from ``1``, ``1`` from ``1.0``,
+``null`` from an absent key. Key order inside objects never counts; row order is reported
+separately. Set-level fields are compared only when both sides carry them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from deepdiff import DeepDiff
+
+from blueprint import jsonpath, jsonvalues
+from blueprint.errors import ParseError
+from blueprint.formats import SetSource, UnreadableRow, resolve_codec
+
+HEADER_FIELDS: Final = (
+    "schemaVersion",
+    "name",
+    "version",
+    "description",
+    "taskFamily",
+    "caseFamilies",
+)
+
+
+class _Absent:
+    """Marks the side of a change where the key does not exist."""
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+ABSENT: Final = _Absent()
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference inside a row or the set-level fields."""
+
+    path: str
+    kind: str
+    before: Any
+    after: Any
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"path": self.path, "kind": self.kind}
+        if self.before is not ABSENT:
+            data["before"] = self.before
+        if self.after is not ABSENT:
+            data["after"] = self.after
+        return data
+
+
+@dataclass(frozen=True)
+class RowChange:
+    id: str
+    changes: tuple[Change, ...]
+
+    @property
+    def paths(self) -> list[str]:
+        return [change.path for change in self.changes]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "changes": [change.to_json() for change in self.changes]}
+
+
+@dataclass
+class SetDiff:
+    """What differs between two sets."""
+
+    left: str
+    right: str
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[RowChange] = field(default_factory=list)
+    header: list[Change] = field(default_factory=list)
+    order_changed: bool = False
+    not_compared: list[str] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        return not (self.added or self.removed or self.changed or self.header or self.order_changed)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "identical": self.identical,
+            "left": self.left,
+            "right": self.right,
+            "added": self.added,
+            "removed": self.removed,
+            "changed": [row.to_json() for row in self.changed],
+            "setFields": [change.to_json() for change in self.header],
+            "orderChanged": self.order_changed,
+            "notCompared": self.not_compared,
+        }
+
+
+@dataclass
+class LoadedSet:
+    """A whole set in memory, for comparing: set-level fields and rows keyed for matching."""
+
+    label: str
+    header: dict[str, Any] | None
+    rows: dict[str, Any]
+    notes: list[str]
+
+
+def load_for_diff(path: Path, format: str | None = None) -> LoadedSet:
+    codec = resolve_codec(path, format, reading=True)
+    return collect(codec.open(path), str(path))
+
+
+def collect(source: SetSource, label: str) -> LoadedSet:
+    """Read every row of a source, keyed by id; unreadable rows stop the comparison."""
+    rows: dict[str, Any] = {}
+    positional = 0
+    for item in source.rows:
+        if isinstance(item, UnreadableRow):
+            raise ParseError(source.path, item.reason, line=item.line, column=item.column)
+        row_id = item.data.get("id") if isinstance(item.data, dict) else None
+        if not isinstance(row_id, str) or row_id in rows:
+            row_id = f"#{item.index}"
+            positional += 1
+        rows[row_id] = item.data
+    notes = []
+    if positional:
+        notes.append(
+            f"{label}: {positional} row(s) without a unique id were matched by position (#N)"
+        )
+    return LoadedSet(label=label, header=source.header, rows=rows, notes=notes)
+
+
+def _same(left: Any, right: Any) -> bool:
+    # serialising keeps types apart where == does not (1 == 1.0 == True in Python)
+    return jsonvalues.dumps(left, sort_keys=True) == jsonvalues.dumps(right, sort_keys=True)
+
+
+_KINDS: Final = {
+    "values_changed": "changed",
+    "type_changes": "type changed",
+    "dictionary_item_added": "added",
+    "dictionary_item_removed": "removed",
+    "iterable_item_added": "added",
+    "iterable_item_removed": "removed",
+}
+
+
+def value_changes(left: Any, right: Any, base: str = "$") -> list[Change]:
+    """The differences between two JSON values, each at its JSON path."""
+    if _same(left, right):
+        return []
+    tree = DeepDiff(left, right, view="tree", verbose_level=2)
+    changes = []
+    for report_type, kind in _KINDS.items():
+        for level in tree.get(report_type, []):
+            location = level.path(output_format="list")
+            before = ABSENT if kind == "added" else level.t1
+            after = ABSENT if kind == "removed" else level.t2
+            changes.append(Change(jsonpath.join(base, location), kind, before, after))
+    if not changes:  # something DeepDiff does not classify; still report it whole
+        changes.append(Change(base, "changed", left, right))
+    changes.sort(key=lambda change: change.path)
+    return changes
+
+
+def diff_sets(left: LoadedSet, right: LoadedSet) -> SetDiff:
+    result = SetDiff(left=left.label, right=right.label)
+    result.not_compared.extend(left.notes + right.notes)
+    if left.header is not None and right.header is not None:
+        for key in dict.fromkeys([*HEADER_FIELDS, *left.header, *right.header]):
+            before = left.header.get(key, ABSENT)
+            after = right.header.get(key, ABSENT)
+            if before is ABSENT or after is ABSENT:
+                if before is not after:
+                    kind = "added" if before is ABSENT else "removed"
+                    result.header.append(Change(jsonpath.join("$", [key]), kind, before, after))
+            else:
+                result.header.extend(value_changes(before, after, jsonpath.join("$", [key])))
+    else:
+        missing = [s.label for s in (left, right) if s.header is None]
+        result.not_compared.append(
+            "set-level fields ("
+            + ", ".join(HEADER_FIELDS)
+            + ") not compared: no set file for "
+            + " and ".join(missing)
+        )
+    result.removed = [row_id for row_id in left.rows if row_id not in right.rows]
+    result.added = [row_id for row_id in right.rows if row_id not in left.rows]
+    for row_id, row in left.rows.items():
+        if row_id in right.rows:
+            changes = value_changes(row, right.rows[row_id])
+            if changes:
+                result.changed.append(RowChange(row_id, tuple(changes)))
+    shared_left = [row_id for row_id in left.rows if row_id in right.rows]
+    shared_right = [row_id for row_id in right.rows if row_id in left.rows]
+    result.order_changed = shared_left != shared_right
+    return result
+
+
+def diff_files(
+    left: Path, right: Path, *, left_format: str | None = None, right_format: str | None = None
+) -> SetDiff:
+    return diff_sets(load_for_diff(left, left_format), load_for_diff(right, right_format))

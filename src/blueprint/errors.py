@@ -1,0 +1,88 @@
+"""The exceptions Blueprint raises: one root, each subclass also a matching builtin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class BlueprintError(Exception):
+    """Root of every error Blueprint raises on purpose.
+
+    Each carries the exit code the CLI maps it to, so the boundary needs no table.
+    """
+
+    exit_code = 2
+
+
+class UsageError(BlueprintError, ValueError):
+    """The caller asked for something that cannot be done (bad option, wrong argument)."""
+
+
+class UnknownFormatError(BlueprintError, LookupError):
+    """No registered format has this name, or none matches this file."""
+
+
+class AmbiguousFormatError(BlueprintError, LookupError):
+    """Several formats could read this file and its content does not decide between them."""
+
+    def __init__(self, path: Path, candidates: list[str]) -> None:
+        self.path = path
+        self.candidates = candidates
+        names = ", ".join(candidates)
+        super().__init__(
+            f"{path}: several formats read this extension ({names}) and the content does not"
+            " decide between them; name one with --from/--to"
+        )
+
+
+class ParseError(BlueprintError, ValueError):
+    """A file cannot be read as the format it claims; names the file, line and column."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        message: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.line = line
+        self.column = column
+        self.reason = message
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        where = str(self.path)
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.reason}"
+
+
+class OutputExistsError(BlueprintError, FileExistsError):
+    """An output file exists and --force was not given."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(f"{path} already exists; pass --force to overwrite it")
+
+
+class InvalidSetError(BlueprintError, ValueError):
+    """A set was loaded as a model but breaks the schema or the rules."""
+
+    exit_code = 1
+
+    def __init__(self, path: Path | str, issues: list[object]) -> None:
+        self.path = Path(path)
+        self.issues = issues
+        super().__init__(
+            f"{path}: the set is not valid ({len(issues)} error(s)); run blueprint validate"
+        )
+
+
+class LossyExportRefused(BlueprintError, ValueError):
+    """A strict conversion would have dropped fields, so nothing was written."""
+
+    exit_code = 1

@@ -1,0 +1,139 @@
+"""The codec protocol every format implements, and the records codecs exchange.
+
+Codecs move *raw* rows: the JSON values exactly as a file holds them, valid or not. That is
+what lets the validator check any format, and what makes the canonical formats lossless even
+for rows that break the schema. Turning rows into models is the caller's choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Protocol
+
+from blueprint.issues import Issue
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRow:
+    """One row as read: its position in the set, the line it starts on, and its raw value."""
+
+    index: int
+    line: int | None
+    data: Any
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableRow:
+    """A row that could not be decoded; readers yield it and go on with the next row."""
+
+    index: int
+    line: int | None
+    column: int | None
+    reason: str
+
+
+@dataclass
+class SetSource:
+    """An opened set: its set-level fields and a one-shot stream of rows.
+
+    ``header`` holds the set-level fields as the file gives them, or None when the file
+    carries none (a CSV or JSONL file without its set file). ``notes`` are issues found while
+    opening, reported by the validator before any row.
+    """
+
+    path: Path
+    format: str
+    header: dict[str, Any] | None
+    rows: Iterator[SourceRow | UnreadableRow]
+    notes: list[Issue] = field(default_factory=list)
+    #: where the set-level fields came from, for messages ("the document", "refunds.csv.set.json")
+    header_origin: str | None = None
+    #: the line a row starts on, for formats that work it out only when asked (JSON)
+    line_of: Callable[[int], int | None] = field(default=lambda index: None)
+
+
+@dataclass(frozen=True)
+class LossyField:
+    """One canonical field an export dropped: where, for which rows, and why.
+
+    ``field`` is the canonical path inside a row (``metadata.case.reviewerExpertise``), or
+    ``*`` when whole rows were left out; with ``scope="set"`` it names a set-level field.
+    ``row_ids`` lists every row that actually had a value there.
+    """
+
+    field: str
+    reason: str
+    row_ids: tuple[str, ...] = ()
+    scope: Literal["row", "set"] = "row"
+
+    @property
+    def count(self) -> int:
+        return len(self.row_ids)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "field": self.field,
+            "scope": self.scope,
+            "reason": self.reason,
+            "count": self.count,
+            "rowIds": list(self.row_ids),
+        }
+
+
+@dataclass
+class ExportResult:
+    """What a write produced: the files, the row count, and every field it dropped."""
+
+    format: str
+    files: list[Path]
+    rows: int
+    lossy: list[LossyField] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "files": [str(path) for path in self.files],
+            "rows": self.rows,
+            "lossy": [item.to_json() for item in self.lossy],
+        }
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """Options shared by every writer."""
+
+    #: replace existing output files
+    force: bool = False
+    #: refuse to write anything when the export would drop a field
+    strict: bool = False
+
+
+class Codec(Protocol):
+    """A file format Blueprint reads and/or writes."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    extensions: ClassVar[tuple[str, ...]]
+    lossless: ClassVar[bool]
+    can_read: ClassVar[bool]
+    can_write: ClassVar[bool]
+
+    def open(self, path: Path) -> SetSource:
+        """Open a file for reading; raises ParseError when nothing of it can be read."""
+        ...
+
+    def write(
+        self,
+        header: dict[str, Any],
+        rows: Iterable[Any],
+        path: Path,
+        options: WriteOptions,
+    ) -> ExportResult:
+        """Write a set; the output appears whole or not at all."""
+        ...
+
+    def sniff(self, head: bytes) -> bool:
+        """Whether the first bytes of a file are certainly this format."""
+        ...

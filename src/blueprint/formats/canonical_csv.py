@@ -1,0 +1,307 @@
+"""Blueprint CSV: one row per record, the case profile flattened to ``case.<field>`` columns.
+
+Columns: ``id``, ``input``, ``expected``, then ``case.<field>`` in schema order, then
+``metadata.<key>`` for the other metadata keys. Every cell is read and written by the rules
+in :mod:`blueprint.formats.cells`, which keep ``""``, ``null``, ``"1"`` and ``1`` apart. The
+set-level fields live in the set file beside the CSV. Files are UTF-8 (a BOM is accepted on
+reading), RFC 4180 quoting, CRLF line ends.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, ClassVar, Final, Literal
+
+from blueprint import jsonvalues
+from blueprint.atomic import AtomicOutputs
+from blueprint.errors import BlueprintError, ParseError
+from blueprint.formats import setfile
+from blueprint.formats._io import BOM, require_file, undecodable
+from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
+from blueprint.formats.cells import (
+    ABSENT,
+    decode_cell,
+    decode_list_cell,
+    encode_cell,
+    encode_list_cell,
+)
+from blueprint.model import CaseProfile, case_profile_fields
+
+ROW_KEYS: Final = ("id", "input", "expected")
+CASE_FIELDS: Final = tuple(case_profile_fields())
+REQUIRED_CASE_FIELDS: Final = tuple(
+    field.alias or name for name, field in CaseProfile.model_fields.items() if field.is_required()
+)
+#: case-profile fields written as pipe-separated lists
+LIST_FIELDS: Final = frozenset({"unacceptableBehavior", "evaluationCriteria", "linkedConcerns"})
+
+
+class UnrepresentableRowError(BlueprintError, ValueError):
+    """A row that a CSV file cannot hold (it is not a JSON object)."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """Where one CSV column's values go in a row."""
+
+    name: str
+    kind: Literal["row", "case", "metadata"]
+    key: str
+    is_list: bool = False
+
+    @classmethod
+    def parse(cls, name: str) -> Column:
+        if name.startswith("case."):
+            key = name[len("case.") :]
+            return cls(name, "case", key, key in LIST_FIELDS)
+        if name.startswith("metadata."):
+            return cls(name, "metadata", name[len("metadata.") :])
+        return cls(name, "row", name)
+
+
+class CsvCodec:
+    name: ClassVar[str] = "csv"
+    title: ClassVar[str] = "Blueprint CSV (+ set file)"
+    extensions: ClassVar[tuple[str, ...]] = (".csv",)
+    lossless: ClassVar[bool] = True
+    can_read: ClassVar[bool] = True
+    can_write: ClassVar[bool] = True
+
+    def open(self, path: Path) -> SetSource:
+        require_file(path)
+        header, notes = setfile.read_set_file(path)
+        handle = path.open("rb")
+        try:
+            feed = _LineFeed(handle)
+            reader = csv.reader(feed, strict=True)
+            columns = _read_header(path, reader, feed)
+        except BaseException:
+            handle.close()
+            raise
+        return SetSource(
+            path=path,
+            format=self.name,
+            header=header,
+            rows=_read_rows(handle, feed, reader, columns),
+            notes=notes,
+            header_origin=setfile.set_file_for(path).name if header is not None else None,
+        )
+
+    def write(
+        self,
+        header: dict[str, Any],
+        rows: Iterable[Any],
+        path: Path,
+        options: WriteOptions,
+    ) -> ExportResult:
+        set_path = setfile.set_file_for(path)
+        with (
+            AtomicOutputs([path, set_path], force=options.force) as outputs,
+            tempfile.TemporaryFile() as spool,
+        ):
+            # The header needs every column before the first record; spooling the rows to disk
+            # finds them in one pass while keeping memory flat.
+            layout = _Layout()
+            count = 0
+            for row in rows:
+                if not isinstance(row, dict):
+                    raise UnrepresentableRowError(
+                        f"row {count} is {jsonvalues.json_type(row)}, not an object; CSV holds"
+                        " only rows that are objects"
+                    )
+                layout.add(row)
+                spool.write(jsonvalues.dumps(row) + b"\n")
+                count += 1
+            columns = layout.columns()
+            spool.seek(0)
+            handle = outputs.open(path, "w")
+            writer = csv.writer(handle, lineterminator="\r\n")
+            writer.writerow([column.name for column in columns])
+            for line in spool:
+                writer.writerow(_encode_record(jsonvalues.loads(line), columns))
+            setfile.write_set_file(outputs.open(set_path, "wb"), header)
+        return ExportResult(format=self.name, files=[path, set_path], rows=count)
+
+    def sniff(self, head: bytes) -> bool:
+        first = head.removeprefix(BOM).split(b"\n", 1)[0]
+        return first.startswith(b"id,") and b"case.oracleType" in first
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+class _LineFeed:
+    """Decodes a binary file line by line for the csv module, counting physical lines.
+
+    Bytes that are not UTF-8 are replaced so the csv reader can go on, and the first bad line
+    is remembered so the record that holds it is reported unreadable.
+    """
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self._lines = iter(handle)
+        self.number = 0
+        self.bad: tuple[int, int, str] | None = None
+
+    def __iter__(self) -> _LineFeed:
+        return self
+
+    def __next__(self) -> str:
+        raw = next(self._lines)
+        self.number += 1
+        if self.number == 1 and raw.startswith(BOM):
+            raw = raw[len(BOM) :]
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            if self.bad is None:
+                self.bad = (self.number, error.start + 1, undecodable(raw, error))
+            return raw.decode("utf-8", errors="replace")
+
+
+def _read_header(path: Path, reader: Any, feed: _LineFeed) -> list[Column]:
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    try:
+        names: list[str] = next(reader)
+    except StopIteration:
+        raise ParseError(path, "empty file: a CSV set starts with a header row", line=1) from None
+    except csv.Error as error:
+        raise ParseError(path, f"header row: {error}", line=feed.number) from None
+    if feed.bad is not None:
+        line, column, reason = feed.bad
+        raise ParseError(path, reason, line=line, column=column)
+    seen: set[str] = set()
+    for position, name in enumerate(names, start=1):
+        if name == "":
+            raise ParseError(path, f"header column {position} has no name", line=feed.number)
+        if name in seen:
+            raise ParseError(path, f"header names the column {name!r} twice", line=feed.number)
+        seen.add(name)
+    return [Column.parse(name) for name in names]
+
+
+def _read_rows(
+    handle: IO[bytes], feed: _LineFeed, reader: Any, columns: list[Column]
+) -> Iterator[SourceRow | UnreadableRow]:
+    with handle:
+        index = 0
+        start = feed.number + 1
+        while True:
+            feed.bad = None
+            try:
+                record: list[str] = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as error:
+                yield UnreadableRow(index, start, None, f"malformed CSV: {error}")
+                index += 1
+                start = feed.number + 1
+                continue
+            if record:
+                if feed.bad is not None:
+                    line, column, reason = feed.bad
+                    yield UnreadableRow(index, line, column, reason)
+                elif len(record) != len(columns):
+                    yield UnreadableRow(
+                        index,
+                        start,
+                        None,
+                        f"{len(record)} cells in a row, but the header has {len(columns)} columns",
+                    )
+                else:
+                    try:
+                        yield SourceRow(index, start, _decode_record(record, columns))
+                    except ValueError as error:
+                        yield UnreadableRow(index, start, None, str(error))
+                index += 1
+            start = feed.number + 1
+
+
+def _decode_record(record: list[str], columns: list[Column]) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for column, cell in zip(columns, record, strict=True):
+        value = decode_list_cell(cell) if column.is_list else decode_cell(cell)
+        if value is ABSENT:
+            continue
+        if column.kind == "row":
+            row[column.key] = value
+            continue
+        metadata = row.setdefault("metadata", {})
+        if not isinstance(metadata, dict):
+            raise ValueError(f"column {column.name!r} and column 'metadata' both have a value")
+        if column.kind == "metadata":
+            metadata[column.key] = value
+            continue
+        case = metadata.setdefault("case", {})
+        if not isinstance(case, dict):
+            raise ValueError(f"column {column.name!r} and 'metadata.case' both have a value")
+        case[column.key] = value
+    return row
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+class _Layout:
+    """Collects the columns a set of rows needs, in canonical order."""
+
+    def __init__(self) -> None:
+        self.case: dict[str, None] = dict.fromkeys(REQUIRED_CASE_FIELDS)
+        self.metadata: dict[str, None] = {}
+        self.extra: dict[str, None] = {}
+
+    def add(self, row: dict[str, Any]) -> None:
+        for key in row:
+            if key not in ROW_KEYS and key != "metadata":
+                self.extra[key] = None
+        metadata = row.get("metadata")
+        if "metadata" in row and not isinstance(metadata, dict):
+            self.extra["metadata"] = None
+            return
+        for key, value in (metadata or {}).items():
+            if key == "case" and isinstance(value, dict):
+                self.case.update(dict.fromkeys(value))
+            else:
+                self.metadata[key] = None
+
+    def columns(self) -> list[Column]:
+        known = [name for name in CASE_FIELDS if name in self.case]
+        unknown = [name for name in self.case if name not in CASE_FIELDS]
+        names = [
+            *ROW_KEYS,
+            *(f"case.{name}" for name in known + unknown),
+            *(f"metadata.{key}" for key in self.metadata),
+            *self.extra,
+        ]
+        return [Column.parse(name) for name in names]
+
+
+def _encode_record(row: dict[str, Any], columns: list[Column]) -> list[str]:
+    raw_metadata = row.get("metadata")
+    metadata = raw_metadata if isinstance(raw_metadata, dict) else {}
+    raw_case = metadata.get("case")
+    case = raw_case if isinstance(raw_case, dict) else {}
+    cells = []
+    for column in columns:
+        holder: dict[str, Any]
+        if column.kind == "case":
+            holder = case
+        elif column.kind == "metadata":
+            # a "metadata.case" column only ever holds a case profile that is not an object
+            holder = {} if column.key == "case" and raw_case is case else metadata
+        else:
+            # likewise a "metadata" column only holds metadata that is not an object
+            holder = {} if column.key == "metadata" and raw_metadata is metadata else row
+        if column.key not in holder:
+            cells.append("")
+        elif column.is_list:
+            cells.append(encode_list_cell(holder[column.key]))
+        else:
+            cells.append(encode_cell(holder[column.key]))
+    return cells

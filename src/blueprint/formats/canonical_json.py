@@ -1,0 +1,164 @@
+"""Blueprint JSON: the whole set as one document, set-level fields first, then ``rows``.
+
+A JSON document has to be parsed whole, so this reader holds the file in memory; use JSONL
+for sets too large for that. Row line numbers are worked out only when an issue needs one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+from blueprint import jsonvalues
+from blueprint.atomic import AtomicOutputs
+from blueprint.errors import ParseError
+from blueprint.formats._io import read_text
+from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
+from blueprint.issues import make_issue
+from blueprint.model import SCHEMA_VERSION
+
+
+class JsonCodec:
+    name: ClassVar[str] = "json"
+    title: ClassVar[str] = "Blueprint JSON document"
+    extensions: ClassVar[tuple[str, ...]] = (".json",)
+    lossless: ClassVar[bool] = True
+    can_read: ClassVar[bool] = True
+    can_write: ClassVar[bool] = True
+
+    def open(self, path: Path) -> SetSource:
+        text = read_text(path)
+        try:
+            document = jsonvalues.loads(text)
+        except jsonvalues.JSONError as error:
+            raise ParseError(path, error.reason, line=error.line, column=error.column) from None
+        notes = []
+        if not isinstance(document, dict):
+            notes.append(
+                make_issue(
+                    "schema",
+                    path="$",
+                    reason="a Blueprint JSON document is one object holding the set-level"
+                    f" fields and rows, not {jsonvalues.json_type(document)}",
+                )
+            )
+            document = {}
+        header = {key: value for key, value in document.items() if key != "rows"}
+        rows = document.get("rows", [])
+        if "rows" not in document:
+            notes.append(
+                make_issue("schema", path="$.rows", reason="required field rows is missing")
+            )
+        elif not isinstance(rows, list):
+            notes.append(
+                make_issue(
+                    "schema",
+                    path="$.rows",
+                    reason=f"rows must be an array, not {jsonvalues.json_type(rows)}",
+                )
+            )
+            rows = []
+        source = SetSource(
+            path=path,
+            format=self.name,
+            header=header,
+            rows=_iterate(rows),
+            notes=notes,
+            header_origin="the document",
+        )
+
+        @cache
+        def lines() -> list[int]:
+            return row_start_lines(text)
+
+        def line_of(index: int) -> int | None:
+            found = lines()
+            return found[index] if index < len(found) else None
+
+        source.line_of = line_of
+        return source
+
+    def write(
+        self,
+        header: dict[str, Any],
+        rows: Iterable[Any],
+        path: Path,
+        options: WriteOptions,
+    ) -> ExportResult:
+        count = 0
+        with AtomicOutputs([path], force=options.force) as outputs:
+            handle = outputs.open(path, "wb")
+            handle.write(b"{\n")
+            for key, value in header.items():
+                encoded = _indented(jsonvalues.dumps(value, indent=True), 2)
+                handle.write(b"  " + jsonvalues.dumps(key) + b": " + encoded + b",\n")
+            handle.write(b'  "rows": [')
+            for row in rows:
+                handle.write(b"\n    " if count == 0 else b",\n    ")
+                handle.write(_indented(jsonvalues.dumps(row, indent=True), 4))
+                count += 1
+            handle.write(b"\n  ]\n}\n" if count else b"]\n}\n")
+        return ExportResult(format=self.name, files=[path], rows=count)
+
+    def sniff(self, head: bytes) -> bool:
+        return head.lstrip().startswith(b"{") and SCHEMA_VERSION.encode() in head
+
+
+def _iterate(rows: list[Any]) -> Iterator[SourceRow | UnreadableRow]:
+    for index, value in enumerate(rows):
+        yield SourceRow(index=index, line=None, data=value)
+
+
+def _indented(encoded: bytes, spaces: int) -> bytes:
+    # JSON strings never hold a raw newline, so every newline here is layout
+    return encoded.replace(b"\n", b"\n" + b" " * spaces)
+
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:,]|[^\s\[\]{}:,"]+')
+
+
+def row_start_lines(text: str) -> list[int]:
+    """The 1-based line on which each element of the top-level ``rows`` array starts.
+
+    ``text`` must already be known to be valid JSON.
+    """
+    stack: list[str] = []
+    last_string = ""
+    key = ""
+    in_rows = False
+    expect_value = False
+    offsets: list[int] = []
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        depth = len(stack)
+        if in_rows and depth == 2 and expect_value and token not in ("]", ","):
+            offsets.append(match.start())
+            expect_value = False
+        if token in ("{", "["):
+            if token == "[" and depth == 1 and key == "rows":
+                in_rows, expect_value, offsets = True, True, []
+            stack.append(token)
+        elif token in ("}", "]"):
+            stack.pop()
+            if in_rows and len(stack) == 1:
+                in_rows = False
+        elif token == ",":
+            if in_rows and depth == 2:
+                expect_value = True
+            if depth == 1:
+                key = ""
+        elif token == ":":
+            if depth == 1:
+                key = last_string
+        elif token.startswith('"') and depth == 1:
+            last_string = token[1:-1]
+    lines = []
+    line, position = 1, 0
+    for offset in offsets:
+        line += text.count("\n", position, offset)
+        position = offset
+        lines.append(line)
+    return lines

@@ -1,0 +1,75 @@
+"""Blueprint JSONL: one row per line; the set-level fields live in the set file beside it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from blueprint import jsonvalues
+from blueprint.atomic import AtomicOutputs
+from blueprint.formats import setfile
+from blueprint.formats._io import BOM, require_file, undecodable
+from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
+
+
+class JsonlCodec:
+    name: ClassVar[str] = "jsonl"
+    title: ClassVar[str] = "Blueprint JSON Lines (+ set file)"
+    extensions: ClassVar[tuple[str, ...]] = (".jsonl", ".ndjson")
+    lossless: ClassVar[bool] = True
+    can_read: ClassVar[bool] = True
+    can_write: ClassVar[bool] = True
+
+    def open(self, path: Path) -> SetSource:
+        require_file(path)
+        header, notes = setfile.read_set_file(path)
+        return SetSource(
+            path=path,
+            format=self.name,
+            header=header,
+            rows=_read_lines(path),
+            notes=notes,
+            header_origin=setfile.set_file_for(path).name if header is not None else None,
+        )
+
+    def write(
+        self,
+        header: dict[str, Any],
+        rows: Iterable[Any],
+        path: Path,
+        options: WriteOptions,
+    ) -> ExportResult:
+        set_path = setfile.set_file_for(path)
+        count = 0
+        with AtomicOutputs([path, set_path], force=options.force) as outputs:
+            handle = outputs.open(path, "wb")
+            for row in rows:
+                handle.write(jsonvalues.dumps(row) + b"\n")
+                count += 1
+            setfile.write_set_file(outputs.open(set_path, "wb"), header)
+        return ExportResult(format=self.name, files=[path, set_path], rows=count)
+
+    def sniff(self, head: bytes) -> bool:
+        first = head.lstrip(BOM + b" \t\r\n").split(b"\n", 1)[0]
+        return first.startswith(b"{") and b'"case"' in first and b'"metadata"' in first
+
+
+def _read_lines(path: Path) -> Iterator[SourceRow | UnreadableRow]:
+    with path.open("rb") as handle:
+        index = 0
+        for number, line in enumerate(handle, start=1):
+            if number == 1 and line.startswith(BOM):
+                line = line[len(BOM) :]
+            if not line.strip():
+                continue
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                yield UnreadableRow(index, number, error.start + 1, undecodable(line, error))
+            else:
+                try:
+                    yield SourceRow(index, number, jsonvalues.loads(text))
+                except jsonvalues.JSONError as error:
+                    yield UnreadableRow(index, number, error.column, error.reason)
+            index += 1

@@ -1,0 +1,55 @@
+"""The set file: where CSV and JSONL keep the set-level fields, next to the data file.
+
+``refunds.csv`` keeps its name, version, description, task family and case families in
+``refunds.csv.set.json``, a small JSON object with the same keys as a canonical JSON document
+minus ``rows``. The data file stays plain rows, so pandas, spreadsheets and ``jq`` read it as
+they would any other file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO, Any, Final
+
+from blueprint import jsonvalues
+from blueprint.errors import ParseError
+from blueprint.issues import Issue, make_issue
+
+SUFFIX: Final = ".set.json"
+
+
+def set_file_for(data_path: Path) -> Path:
+    return data_path.with_name(data_path.name + SUFFIX)
+
+
+def read_set_file(data_path: Path) -> tuple[dict[str, Any] | None, list[Issue]]:
+    """The set-level fields stored beside ``data_path``, or None with a note when absent."""
+    set_path = set_file_for(data_path)
+    if not set_path.is_file():
+        note = make_issue(
+            "missing-set-file",
+            path="$",
+            set_file=set_path.name,
+            consequence="the set-level fields (name, version, case families) are unknown",
+        )
+        return None, [note]
+    try:
+        raw = set_path.read_bytes()
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        raise ParseError(set_path, "not UTF-8 text", line=line) from None
+    except OSError as error:
+        raise ParseError(set_path, f"cannot read: {error.strerror}") from None
+    try:
+        header = jsonvalues.loads(text)
+    except jsonvalues.JSONError as error:
+        raise ParseError(set_path, error.reason, line=error.line, column=error.column) from None
+    if not isinstance(header, dict):
+        raise ParseError(set_path, "a set file holds one JSON object")
+    return header, []
+
+
+def write_set_file(handle: IO[bytes], header: dict[str, Any]) -> None:
+    handle.write(jsonvalues.dumps(header, indent=True))
+    handle.write(b"\n")

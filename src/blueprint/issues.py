@@ -1,0 +1,270 @@
+"""Issue codes, the Issue record and the validation report.
+
+Every finding Blueprint reports has a stable kebab-case code from the closed table below. The
+message is always rendered from the code's template, never written at the call site, so tests
+assert on codes and positions and the docs page is generated from this table.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+IssueSeverity = Literal["error", "warning", "info"]
+SEVERITY_ORDER: Final[tuple[IssueSeverity, ...]] = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class IssueCode:
+    """One entry of the closed list of issue codes."""
+
+    code: str
+    severity: IssueSeverity
+    title: str
+    template: str
+    explanation: str
+
+
+CODES: Final[dict[str, IssueCode]] = {
+    spec.code: spec
+    for spec in (
+        IssueCode(
+            "parse",
+            "error",
+            "File cannot be read",
+            "cannot read this as {format}: {reason}",
+            "The file is not what its format claims: invalid JSON, a CSV row with the wrong"
+            " number of cells, bytes that are not UTF-8. The issue names the line and, where"
+            " known, the column. The rest of the file is still checked where it can be.",
+        ),
+        IssueCode(
+            "schema",
+            "error",
+            "Breaks the published schema",
+            "{reason}",
+            "The row or the set-level fields break the published JSON Schema: a missing required"
+            ' field, a value of the wrong type (the string "1" is not the number 1), a value'
+            " outside an enum, or a key the schema does not know.",
+        ),
+        IssueCode(
+            "case-id-mismatch",
+            "error",
+            "caseId differs from the row id",
+            "case.caseId {case_id!r} differs from the row id {id!r}",
+            "`metadata.case.caseId` must equal the row's top-level `id`, so that a case can be"
+            " recognized by the same name everywhere it appears.",
+        ),
+        IssueCode(
+            "duplicate-id",
+            "error",
+            "Two rows share an id",
+            "the id {id!r} is already used by row {first_index}{first_where}",
+            "Row ids must be unique within a set. The issue is reported on every repeat and"
+            " names the first row that used the id.",
+        ),
+        IssueCode(
+            "inadmissible-evaluator",
+            "error",
+            "Evaluator barred for the oracle type",
+            "{oracle_type} bars the evaluator {evaluator}: {reason}."
+            " Admissible evaluators: {admissible}",
+            "The named evaluator cannot read this oracle type, so any number it produced would"
+            " be meaningless. The message gives the reason from the admissibility map and lists"
+            " the evaluators that are admissible.",
+        ),
+        IssueCode(
+            "conditional-evaluator",
+            "warning",
+            "Evaluator admitted only with conditions",
+            "{evaluator} grades {oracle_type} rows only if {conditions}",
+            "An LLM judge may grade reference-answer, acceptable-set and rubric rows only under"
+            " conditions: the reference (or set, or rubric) goes in the judge prompt, and the"
+            " judge is validated against human labels on a sample of the task's own cases.",
+        ),
+        IssueCode(
+            "expected-shape",
+            "error",
+            "expected does not fit the oracle type",
+            "{reason}",
+            "The shape of `expected` is fixed by the oracle type: any value for"
+            " reference-answer (required), `{acceptable: [...]}` or `{graded: [...]}` for"
+            " acceptable-set, `{calls, order, forbidden}` for expected-tool-calls,"
+            " `{checks: [...]}` for expected-final-state, and no `expected` at all for rubric and"
+            " expected-behavior-only rows.",
+        ),
+        IssueCode(
+            "omitted-field",
+            "error",
+            "Field the schema leaves out on purpose",
+            "{field} is deliberately not part of the schema: {reason}",
+            "`difficulty`, `weight`, `priority` and `score` are left out of the case profile on"
+            " purpose. They are reported wherever they appear: as a row key, in `metadata`, or in"
+            " `metadata.case`.",
+        ),
+        IssueCode(
+            "starter-example",
+            "warning",
+            "Starter example, not validated gold",
+            "provenance {provenance}: this row is an example, not a validated gold answer",
+            "Rows with provenance `starter-example` or `overlay-starter-needs-expert-validation`"
+            " are shaped correctly but their expected answers are examples. Replace them with"
+            " answers that are right for your system and change the provenance.",
+        ),
+        IssueCode(
+            "case-family-mismatch",
+            "error",
+            "Row differs from its case family",
+            "{field} is {row_value} but case family {family!r} has {family_value}",
+            "Rows of a case family share its oracle type and evaluator. A row that needs a"
+            " different one belongs to another family, or to none.",
+        ),
+        IssueCode(
+            "unknown-case-family",
+            "error",
+            "Case family not defined by the set",
+            "case family {family!r} is not defined by this set (defined: {defined})",
+            "When a set defines case families, every `case.caseFamily` must name one of them.",
+        ),
+        IssueCode(
+            "duplicate-case-family",
+            "error",
+            "Two case families share an id",
+            "case family id {family!r} is defined more than once",
+            "Case family ids must be unique within a set.",
+        ),
+        IssueCode(
+            "missing-reviewer-expertise",
+            "warning",
+            "Human expert without stated expertise",
+            "the evaluator is human-expert but case.reviewerExpertise is not given",
+            "A case graded by a human expert should say what expertise the reviewer needs, so"
+            " that the right person grades it.",
+        ),
+        IssueCode(
+            "rubric-without-criteria",
+            "info",
+            "Rubric row without criteria",
+            "rubric row without case.evaluationCriteria",
+            "A rubric row with no `evaluationCriteria` is incomplete, not invalid: the criteria"
+            " may live in the rubric itself.",
+        ),
+        IssueCode(
+            "missing-set-file",
+            "warning",
+            "Set-level fields not found",
+            "no set file {set_file} beside the data; {consequence}",
+            "CSV and JSONL files keep the set-level fields (name, version, case families) in a"
+            " set file next to them. Without it the set is named after the file and case"
+            " families are unknown, so family checks cannot run.",
+        ),
+    )
+}
+
+
+def severity_of(code: str) -> IssueSeverity:
+    return CODES[code].severity
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One finding, positioned by row, JSON path and physical line."""
+
+    code: str
+    severity: IssueSeverity
+    message: str
+    path: str
+    row_index: int | None = None
+    row_id: str | None = None
+    line: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "rowIndex": self.row_index,
+            "rowId": self.row_id,
+            "path": self.path,
+            "line": self.line,
+            "message": self.message,
+        }
+
+
+def make_issue(
+    code: str,
+    *,
+    path: str,
+    row_index: int | None = None,
+    row_id: str | None = None,
+    line: int | None = None,
+    **context: Any,
+) -> Issue:
+    """Build an issue, rendering its message from the code's template."""
+    spec = CODES[code]
+    return Issue(
+        code=code,
+        severity=spec.severity,
+        message=spec.template.format(**context),
+        path=path,
+        row_index=row_index,
+        row_id=row_id,
+        line=line,
+    )
+
+
+@dataclass
+class ValidationReport:
+    """What validating one file found."""
+
+    source: str
+    format: str
+    rows: int = 0
+    issues: list[Issue] = field(default_factory=list)
+    #: the id of every row in order (None where a row has no readable id), for per-row reports
+    row_ids: list[str | None] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return not any(issue.severity == "error" for issue in self.issues)
+
+    @property
+    def unreadable(self) -> bool:
+        """True when part of the file could not be read at all (a `parse` issue)."""
+        return any(issue.code == "parse" for issue in self.issues)
+
+    def counts(self) -> dict[IssueSeverity, int]:
+        tally = Counter(issue.severity for issue in self.issues)
+        return {severity: tally.get(severity, 0) for severity in SEVERITY_ORDER}
+
+    def counts_by_code(self) -> dict[str, int]:
+        return dict(Counter(issue.code for issue in self.issues))
+
+    def flatten(
+        self, fields: Sequence[str] = ("row_index", "path", "code")
+    ) -> list[tuple[Any, ...]]:
+        """The issues as tuples of the named attributes, for compact assertions."""
+        return [tuple(getattr(issue, name) for name in fields) for issue in self.issues]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "valid": self.valid,
+            "rows": self.rows,
+            "counts": self.counts(),
+            "issues": [issue.to_json() for issue in self.issues],
+            "source": self.source,
+            "format": self.format,
+        }
+
+
+def filter_codes(
+    issues: Iterable[Issue], select: Iterable[str] = (), ignore: Iterable[str] = ()
+) -> Iterable[Issue]:
+    """Keep only selected codes (all when none selected), then drop ignored ones."""
+    selected, ignored = frozenset(select), frozenset(ignore)
+    for issue in issues:
+        if selected and issue.code not in selected:
+            continue
+        if issue.code in ignored:
+            continue
+        yield issue

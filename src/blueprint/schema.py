@@ -1,0 +1,149 @@
+"""The published JSON Schemas: generated from the models, written to ``schemas/``, validated with.
+
+The committed files in ``schemas/`` are exactly what :func:`published_schemas` returns; a test
+fails when they drift. Validation uses the same documents, with two corrections that make
+Python's jsonschema agree with both the JSON Schema specification and the strict models:
+``integer`` excludes floats such as ``1.0``, and ``$`` in a pattern means end of string (ECMA-262),
+not "before a final newline" (Python's ``re``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any, Final
+
+from jsonschema import Draft202012Validator, ValidationError
+from jsonschema.protocols import Validator
+from jsonschema.validators import extend
+from pydantic import BaseModel
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
+
+from blueprint.model import EXPECTED_SHAPES, CaseProfile, EvalSet, Row
+
+DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
+
+#: file name in schemas/ -> the document's $id
+SCHEMA_FILES: Final[dict[str, str]] = {
+    "eval-set.schema.json": "urn:blueprint:schema:eval-set:v1",
+    "row.schema.json": "urn:blueprint:schema:row:v1",
+    "case-profile.schema.json": "urn:blueprint:schema:case-profile:v1",
+    "expected.schema.json": "urn:blueprint:schema:expected:v1",
+}
+
+
+class _Generator(GenerateJsonSchema):
+    """Pydantic's generator without per-property titles (they only repeat the key)."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
+def _model_schema(model: type[BaseModel], schema_id: str) -> dict[str, Any]:
+    body = model.model_json_schema(by_alias=True, schema_generator=_Generator)
+    return {"$schema": DIALECT, "$id": schema_id, **body}
+
+
+def _expected_schema(schema_id: str) -> dict[str, Any]:
+    models = [model for shapes in EXPECTED_SHAPES.values() if shapes for model in shapes]
+    _, top = models_json_schema(
+        [(model, "validation") for model in models],
+        by_alias=True,
+        schema_generator=_Generator,
+        ref_template="#/$defs/{model}",
+    )
+    defs: dict[str, JsonSchemaValue] = dict(top["$defs"])
+    for oracle_type, shapes in EXPECTED_SHAPES.items():
+        if not shapes:
+            continue
+        refs = [{"$ref": f"#/$defs/{model.__name__}"} for model in shapes]
+        defs[oracle_type] = refs[0] if len(refs) == 1 else {"anyOf": refs}
+    return {
+        "$schema": DIALECT,
+        "$id": schema_id,
+        "title": "Expected",
+        "description": (
+            "The shape of `expected` for each oracle type that has one, under $defs named after"
+            " the oracle type. reference-answer accepts any JSON value; rubric and"
+            " expected-behavior-only rows carry no `expected`."
+        ),
+        "$defs": dict(sorted(defs.items())),
+    }
+
+
+@cache
+def published_schemas() -> dict[str, dict[str, Any]]:
+    """Every published schema, keyed by its file name in ``schemas/``."""
+    ids = SCHEMA_FILES
+    return {
+        "eval-set.schema.json": _model_schema(EvalSet, ids["eval-set.schema.json"]),
+        "row.schema.json": _model_schema(Row, ids["row.schema.json"]),
+        "case-profile.schema.json": _model_schema(CaseProfile, ids["case-profile.schema.json"]),
+        "expected.schema.json": _expected_schema(ids["expected.schema.json"]),
+    }
+
+
+def render_schema(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_schemas(directory: Path) -> list[Path]:
+    """Write every published schema into ``directory``; returns the files written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, document in published_schemas().items():
+        target = directory / name
+        target.write_text(render_schema(document), encoding="utf-8")
+        written.append(target)
+    return written
+
+
+def stale_schemas(directory: Path) -> list[str]:
+    """Names of published schemas whose file in ``directory`` is missing or out of date."""
+    stale = []
+    for name, document in published_schemas().items():
+        target = directory / name
+        if not target.is_file() or target.read_text(encoding="utf-8") != render_schema(document):
+            stale.append(name)
+    return stale
+
+
+# --- validating against the published schemas ------------------------------------------------
+
+
+def _is_strict_integer(checker: Any, instance: object) -> bool:
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+@cache
+def _ecma_pattern(pattern: str) -> re.Pattern[str]:
+    # ECMA-262 `$` (no multiline flag) matches only at the very end; Python's also matches
+    # before a final newline, which would accept "policy-drift\n" as kebab-case.
+    return re.compile(re.sub(r"(?<!\\)\$", r"\\Z", pattern))
+
+
+def _pattern(
+    validator: Any, pattern: str, instance: object, schema: Any
+) -> Iterator[ValidationError]:
+    if isinstance(instance, str) and not _ecma_pattern(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_StrictValidator = extend(
+    Draft202012Validator,
+    validators={"pattern": _pattern},
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
+)
+
+
+@cache
+def validator_for(name: str, subschema: str | None = None) -> Validator:
+    """A validator for one published schema, or for one of its ``$defs``."""
+    document = published_schemas()[name]
+    schema: dict[str, Any] = document
+    if subschema is not None:
+        schema = {**document["$defs"][subschema], "$defs": document["$defs"]}
+    return _StrictValidator(schema)

@@ -1,0 +1,119 @@
+"""The validator: one streaming pass over a set, every finding collected as an issue.
+
+Memory stays bounded by the per-set index (row ids and case families); rows are checked as
+they are read and then let go. Validation never stops at the first problem, and a row that
+cannot be decoded is reported and skipped while the rest of the file is still checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from blueprint import checks, jsonpath
+from blueprint.errors import ParseError, UsageError
+from blueprint.formats import SetSource, SourceRow, UnreadableRow, resolve_codec
+from blueprint.issues import CODES, Issue, ValidationReport, make_issue
+
+
+@dataclass(frozen=True)
+class ValidationOptions:
+    """Which codes to report: only ``select`` (all when empty), minus ``ignore``."""
+
+    select: frozenset[str] = frozenset()
+    ignore: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        unknown = sorted((self.select | self.ignore) - set(CODES))
+        if unknown:
+            raise UsageError(
+                f"unknown issue code(s): {', '.join(unknown)}; known codes: {', '.join(CODES)}"
+            )
+
+    def wants(self, code: str) -> bool:
+        return (not self.select or code in self.select) and code not in self.ignore
+
+
+def validate_file(
+    path: Path | str, *, format: str | None = None, options: ValidationOptions | None = None
+) -> ValidationReport:
+    """Validate a set file of any readable format."""
+    path = Path(path)
+    options = options or ValidationOptions()
+    codec = resolve_codec(path, format, reading=True)
+    report = ValidationReport(source=str(path), format=codec.name)
+    try:
+        source = codec.open(path)
+    except ParseError as error:
+        if options.wants("parse"):
+            report.issues.append(_parse_issue(codec.name, error.reason, error.line, error.column))
+        return report
+    _validate_source(source, options, report)
+    return report
+
+
+def validate_document(
+    document: dict[str, Any], *, options: ValidationOptions | None = None, source: str = "<memory>"
+) -> ValidationReport:
+    """Validate a canonical set held in memory as JSON data (a dict with ``rows``)."""
+    options = options or ValidationOptions()
+    rows = document.get("rows", [])
+    source_set = SetSource(
+        path=Path(source),
+        format="json",
+        header={key: value for key, value in document.items() if key != "rows"},
+        rows=iter(
+            SourceRow(index, None, row)
+            for index, row in enumerate(rows if isinstance(rows, list) else [])
+        ),
+    )
+    report = ValidationReport(source=source, format="json")
+    _validate_source(source_set, options, report)
+    return report
+
+
+def _parse_issue(
+    format_name: str,
+    reason: str,
+    line: int | None,
+    column: int | None,
+    index: int | None = None,
+) -> Issue:
+    if column is not None:
+        reason = f"{reason} (column {column})"
+    path = "$" if index is None else jsonpath.row_path(index)
+    return make_issue(
+        "parse", path=path, row_index=index, line=line, format=format_name, reason=reason
+    )
+
+
+def _validate_source(
+    source: SetSource, options: ValidationOptions, report: ValidationReport
+) -> None:
+    def emit(found: Iterable[Issue]) -> None:
+        report.issues.extend(issue for issue in found if options.wants(issue.code))
+
+    emit(source.notes)
+    if source.header is not None:
+        emit(checks.header_issues(source.header))
+    state = checks.SetState.from_header(source.header)
+    rules = [rule for rule in checks.ROW_RULES if any(options.wants(c) for c in rule.codes)]
+    check_schema = options.wants("schema")
+    for item in source.rows:
+        report.rows += 1
+        if isinstance(item, UnreadableRow):
+            report.row_ids.append(None)
+            emit([_parse_issue(source.format, item.reason, item.line, item.column, item.index)])
+            continue
+        row = checks.RowView(item.index, item.data, item.line)
+        report.row_ids.append(row.id)
+        found: list[Issue] = []
+        if check_schema:
+            found.extend(checks.check_schema(row, item.data))
+        for rule in rules:
+            found.extend(rule.check(row, state))
+        if found:
+            line = item.line if item.line is not None else source.line_of(item.index)
+            emit(replace(issue, line=line) for issue in found)

@@ -1,0 +1,70 @@
+"""Shared fixtures: the awkward set stored in every canonical format, and builders for rows."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=100
+)
+settings.register_profile("ci", parent=settings.get_profile("default"), max_examples=200)
+settings.load_profile("default")
+
+FIXTURES = Path(__file__).parent / "fixtures"
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def load_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def case(row_id: str, oracle_type: str = "reference-answer", **fields: Any) -> dict[str, Any]:
+    return {
+        "caseId": row_id,
+        "oracleType": oracle_type,
+        "expectedBehavior": "answers with the published policy",
+        "provenance": "expert-authored",
+        **fields,
+    }
+
+
+def row(
+    row_id: str, oracle_type: str = "reference-answer", *, expected: Any = "yes", **fields: Any
+) -> dict[str, Any]:
+    """A valid row of the given oracle type; keyword arguments go into the case profile."""
+    data: dict[str, Any] = {"id": row_id, "input": f"question for {row_id}"}
+    if oracle_type not in ("rubric", "expected-behavior-only"):
+        data["expected"] = expected
+    data["metadata"] = {"case": case(row_id, oracle_type, **fields)}
+    return data
+
+
+def document(*rows: dict[str, Any], **header: Any) -> dict[str, Any]:
+    return {
+        "schemaVersion": "blueprint.eval-set/v1",
+        "name": "test-set",
+        **header,
+        "rows": list(rows),
+    }
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def awkward_set() -> dict[str, Any]:
+    """The shared fixture set: every oracle type, awkward strings, set-level fields."""
+    return copy.deepcopy(load_json(FIXTURES / "awkward" / "awkward.json"))
+
+
+@pytest.fixture
+def example_path() -> Path:
+    return EXAMPLES / "support-refunds.json"
