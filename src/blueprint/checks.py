@@ -83,16 +83,8 @@ def _describe(error: ValidationError) -> Iterator[tuple[Location, str]]:
                 yield [*path, key], f"required field {key} is missing"
         return
     if keyword in ("anyOf", "oneOf") and error.context:
-        direct = [e for e in error.context if not e.relative_path]
-        wanted = [_expectation(e) for e in direct]
-        if direct and len(direct) == len(error.context) and all(wanted):
-            alternatives = " or ".join(w for w in wanted if w)
-            yield path, f"must be {alternatives}, not {describe_value(instance)}"
-            return
-        match = best_match(error.context)
-        if match is not None:
-            yield from _describe(match)
-            return
+        yield from _describe_alternatives(error)
+        return
     if keyword == "type":
         wanted_type = " or ".join(_type_names(error.validator_value))
         yield path, f"must be {wanted_type}, not {describe_value(instance)}"
@@ -109,6 +101,54 @@ def _describe(error: ValidationError) -> Iterator[tuple[Location, str]]:
         yield path, f"must be {bound} {error.validator_value}, not {describe_value(instance)}"
     else:
         yield path, error.message
+
+
+def _describe_alternatives(error: ValidationError) -> Iterator[tuple[Location, str]]:
+    """Explain an anyOf/oneOf failure by the branch the value was evidently meant for."""
+    path: Location = list(error.absolute_path)
+    branches: dict[Any, list[ValidationError]] = {}
+    for sub_error in error.context or ():
+        branches.setdefault(sub_error.relative_schema_path[0], []).append(sub_error)
+
+    def mismatched(errors: list[ValidationError], keywords: tuple[str, ...]) -> bool:
+        return any(e.validator in keywords and len(e.relative_path) <= 1 for e in errors)
+
+    # branches whose type fits the value (an object where an object is wanted, not null)
+    fitting = {
+        key: errors
+        for key, errors in branches.items()
+        if not any(e.validator == "type" and not e.relative_path for e in errors)
+    }
+    if not fitting:
+        wanted = [_expectation(e) for errors in branches.values() for e in errors]
+        alternatives = " or ".join(dict.fromkeys(w for w in wanted if w))
+        yield path, f"must be {alternatives}, not {describe_value(error.instance)}"
+        return
+    # a tagged union: the branch whose tag (a const or enum member) matches is the one meant
+    tagged = {k: v for k, v in fitting.items() if not mismatched(v, ("const", "enum"))}
+    if len(tagged) == 1:
+        for sub_error in next(iter(tagged.values())):
+            yield from _describe(sub_error)
+        return
+    if not tagged and len(fitting) > 1:
+        tags = [e for errors in fitting.values() for e in errors if e.validator == "const"]
+        if tags and len({tuple(e.relative_path) for e in tags}) == 1:
+            wanted = ", ".join(dumps_text(e.validator_value) for e in tags)
+            at = [*path, *tags[0].relative_path]
+            yield at, f"must be one of {wanted}, not {describe_value(tags[0].instance)}"
+            return
+    # an object branch whose keys all fit is the one meant, even if its values do not
+    shaped = {
+        k: v for k, v in fitting.items() if not mismatched(v, ("required", "additionalProperties"))
+    }
+    for candidates in (shaped, fitting):
+        if len(candidates) == 1:
+            for sub_error in next(iter(candidates.values())):
+                yield from _describe(sub_error)
+            return
+    match = best_match(error.context or [])
+    if match is not None:
+        yield from _describe(match)
 
 
 def schema_findings(validator: Validator, instance: Any) -> list[tuple[Location, str]]:

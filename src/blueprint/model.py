@@ -276,7 +276,7 @@ class GradedValue(_Strict):
     """One member of a graded acceptable set."""
 
     value: JsonValue
-    grade: Annotated[int | float, Field(ge=0, le=1)]
+    grade: Annotated[int, Field(ge=0, le=1)] | Annotated[float, Field(ge=0, le=1)]
 
 
 class AcceptableSetGraded(_Strict):

@@ -45,8 +45,13 @@ class JsonCodec:
                     f" fields and rows, not {jsonvalues.json_type(document)}",
                 )
             )
-            document = {}
-        header = {key: value for key, value in document.items() if key != "rows"}
+        header = (
+            {key: value for key, value in document.items() if key != "rows"}
+            if isinstance(document, dict)
+            else None
+        )
+        if not isinstance(document, dict):
+            document = {"rows": []}
         rows = document.get("rows", [])
         if "rows" not in document:
             notes.append(

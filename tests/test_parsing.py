@@ -1,0 +1,192 @@
+"""Malformed input: every reader names the file, line and column, and never crashes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from blueprint.convert import ConvertOptions, convert
+from blueprint.errors import ParseError
+from blueprint.formats import REGISTRY, WriteOptions
+from blueprint.validate import validate_file
+from conftest import document, row
+
+
+def write_set(tmp_path: Path, name: str, rows: list) -> Path:
+    path = tmp_path / name
+    codec = REGISTRY[{".json": "json", ".jsonl": "jsonl", ".csv": "csv"}[path.suffix]]
+    codec.write(
+        {"schemaVersion": "blueprint.eval-set/v1", "name": "t"}, iter(rows), path, WriteOptions()
+    )
+    return path
+
+
+def parse_issues(path: Path) -> list[tuple]:
+    report = validate_file(path)
+    return [(i.row_index, i.line) for i in report.issues if i.code == "parse"]
+
+
+def test_jsonl_invalid_json_on_line_7(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.jsonl", [row(f"r{i}") for i in range(9)])
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[6] = lines[6][:-1]  # drop the closing brace
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = validate_file(path)
+    assert [(i.code, i.row_index, i.line) for i in report.issues] == [("parse", 6, 7)]
+    assert report.rows == 9  # the rows after the bad line were still checked
+
+
+def test_jsonl_not_utf8_line(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.jsonl", [row("a"), row("b")])
+    data = path.read_bytes().replace(b'"b"', b'"\xff"', 1)
+    path.write_bytes(data)
+    assert parse_issues(path) == [(1, 2)]
+
+
+def test_jsonl_blank_lines_and_bom(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.jsonl", [row("a"), row("b")])
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\n\n", 1))
+    report = validate_file(path)
+    assert report.issues == [] and report.rows == 2
+
+
+def test_csv_too_many_cells(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.csv", [row("a"), row("b"), row("c")])
+    lines = path.read_bytes().split(b"\r\n")
+    lines[2] += b",extra"
+    path.write_bytes(b"\r\n".join(lines))
+    report = validate_file(path)
+    assert [(i.code, i.row_index, i.line) for i in report.issues] == [("parse", 1, 3)]
+    assert report.rows == 3
+
+
+def test_csv_too_few_cells(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.csv", [row("a")])
+    path.write_text(
+        path.read_text(encoding="utf-8") + "b,only-two\r\n", encoding="utf-8", newline=""
+    )
+    assert parse_issues(path) == [(1, 3)]
+
+
+def test_csv_line_numbers_count_multiline_cells(tmp_path: Path) -> None:
+    first = row("a")
+    first["input"] = "line1\nline2\nline3"
+    second = row("b")
+    second["metadata"]["case"]["caseId"] = "x"
+    path = write_set(tmp_path, "set.csv", [first, second])
+    report = validate_file(path)
+    assert report.flatten(("code", "line")) == [("case-id-mismatch", 5)]
+
+
+def test_csv_not_utf8(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.csv", [row("a"), row("b")])
+    path.write_bytes(path.read_bytes().replace(b"question for b", b"question \xe9 b"))
+    assert parse_issues(path) == [(1, 3)]
+
+
+def test_csv_latin1_header_is_unreadable(tmp_path: Path) -> None:
+    path = tmp_path / "set.csv"
+    path.write_bytes(b"id,r\xe9ponse\r\n")
+    with pytest.raises(ParseError) as caught:
+        REGISTRY["csv"].open(path)
+    assert caught.value.line == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "reason_part"),
+    [
+        (b"", "empty"),
+        (b"id,input,id\r\n", "twice"),
+        (b"id,,input\r\n", "no name"),
+    ],
+)
+def test_csv_bad_header(tmp_path: Path, content: bytes, reason_part: str) -> None:
+    path = tmp_path / "set.csv"
+    path.write_bytes(content)
+    with pytest.raises(ParseError) as caught:
+        REGISTRY["csv"].open(path)
+    assert reason_part in caught.value.reason
+    assert caught.value.line == 1
+
+
+def test_csv_unclosed_quote_is_reported(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.csv", [row("a")])
+    path.write_text(
+        path.read_text(encoding="utf-8") + 'b,"never closed\r\n', encoding="utf-8", newline=""
+    )
+    issues = parse_issues(path)
+    assert len(issues) == 1 and issues[0][0] == 1
+
+
+def test_csv_bom_and_blank_lines(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.csv", [row("a"), row("b")])
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes() + b"\r\n\r\n")
+    report = validate_file(path)
+    assert report.issues == [] and report.rows == 2
+
+
+def test_json_syntax_error_has_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "set.json"
+    path.write_text('{\n  "name": "x",\n  "rows": [1,,]\n}\n', encoding="utf-8")
+    with pytest.raises(ParseError) as caught:
+        REGISTRY["json"].open(path)
+    assert (caught.value.line, caught.value.column) == (3, 14)
+
+
+def test_json_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "set.json"
+    path.write_bytes(b'{"name": "x",\n "rows": ["\xff"]}')
+    with pytest.raises(ParseError) as caught:
+        REGISTRY["json"].open(path)
+    assert caught.value.line == 2
+
+
+def test_json_rejects_nan(tmp_path: Path) -> None:
+    path = tmp_path / "set.json"
+    path.write_text('{"name": "x", "rows": [NaN]}', encoding="utf-8")
+    with pytest.raises(ParseError):
+        REGISTRY["json"].open(path)
+
+
+def test_json_document_that_is_not_an_object(tmp_path: Path) -> None:
+    path = tmp_path / "set.json"
+    path.write_text("[1, 2]", encoding="utf-8")
+    report = validate_file(path)
+    assert report.flatten(("code", "path")) == [("schema", "$")]
+
+
+def test_missing_file_is_a_parse_issue(tmp_path: Path) -> None:
+    report = validate_file(tmp_path / "nowhere.json")
+    assert report.flatten(("code",)) == [("parse",)]
+
+
+def test_broken_set_file(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.csv", [row("a")])
+    (tmp_path / "set.csv.set.json").write_text('{"name": ', encoding="utf-8")
+    with pytest.raises(ParseError) as caught:
+        REGISTRY["csv"].open(path)
+    assert caught.value.path.name == "set.csv.set.json"
+
+
+def test_convert_stops_at_an_unreadable_row_and_writes_nothing(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.jsonl", [row("a"), row("b")])
+    path.write_text(path.read_text(encoding="utf-8") + "{oops\n", encoding="utf-8")
+    target = tmp_path / "out.csv"
+    with pytest.raises(ParseError) as caught:
+        convert(path, target, ConvertOptions())
+    assert caught.value.line == 3
+    assert not target.exists() and not (tmp_path / "out.csv.set.json").exists()
+
+
+def test_convert_refuses_a_structurally_broken_document(tmp_path: Path) -> None:
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps({"name": "x", "rows": {"a": 1}}), encoding="utf-8")
+    with pytest.raises(ParseError):
+        convert(path, tmp_path / "out.jsonl", ConvertOptions())
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_document_helper_shape() -> None:
+    assert document(row("a"))["rows"][0]["id"] == "a"

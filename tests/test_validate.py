@@ -1,0 +1,285 @@
+"""The validator: one test per issue code, asserting (code, row, path) and never wording."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from blueprint.errors import UsageError
+from blueprint.issues import CODES
+from blueprint.validate import ValidationOptions, validate_document, validate_file
+from conftest import document, row, write_json
+
+
+def found(doc: dict, *codes: str) -> list[tuple]:
+    report = validate_document(doc)
+    return [t for t in report.flatten(("code", "row_index", "path")) if not codes or t[0] in codes]
+
+
+def test_clean_set_has_no_issues() -> None:
+    report = validate_document(document(row("a"), row("b", "rubric", evaluationCriteria=["x"])))
+    assert report.issues == []
+    assert report.valid
+    assert report.rows == 2
+
+
+def test_schema_issue_for_string_one_versus_number() -> None:
+    bad = row("a")
+    bad["metadata"]["case"]["caseId"] = 1
+    assert ("schema", 0, "$.rows[0].metadata.case.caseId") in found(document(bad))
+
+
+def test_schema_issue_for_unknown_key_names_the_key() -> None:
+    bad = row("a")
+    bad["metadata"]["case"]["oracle_type"] = "rubric"
+    assert found(document(bad), "schema") == [("schema", 0, "$.rows[0].metadata.case.oracle_type")]
+
+
+def test_schema_issue_for_missing_required_field() -> None:
+    bad = row("a")
+    del bad["metadata"]["case"]["provenance"]
+    assert found(document(bad), "schema") == [("schema", 0, "$.rows[0].metadata.case.provenance")]
+
+
+def test_schema_issues_on_set_level_fields() -> None:
+    doc = document(row("a"), name="", version=3)
+    assert found(doc, "schema") == [("schema", None, "$.name"), ("schema", None, "$.version")]
+
+
+def test_case_id_mismatch() -> None:
+    bad = row("a")
+    bad["metadata"]["case"]["caseId"] = "b"
+    assert found(document(bad)) == [("case-id-mismatch", 0, "$.rows[0].metadata.case.caseId")]
+
+
+def test_duplicate_id_reported_on_each_repeat() -> None:
+    assert found(document(row("a"), row("b"), row("a"), row("a"))) == [
+        ("duplicate-id", 2, "$.rows[2].id"),
+        ("duplicate-id", 3, "$.rows[3].id"),
+    ]
+
+
+def test_inadmissible_evaluator_gives_the_spec_reason() -> None:
+    doc = document(row("a", "rubric", evaluator="exact-or-programmatic", evaluationCriteria=["x"]))
+    report = validate_document(doc)
+    assert report.flatten(("code", "row_index", "path")) == [
+        ("inadmissible-evaluator", 0, "$.rows[0].metadata.case.evaluator")
+    ]
+    assert "string comparison cannot read a criterion" in report.issues[0].message
+
+
+def test_inadmissible_evaluator_on_a_case_family() -> None:
+    family = {"id": "fam", "oracleType": "expected-tool-calls", "evaluator": "llm-judge"}
+    assert found(document(caseFamilies=[family])) == [
+        ("inadmissible-evaluator", None, "$.caseFamilies[0].evaluator")
+    ]
+
+
+def test_conditional_evaluator_is_a_warning() -> None:
+    report = validate_document(document(row("a", evaluator="llm-judge")))
+    assert report.flatten(("code", "severity", "path")) == [
+        ("conditional-evaluator", "warning", "$.rows[0].metadata.case.evaluator")
+    ]
+    assert report.valid
+
+
+@pytest.mark.parametrize(
+    ("oracle_type", "expected", "path"),
+    [
+        ("acceptable-set", "Paris", "$.rows[0].expected"),
+        ("acceptable-set", {"acceptable": []}, "$.rows[0].expected.acceptable"),
+        (
+            "acceptable-set",
+            {"graded": [{"value": 1, "grade": 2}]},
+            "$.rows[0].expected.graded[0].grade",
+        ),
+        ("rubric", "a verbatim answer", "$.rows[0].expected"),
+        ("expected-behavior-only", None, "$.rows[0].expected"),
+        (
+            "expected-tool-calls",
+            {"calls": [{"name": "f"}]},
+            "$.rows[0].expected.calls[0].arguments",
+        ),
+        (
+            "expected-final-state",
+            {"checks": [{"kind": "ping"}]},
+            "$.rows[0].expected.checks[0].kind",
+        ),
+        (
+            "expected-final-state",
+            {"checks": [{"kind": "command", "run": "make"}]},
+            "$.rows[0].expected.checks[0].exitCode",
+        ),
+    ],
+)
+def test_expected_shape(oracle_type: str, expected: object, path: str) -> None:
+    data = row("a", oracle_type, evaluationCriteria=["c"])
+    data["expected"] = expected
+    data["metadata"]["case"]["reviewerExpertise"] = "x"
+    assert ("expected-shape", 0, path) in found(document(data))
+
+
+def test_expected_required_for_reference_answer() -> None:
+    data = row("a")
+    del data["expected"]
+    assert found(document(data)) == [("expected-shape", 0, "$.rows[0].expected")]
+
+
+@pytest.mark.parametrize(
+    ("place", "path"),
+    [
+        (lambda r: r, "$.rows[0].difficulty"),
+        (lambda r: r["metadata"], "$.rows[0].metadata.weight"),
+        (lambda r: r["metadata"]["case"], "$.rows[0].metadata.case.priority"),
+    ],
+)
+def test_omitted_field_wherever_it_appears(place, path: str) -> None:
+    data = row("a")
+    name = path.rsplit(".", 1)[1]
+    place(data)[name] = 3
+    report = validate_document(document(data))
+    assert report.flatten(("code", "path")) == [("omitted-field", path)]
+    assert "deliberately" in report.issues[0].message
+
+
+def test_omitted_field_in_a_case_family() -> None:
+    family = {"id": "fam", "oracleType": "rubric", "score": 1}
+    assert found(document(caseFamilies=[family])) == [
+        ("omitted-field", None, "$.caseFamilies[0].score")
+    ]
+
+
+@pytest.mark.parametrize(
+    "provenance", ["starter-example", "overlay-starter-needs-expert-validation"]
+)
+def test_starter_example(provenance: str) -> None:
+    report = validate_document(document(row("a", provenance=provenance)))
+    assert report.flatten(("code", "severity", "path")) == [
+        ("starter-example", "warning", "$.rows[0].metadata.case.provenance")
+    ]
+
+
+def test_case_family_mismatch_and_unknown_family() -> None:
+    family = {
+        "id": "lookup",
+        "oracleType": "reference-answer",
+        "evaluator": "exact-or-programmatic",
+    }
+    doc = document(
+        row("a", caseFamily="lookup"),
+        row("b", caseFamily="lookup", evaluator="human-expert", reviewerExpertise="x"),
+        row("c", "acceptable-set", expected={"acceptable": [1]}, caseFamily="lookup"),
+        row("d", caseFamily="nowhere"),
+        caseFamilies=[family],
+    )
+    assert found(doc) == [
+        ("case-family-mismatch", 1, "$.rows[1].metadata.case.evaluator"),
+        ("case-family-mismatch", 2, "$.rows[2].metadata.case.oracleType"),
+        ("unknown-case-family", 3, "$.rows[3].metadata.case.caseFamily"),
+    ]
+
+
+def test_case_family_not_checked_when_set_defines_none() -> None:
+    assert found(document(row("a", caseFamily="anything"))) == []
+
+
+def test_duplicate_case_family() -> None:
+    family = {"id": "lookup", "oracleType": "reference-answer"}
+    assert found(document(caseFamilies=[family, family])) == [
+        ("duplicate-case-family", None, "$.caseFamilies[1].id")
+    ]
+
+
+def test_missing_reviewer_expertise() -> None:
+    doc = document(
+        row("a", evaluator="human-expert"),
+        row("b", "expected-behavior-only"),
+        row("c", evaluator="human-expert", reviewerExpertise="tax lawyer"),
+    )
+    assert found(doc) == [
+        ("missing-reviewer-expertise", 0, "$.rows[0].metadata.case.reviewerExpertise"),
+        ("missing-reviewer-expertise", 1, "$.rows[1].metadata.case.reviewerExpertise"),
+    ]
+
+
+def test_rubric_without_criteria_is_info() -> None:
+    report = validate_document(
+        document(row("a", "rubric"), row("b", "rubric", evaluationCriteria=[]))
+    )
+    assert report.flatten(("code", "severity", "row_index")) == [
+        ("rubric-without-criteria", "info", 0),
+        ("rubric-without-criteria", "info", 1),
+    ]
+    assert report.valid
+
+
+def test_parse_issue_for_an_unreadable_file(tmp_path: Path) -> None:
+    path = tmp_path / "set.json"
+    path.write_text('{"name": "x",\n "rows": [}', encoding="utf-8")
+    report = validate_file(path)
+    assert report.flatten(("code", "line")) == [("parse", 2)]
+    assert report.unreadable and not report.valid
+
+
+def test_missing_set_file_is_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "set.jsonl"
+    path.write_text('{"id": "a"}\n', encoding="utf-8")
+    report = validate_file(path, options=ValidationOptions(select=frozenset({"missing-set-file"})))
+    assert report.flatten(("code", "severity")) == [("missing-set-file", "warning")]
+
+
+def test_every_code_has_a_test_here() -> None:
+    source = Path(__file__).read_text(encoding="utf-8")
+    untested = [code for code in CODES if f'"{code}"' not in source]
+    assert untested == []
+
+
+def test_one_row_keeps_every_finding() -> None:
+    bad = row("a", "rubric", evaluator="exact-or-programmatic", difficulty=2)
+    bad["metadata"]["case"]["caseId"] = "b"
+    bad["expected"] = "verbatim"
+    codes = {t[0] for t in found(document(bad))}
+    assert codes == {
+        "case-id-mismatch",
+        "inadmissible-evaluator",
+        "expected-shape",
+        "omitted-field",
+        "rubric-without-criteria",
+    }
+
+
+def test_select_and_ignore() -> None:
+    bad = row("a", "rubric", evaluator="exact-or-programmatic")
+    doc = document(bad)
+    only = validate_document(
+        doc, options=ValidationOptions(select=frozenset({"rubric-without-criteria"}))
+    )
+    assert [i.code for i in only.issues] == ["rubric-without-criteria"]
+    without = validate_document(
+        doc, options=ValidationOptions(ignore=frozenset({"rubric-without-criteria"}))
+    )
+    assert [i.code for i in without.issues] == ["inadmissible-evaluator"]
+    with pytest.raises(UsageError):
+        ValidationOptions(select=frozenset({"no-such-code"}))
+
+
+def test_non_object_rows_are_reported_not_crashed() -> None:
+    report = validate_document(document(42, "text", None, [1]))  # type: ignore[arg-type]
+    assert report.flatten(("code", "row_index", "path")) == [
+        ("schema", 0, "$.rows[0]"),
+        ("schema", 1, "$.rows[1]"),
+        ("schema", 2, "$.rows[2]"),
+        ("schema", 3, "$.rows[3]"),
+    ]
+
+
+def test_json_rows_get_line_numbers(tmp_path: Path) -> None:
+    bad = row("b")
+    bad["metadata"]["case"]["caseId"] = "x"
+    path = write_json(tmp_path / "set.json", document(row("a"), bad))
+    report = validate_file(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    (issue,) = report.issues
+    assert lines[issue.line - 1].strip() == "{"
+    assert '"id": "b"' in lines[issue.line]
