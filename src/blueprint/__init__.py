@@ -40,6 +40,7 @@ from blueprint.model import (
     EvalSet,
     Row,
 )
+from blueprint.sets import load_set, save_set
 from blueprint.validate import ValidationOptions, validate_document, validate_file
 
 __all__ = [
@@ -79,7 +80,9 @@ __all__ = [
     "convert",
     "diff_files",
     "get_codec",
+    "load_set",
     "roundtrip",
+    "save_set",
     "validate_document",
     "validate_file",
     "verdict",

@@ -308,17 +308,23 @@ class ExpectedToolCalls(_Strict):
 
 
 class FileExistsCheck(_Strict):
+    """A file that must exist after the run."""
+
     kind: Literal["file_exists"]
     path: NonEmptyStr
 
 
 class CommandCheck(_Strict):
+    """A command to run after the run, and the exit code it must give."""
+
     kind: Literal["command"]
     run: NonEmptyStr
     exit_code: int
 
 
 class RecordCheck(_Strict):
+    """A record that must hold after the run, described and optionally queried."""
+
     kind: Literal["record"]
     description: NonEmptyStr
     query: str | None = None

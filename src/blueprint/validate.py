@@ -103,6 +103,7 @@ def _validate_source(
     check_schema = options.wants("schema")
     for item in source.rows:
         report.rows += 1
+        state.lines.append(item.line or 0)
         if isinstance(item, UnreadableRow):
             report.row_ids.append(None)
             emit([_parse_issue(source.format, item.reason, item.line, item.column, item.index)])

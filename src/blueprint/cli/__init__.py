@@ -8,7 +8,7 @@ from blueprint import __version__
 from blueprint.cli.convert import convert_command, roundtrip_command
 from blueprint.cli.diff import diff_command
 from blueprint.cli.reference import evaluators_command, formats_command, schema_command
-from blueprint.cli.validate import validate
+from blueprint.cli.validate import validate_command
 
 app = typer.Typer(
     name="blueprint",
@@ -35,7 +35,7 @@ def _root(
     """Build, validate and convert golden sets whose cases declare their oracle type."""
 
 
-app.command("validate")(validate)
+app.command("validate")(validate_command)
 app.command("convert")(convert_command)
 app.command("diff")(diff_command)
 app.command("roundtrip")(roundtrip_command)

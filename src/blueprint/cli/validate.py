@@ -30,7 +30,7 @@ def _codes(values: list[str]) -> frozenset[str]:
 
 
 @boundary
-def validate(
+def validate_command(
     file: InputFile,
     source_format: FromFormat = None,
     report: Annotated[

@@ -75,9 +75,14 @@ class JsonCodec:
             header_origin="the document",
         )
 
+        del text  # a large document should not stay in memory twice; lines re-read it
+
         @cache
         def lines() -> list[int]:
-            return row_start_lines(text)
+            try:
+                return row_start_lines(read_text(path))
+            except (ParseError, OSError):  # the file changed or vanished since it was read
+                return []
 
         def line_of(index: int) -> int | None:
             found = lines()

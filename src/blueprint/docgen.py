@@ -1,0 +1,181 @@
+"""Generate the reference pages in ``docs/`` from the code, so they can never drift.
+
+Run ``python -m blueprint.docgen --write docs`` after changing the models, the issue codes,
+the admissibility map or the CSV rules; a test fails while a page is out of date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Final
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from blueprint import admissibility, jsonvalues
+from blueprint.formats import REGISTRY
+from blueprint.formats.canonical_csv import LIST_FIELDS
+from blueprint.formats.cells import encode_cell, encode_list_cell
+from blueprint.issues import CODES
+from blueprint.model import OMITTED_FIELDS, ORACLE_TYPES
+from blueprint.schema import published_schemas
+
+_environment = Environment(
+    loader=PackageLoader("blueprint", "templates"),
+    undefined=StrictUndefined,
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    autoescape=False,
+)
+
+
+def _type_of(schema: dict[str, Any]) -> str:
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        return f"[{name}](#{name.lower()})"
+    if "anyOf" in schema or "oneOf" in schema:
+        branches = [
+            b for b in schema.get("anyOf", schema.get("oneOf", [])) if b != {"type": "null"}
+        ]
+        return " or ".join(_type_of(branch) for branch in branches)
+    if "const" in schema:
+        return f"`{schema['const']}`"
+    if "enum" in schema:
+        return "one of " + ", ".join(f"`{value}`" for value in schema["enum"])
+    kind = schema.get("type")
+    if kind == "array":
+        return f"array of {_type_of(schema.get('items', {}))}"
+    if kind == "object":
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict) and extra:
+            return f"object of {_type_of(extra)}"
+        return "object"
+    if kind == "string":
+        if schema.get("pattern"):
+            return "string (kebab-case)"
+        return "non-empty string" if schema.get("minLength") == 1 else "string"
+    if kind in ("integer", "number", "boolean"):
+        bounds = [
+            f"{op} {schema[key]}"
+            for key, op in (("minimum", ">="), ("maximum", "<="))
+            if key in schema
+        ]
+        return " ".join([kind, " and ".join(bounds)]).strip()
+    return "any JSON value"
+
+
+def _fields(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    required = set(schema.get("required", []))
+    return {
+        "name": name,
+        "description": schema.get("description", ""),
+        "closed": schema.get("additionalProperties") is False,
+        "fields": [
+            {
+                "name": key,
+                "type": _type_of(prop),
+                "required": key in required,
+                "description": prop.get("description", ""),
+            }
+            for key, prop in schema.get("properties", {}).items()
+        ],
+    }
+
+
+def _models() -> list[dict[str, Any]]:
+    eval_set = published_schemas()["eval-set.schema.json"]
+    expected = published_schemas()["expected.schema.json"]
+    defs = {**eval_set["$defs"], **expected["$defs"]}
+    order = ["EvalSet", "CaseFamily", "Row", "RowMetadata", "CaseProfile"]
+    shapes = [name for name in expected["$defs"] if name[0].isupper()]
+    models = [_fields("EvalSet", eval_set)]
+    models += [_fields(name, defs[name]) for name in order[1:] + shapes if name in defs]
+    return models
+
+
+def _csv_examples() -> list[dict[str, str]]:
+    values: list[tuple[str, Any, bool]] = [
+        ("a plain string", "What is the refund window?", False),
+        ("the empty string", "", False),
+        ("a string that looks like a number", "1", False),
+        ("the number 1", 1, False),
+        ("null", None, False),
+        ("the string null", "null", False),
+        ("a formula-like string", "=SUM(A1:A3)", False),
+        ("an object", {"order": "A-1042", "items": 2}, False),
+        ("a list field", ["policy-drift", "tone"], True),
+        ("a list item with a pipe", ["a | b", "c"], True),
+        ("an empty list", [], True),
+    ]
+    rows = []
+    for label, value, is_list in values:
+        cell = encode_list_cell(value) if is_list else encode_cell(value)
+        rows.append({"label": label, "value": jsonvalues.dumps_text(value), "cell": cell})
+    return rows
+
+
+def _context() -> dict[str, Any]:
+    return {
+        "codes": list(CODES.values()),
+        "omitted": OMITTED_FIELDS,
+        "models": _models(),
+        "rules": [admissibility.ADMISSIBILITY[o] for o in ORACLE_TYPES],
+        "formats": list(REGISTRY.values()),
+        "csv_examples": _csv_examples(),
+        "list_fields": sorted(LIST_FIELDS),
+    }
+
+
+#: page in docs/ -> template
+PAGES: Final[dict[str, str]] = {
+    "reference/fields.md": "fields.md.j2",
+    "reference/issue-codes.md": "issue-codes.md.j2",
+    "reference/evaluators.md": "evaluators.md.j2",
+    "reference/formats.md": "formats.md.j2",
+    "csv-encoding.md": "csv-encoding.md.j2",
+}
+
+
+def render_pages() -> dict[str, str]:
+    context = _context()
+    return {page: _environment.get_template(t).render(**context) for page, t in PAGES.items()}
+
+
+def stale_pages(docs: Path) -> list[str]:
+    return [
+        page
+        for page, text in render_pages().items()
+        if not (docs / page).is_file() or (docs / page).read_text(encoding="utf-8") != text
+    ]
+
+
+def write_pages(docs: Path) -> list[Path]:
+    written = []
+    for page, text in render_pages().items():
+        target = docs / page
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        written.append(target)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m blueprint.docgen", description=__doc__)
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--write", type=Path, metavar="DOCS", help="write the pages into DOCS")
+    action.add_argument("--check", type=Path, metavar="DOCS", help="exit 1 if a page is stale")
+    arguments = parser.parse_args(argv)
+    if arguments.write:
+        for path in write_pages(arguments.write):
+            print(f"wrote {path}")
+        return 0
+    stale = stale_pages(arguments.check)
+    for page in stale:
+        print(f"out of date: {arguments.check / page}", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,134 @@
+"""Conversion and round-trips through the library API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from blueprint.convert import ConvertOptions, convert, roundtrip
+from blueprint.diff import diff_files
+from blueprint.errors import AmbiguousFormatError, OutputExistsError, UnknownFormatError
+from blueprint.formats import REGISTRY
+from blueprint.formats.base import ExportResult, LossyField
+from conftest import FIXTURES, document, row, write_json
+
+
+def test_convert_picks_formats_from_extensions(tmp_path: Path) -> None:
+    source = FIXTURES / "awkward" / "awkward.json"
+    result = convert(source, tmp_path / "out.csv", ConvertOptions())
+    assert result.source_format == "json"
+    assert result.export.format == "csv"
+    assert [p.name for p in result.export.files] == ["out.csv", "out.csv.set.json"]
+    assert result.export.rows == 9
+    assert result.export.lossy == []
+    assert diff_files(source, tmp_path / "out.csv").identical
+
+
+def test_explicit_formats_override_extensions(tmp_path: Path) -> None:
+    source = tmp_path / "data.txt"
+    source.write_bytes((FIXTURES / "awkward" / "awkward.json").read_bytes())
+    result = convert(source, tmp_path / "out.dat", ConvertOptions("json", "jsonl"))
+    assert result.export.format == "jsonl"
+    assert diff_files(
+        source, tmp_path / "out.dat", left_format="json", right_format="jsonl"
+    ).identical
+
+
+def test_unknown_extension_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(UnknownFormatError):
+        convert(FIXTURES / "awkward" / "awkward.json", tmp_path / "out.xlsx", ConvertOptions())
+
+
+def test_no_overwrite_without_force(tmp_path: Path) -> None:
+    target = tmp_path / "out.jsonl"
+    convert(FIXTURES / "awkward" / "awkward.json", target, ConvertOptions())
+    with pytest.raises(OutputExistsError):
+        convert(FIXTURES / "awkward" / "awkward.json", target, ConvertOptions())
+    convert(FIXTURES / "awkward" / "awkward.json", target, ConvertOptions(force=True))
+
+
+def test_missing_set_file_gets_a_name_and_a_note(tmp_path: Path) -> None:
+    source = tmp_path / "hand-made.jsonl"
+    source.write_text('{"id": "a", "input": 1, "metadata": {}}\n', encoding="utf-8")
+    result = convert(source, tmp_path / "out.json", ConvertOptions())
+    assert result.notes and "hand-made" in result.notes[0]
+    header = REGISTRY["json"].open(tmp_path / "out.json").header
+    assert header == {"schemaVersion": "blueprint.eval-set/v1", "name": "hand-made"}
+
+
+@pytest.mark.parametrize("via", ["json", "jsonl", "csv"])
+def test_roundtrip_through_canonical_formats_is_exact(via: str) -> None:
+    result = roundtrip(FIXTURES / "awkward" / "awkward.json", via)
+    assert result.exact
+    assert result.diff.identical
+
+
+def test_roundtrip_compares_declared_and_actual_loss(tmp_path: Path, monkeypatch) -> None:
+    """A codec that drops a field and says so is exact; one that stays silent is not."""
+    codec = REGISTRY["jsonl"]
+    real_write = codec.write
+
+    def dropping_write(header, rows, path, options, declare: bool):
+        kept = []
+        had = []
+        for data in rows:
+            if "scenario" in data["metadata"]["case"]:
+                had.append(data["id"])
+                data = {
+                    **data,
+                    "metadata": {
+                        **data["metadata"],
+                        "case": {
+                            k: v for k, v in data["metadata"]["case"].items() if k != "scenario"
+                        },
+                    },
+                }
+            kept.append(data)
+        result: ExportResult = real_write(header, iter(kept), path, options)
+        if declare:
+            result.lossy.append(LossyField("metadata.case.scenario", "no place for it", tuple(had)))
+        return result
+
+    doc = write_json(tmp_path / "set.json", document(row("a", scenario="s"), row("b")))
+    monkeypatch.setattr(codec, "write", lambda *a: dropping_write(*a, declare=True), raising=False)
+    assert roundtrip(doc, "jsonl").exact
+    monkeypatch.setattr(codec, "write", lambda *a: dropping_write(*a, declare=False), raising=False)
+    silent = roundtrip(doc, "jsonl")
+    assert not silent.exact
+    assert silent.undeclared == [("a", "metadata.case.scenario")]
+
+    def overclaiming(*args):
+        result = real_write(*args)
+        result.lossy.append(LossyField("metadata.case.actor", "claims a loss", ("b",)))
+        return result
+
+    monkeypatch.setattr(codec, "write", overclaiming, raising=False)
+    claimed = roundtrip(doc, "jsonl")
+    assert claimed.unobserved == [("b", "metadata.case.actor")]
+
+
+def test_ambiguous_extension_needs_content_or_a_name(tmp_path: Path, monkeypatch) -> None:
+    from blueprint import formats
+
+    class OtherJson:
+        name = "other"
+        title = "another JSON format"
+        extensions = (".json",)
+        lossless = False
+        can_read = True
+        can_write = True
+
+        def sniff(self, head: bytes) -> bool:
+            return b'"other"' in head
+
+    monkeypatch.setitem(formats.REGISTRY, "other", OtherJson())
+    ours = FIXTURES / "awkward" / "awkward.json"
+    assert formats.resolve_codec(ours, None, reading=True).name == "json"
+    neither = tmp_path / "plain.json"
+    neither.write_text("{}", encoding="utf-8")
+    with pytest.raises(AmbiguousFormatError) as caught:
+        formats.resolve_codec(neither, None, reading=True)
+    assert caught.value.candidates == ["json", "other"]
+    with pytest.raises(AmbiguousFormatError):
+        formats.resolve_codec(tmp_path / "out.json", None, reading=False)

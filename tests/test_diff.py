@@ -1,0 +1,78 @@
+"""blueprint diff: rows matched by id, types kept apart, set-level fields when both carry them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from blueprint.diff import ABSENT, diff_files, value_changes
+from blueprint.formats import REGISTRY, WriteOptions
+from conftest import document, row, write_json
+
+
+def test_identical_sets(tmp_path: Path) -> None:
+    a = write_json(tmp_path / "a.json", document(row("x"), row("y")))
+    assert diff_files(a, a).identical
+
+
+def test_added_removed_changed(tmp_path: Path) -> None:
+    changed = row("y", scenario="new")
+    a = write_json(tmp_path / "a.json", document(row("x"), row("y")))
+    b = write_json(tmp_path / "b.json", document(changed, row("z")))
+    result = diff_files(a, b)
+    assert result.removed == ["x"]
+    assert result.added == ["z"]
+    assert [(c.id, c.paths) for c in result.changed] == [("y", ["$.metadata.case.scenario"])]
+    assert not result.identical
+
+
+def test_types_are_kept_apart(tmp_path: Path) -> None:
+    for before, after in [("1", 1), (1, 1.0), (1, True), (None, ""), ([1], [1, 1])]:
+        assert value_changes({"v": before}, {"v": after}), (before, after)
+    assert value_changes({"a": 1, "b": 2}, {"b": 2, "a": 1}) == []
+
+
+def test_absent_versus_null() -> None:
+    (change,) = value_changes({"a": 1}, {"a": 1, "b": None})
+    assert (change.path, change.kind, change.before) == ("$.b", "added", ABSENT)
+
+
+def test_set_level_fields(tmp_path: Path) -> None:
+    a = write_json(tmp_path / "a.json", document(row("x"), version="1"))
+    b = write_json(tmp_path / "b.json", document(row("x"), version="2", description="d"))
+    result = diff_files(a, b)
+    assert [(c.path, c.kind) for c in result.header] == [
+        ("$.version", "changed"),
+        ("$.description", "added"),
+    ]
+
+
+def test_across_formats_and_without_a_set_file(tmp_path: Path) -> None:
+    doc = document(row("x"), row("y"))
+    a = write_json(tmp_path / "a.json", doc)
+    csv_path = tmp_path / "b.csv"
+    REGISTRY["csv"].write(
+        {"schemaVersion": "blueprint.eval-set/v1", "name": "other"},
+        iter(doc["rows"]),
+        csv_path,
+        WriteOptions(),
+    )
+    result = diff_files(a, csv_path)
+    assert [c.path for c in result.header] == ["$.name"]
+    (tmp_path / "b.csv.set.json").unlink()
+    result = diff_files(a, csv_path)
+    assert result.identical
+    assert any("not compared" in note for note in result.not_compared)
+
+
+def test_order_change_is_reported(tmp_path: Path) -> None:
+    a = write_json(tmp_path / "a.json", document(row("x"), row("y")))
+    b = write_json(tmp_path / "b.json", document(row("y"), row("x")))
+    result = diff_files(a, b)
+    assert result.order_changed and not result.changed and not result.identical
+
+
+def test_rows_without_usable_ids_match_by_position(tmp_path: Path) -> None:
+    a = write_json(tmp_path / "a.json", document(row("x"), row("x"), {"input": 1}))
+    result = diff_files(a, a)
+    assert result.identical
+    assert result.not_compared

@@ -1,0 +1,40 @@
+"""The generated reference pages are current, and the docs cover every issue code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from blueprint.docgen import main, stale_pages
+from blueprint.issues import CODES
+
+DOCS = Path(__file__).parent.parent / "docs"
+README = Path(__file__).parent.parent / "README.md"
+
+
+def test_generated_pages_are_current() -> None:
+    assert stale_pages(DOCS) == [], "run: python -m blueprint.docgen --write docs"
+
+
+def test_issue_code_headings_match_the_code_table() -> None:
+    text = (DOCS / "reference" / "issue-codes.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## (\S+)$", text, flags=re.MULTILINE)
+    assert headings == list(CODES)
+
+
+def test_docgen_check_exit_codes(tmp_path: Path) -> None:
+    assert main(["--check", str(tmp_path)]) == 1
+    assert main(["--write", str(tmp_path)]) == 0
+    assert main(["--check", str(tmp_path)]) == 0
+
+
+def test_readme_commands_name_real_files() -> None:
+    text = README.read_text(encoding="utf-8")
+    for path in re.findall(r"(examples/[\w./-]+\.json)", text):
+        assert (README.parent / path).is_file(), path
+
+
+def test_relative_links_in_docs_resolve() -> None:
+    for page in [README, *DOCS.rglob("*.md")]:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            assert (page.parent / target).exists(), (page, target)
