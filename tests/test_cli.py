@@ -224,3 +224,36 @@ def test_internal_errors_exit_3_without_traceback(monkeypatch) -> None:
 def test_version() -> None:
     result = run("--version")
     assert result.exit_code == 0 and result.stdout.startswith("blueprint ")
+
+
+def test_schema_write_refuses_to_replace_edited_files(tmp_path: Path) -> None:
+    assert run("schema", "--write", tmp_path).exit_code == 0
+    edited = tmp_path / "row.schema.json"
+    edited.write_text("{}", encoding="utf-8")
+    assert run("schema", "--write", tmp_path).exit_code == 2
+    assert edited.read_text(encoding="utf-8") == "{}"
+    assert run("schema", "--write", tmp_path, "--force").exit_code == 0
+    assert run("schema", "--check", tmp_path).exit_code == 0
+    assert run("schema", "--check", tmp_path / "nowhere").exit_code == 2
+    a_file = tmp_path / "file"
+    a_file.write_text("x", encoding="utf-8")
+    assert run("schema", "--write", a_file).exit_code == 2
+
+
+def test_ignoring_parse_still_exits_2(tmp_path: Path) -> None:
+    result = run("validate", tmp_path / "missing.json", "--ignore", "parse", "--report", "json")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["valid"] is False
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["plainfile/out.json", "folder.json", "missing-dir/out.csv"],
+)
+def test_unwritable_outputs_exit_2(tmp_path: Path, target: str) -> None:
+    (tmp_path / "plainfile").write_text("x", encoding="utf-8")
+    (tmp_path / "folder.json").mkdir()
+    result = run("convert", EXAMPLE, tmp_path / target, "--force")
+    assert result.exit_code == 2, result.output
+    assert "internal error" not in result.stderr
+    assert not list((tmp_path).glob("**/*.partial"))

@@ -76,3 +76,30 @@ def test_rows_without_usable_ids_match_by_position(tmp_path: Path) -> None:
     result = diff_files(a, a)
     assert result.identical
     assert result.not_compared
+
+
+def test_positional_keys_never_collide_with_real_ids(tmp_path: Path) -> None:
+    left = write_json(tmp_path / "a.json", document({"id": "#1", "v": "LEFT"}, {"v": "no id"}))
+    right = write_json(tmp_path / "b.json", document({"id": "#1", "v": "RIGHT"}, {"v": "no id"}))
+    result = diff_files(left, right)
+    assert [c.id for c in result.changed] == ["#1"]
+
+
+def test_repeated_ids_match_by_occurrence(tmp_path: Path) -> None:
+    a1, a2, b = {"id": "a", "v": 1}, {"id": "a", "v": 2}, {"id": "b"}
+    left = write_json(tmp_path / "l.json", document(a1, a2, b))
+    right = write_json(tmp_path / "r.json", document(a1, b, a2))
+    result = diff_files(left, right)
+    assert not result.changed and not result.added and not result.removed
+    assert result.order_changed
+
+
+def test_structurally_broken_documents_are_refused(tmp_path: Path) -> None:
+    import pytest
+
+    from blueprint.errors import ParseError
+
+    broken = tmp_path / "x.json"
+    broken.write_text('{"name": "x", "rows": "oops"}', encoding="utf-8")
+    with pytest.raises(ParseError):
+        diff_files(broken, broken)

@@ -190,3 +190,39 @@ def test_convert_refuses_a_structurally_broken_document(tmp_path: Path) -> None:
 
 def test_document_helper_shape() -> None:
     assert document(row("a"))["rows"][0]["id"] == "a"
+
+
+def test_set_file_holding_rows_is_refused(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.csv", [row("a")])
+    (tmp_path / "set.csv.set.json").write_text('{"name": "t", "rows": []}', encoding="utf-8")
+    with pytest.raises(ParseError) as caught:
+        REGISTRY["csv"].open(path)
+    assert caught.value.path.name == "set.csv.set.json"
+
+
+def test_set_file_that_is_a_folder_is_refused(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.jsonl", [row("a")])
+    (tmp_path / "set.jsonl.set.json").unlink()
+    (tmp_path / "set.jsonl.set.json").mkdir()
+    with pytest.raises(ParseError):
+        REGISTRY["jsonl"].open(path)
+
+
+def test_validate_names_the_set_file_when_it_is_broken(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.csv", [row("a")])
+    (tmp_path / "set.csv.set.json").write_text("{bad", encoding="utf-8")
+    report = validate_file(path)
+    (issue,) = report.issues
+    assert issue.code == "parse" and "set.csv.set.json" in issue.message
+
+
+def test_filtering_out_parse_issues_does_not_make_a_file_readable(tmp_path: Path) -> None:
+    from blueprint.validate import ValidationOptions
+
+    options = ValidationOptions(ignore=frozenset({"parse"}))
+    report = validate_file(tmp_path / "missing.json", options=options)
+    assert report.issues == [] and report.unreadable and not report.valid
+    path = write_set(tmp_path, "set.jsonl", [row("a")])
+    path.write_bytes(path.read_bytes() + b"{oops\n")
+    report = validate_file(path, options=options)
+    assert report.unreadable and not report.valid

@@ -64,3 +64,11 @@ def test_github_annotations_escape_properties_and_data() -> None:
     assert "bad%0Aline 100%25" in lines[1]
     assert lines[2].startswith("::warning ") and ",line=" not in lines[2]
     assert lines[3].startswith("::notice ")
+
+
+def test_junit_survives_control_characters() -> None:
+    report = ValidationReport(source="s.json", format="json", rows=1, row_ids=["a\x01b"])
+    report.issues = [Issue("schema", "error", "bad \x02 value", "$.rows[0]", 0, "a\x01b", None)]
+    root = ElementTree.fromstring(render_junit(report))
+    names = [case.get("name") for case in root.iter("testcase")]
+    assert names[1] == "row 0: a\\x01b"

@@ -283,3 +283,13 @@ def test_json_rows_get_line_numbers(tmp_path: Path) -> None:
     (issue,) = report.issues
     assert lines[issue.line - 1].strip() == "{"
     assert '"id": "b"' in lines[issue.line]
+
+
+def test_one_finding_for_a_value_outside_a_const_or_enum() -> None:
+    doc = document(row("a"))
+    doc["schemaVersion"] = 1
+    doc["rows"][0]["metadata"]["case"]["oracleType"] = 5
+    assert found(doc, "schema") == [
+        ("schema", None, "$.schemaVersion"),
+        ("schema", 0, "$.rows[0].metadata.case.oracleType"),
+    ]

@@ -7,13 +7,14 @@ when the caller says so (``--force``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Literal, overload
 
-from blueprint.errors import OutputExistsError
+from blueprint.errors import OutputError, OutputExistsError
 
 
 def _default_mode() -> int:
@@ -31,10 +32,14 @@ class AtomicOutputs:
 
     def __init__(self, targets: list[Path], *, force: bool) -> None:
         self.targets = [Path(target) for target in targets]
-        if not force:
-            for target in self.targets:
-                if target.exists():
-                    raise OutputExistsError(target)
+        for target in self.targets:
+            # checked before anything is written, so that no rename can fail half-way
+            if target.is_dir():
+                raise OutputError(target, "it is a folder")
+            if not target.parent.is_dir():
+                raise OutputError(target, f"the folder {target.parent} does not exist")
+            if target.exists() and not force:
+                raise OutputExistsError(target)
         self._pending: dict[Path, tuple[Path, IO[bytes] | IO[str]]] = {}
 
     @overload
@@ -46,10 +51,12 @@ class AtomicOutputs:
         target = Path(target)
         if target not in self.targets:
             raise ValueError(f"{target} was not declared as an output")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(
-            dir=target.parent, prefix=f".{target.name}.", suffix=".partial"
-        )
+        try:
+            descriptor, temporary = tempfile.mkstemp(
+                dir=target.parent, prefix=f".{target.name}.", suffix=".partial"
+            )
+        except OSError as error:
+            raise OutputError(target, error.strerror or str(error)) from None
         handle: IO[bytes] | IO[str]
         if mode == "wb":
             handle = os.fdopen(descriptor, "wb")
@@ -59,18 +66,24 @@ class AtomicOutputs:
         return handle
 
     def commit(self) -> None:
-        for target, (temporary, handle) in self._pending.items():
-            handle.close()
-            mode = target.stat().st_mode & 0o777 if target.exists() else _default_mode()
-            temporary.chmod(mode)
-        for target, (temporary, _) in self._pending.items():
-            temporary.replace(target)
+        target = None
+        try:
+            for target, (temporary, handle) in self._pending.items():
+                handle.close()
+                mode = target.stat().st_mode & 0o777 if target.exists() else _default_mode()
+                temporary.chmod(mode)
+            for target, (temporary, _) in self._pending.items():
+                temporary.replace(target)
+        except OSError as error:
+            self.abort()
+            raise OutputError(target or self.targets[0], error.strerror or str(error)) from None
         self._pending.clear()
 
     def abort(self) -> None:
         for temporary, handle in self._pending.values():
             handle.close()
-            temporary.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
         self._pending.clear()
 
     def __enter__(self) -> AtomicOutputs:

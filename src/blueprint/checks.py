@@ -157,7 +157,12 @@ def schema_findings(validator: Validator, instance: Any) -> list[tuple[Location,
     """Every schema violation as (location, reason), without repeats, in document order."""
     seen: set[tuple[str, str]] = set()
     found = []
-    for error in validator.iter_errors(instance):
+    errors = list(validator.iter_errors(instance))
+    # a value outside an enum or const is usually also of the wrong type; one finding is enough
+    valued = {tuple(e.absolute_path) for e in errors if e.validator in ("enum", "const")}
+    for error in errors:
+        if error.validator == "type" and tuple(error.absolute_path) in valued:
+            continue
         for location, reason in _describe(error):
             key = (jsonpath.join("$", location), reason)
             if key not in seen:

@@ -47,9 +47,7 @@ def open_set(path: Path, format: str | None = None) -> SetSource:
 
 def complete_header(source: SetSource) -> tuple[dict[str, Any], list[str]]:
     """The set-level fields to write, and a note for each one that had to be made up."""
-    broken = [note for note in source.notes if note.severity == "error"]
-    if broken:
-        raise ParseError(source.path, f"cannot convert: {broken[0].path}: {broken[0].message}")
+    source.require_structure()
     if source.header is not None:
         return source.header, []
     name = source.path.stem

@@ -1,6 +1,6 @@
 """Semantic diff of two sets, keyed by row id, across formats.
 
-Rows are matched by ``id`` (rows without a usable id, or repeating one, by position) and
+Rows are matched by ``id`` (repeated ids by occurrence, rows without an id by position) and
 compared value by value with types kept apart: ``"1"`` differs from ``1``, ``1`` from ``1.0``,
 ``null`` from an absent key. Key order inside objects never counts; row order is reported
 separately. Set-level fields are compared only when both sides carry them.
@@ -8,6 +8,7 @@ separately. Set-level fields are compared only when both sides carry them.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -100,13 +101,25 @@ class SetDiff:
         }
 
 
+#: how rows are matched: by id and occurrence (the second row with id "a" matches the second
+#: row with id "a"); rows without a string id by their order among such rows
+RowKey = tuple[str | None, int]
+
+
+def row_label(key: RowKey) -> str:
+    row_id, occurrence = key
+    if row_id is None:
+        return f"(row without id #{occurrence})"
+    return row_id if occurrence == 1 else f"{row_id} (occurrence {occurrence})"
+
+
 @dataclass
 class LoadedSet:
     """A whole set in memory, for comparing: set-level fields and rows keyed for matching."""
 
     label: str
     header: dict[str, Any] | None
-    rows: dict[str, Any]
+    rows: dict[RowKey, Any]
     notes: list[str]
 
 
@@ -116,22 +129,23 @@ def load_for_diff(path: Path, format: str | None = None) -> LoadedSet:
 
 
 def collect(source: SetSource, label: str) -> LoadedSet:
-    """Read every row of a source, keyed by id; unreadable rows stop the comparison."""
-    rows: dict[str, Any] = {}
-    positional = 0
+    """Read every row of a source, keyed for matching; unreadable rows stop the comparison."""
+    source.require_structure()
+    rows: dict[RowKey, Any] = {}
+    seen: Counter[str | None] = Counter()
     for item in source.rows:
         if isinstance(item, UnreadableRow):
             raise ParseError(source.path, item.reason, line=item.line, column=item.column)
         row_id = item.data.get("id") if isinstance(item.data, dict) else None
-        if not isinstance(row_id, str) or row_id in rows:
-            row_id = f"#{item.index}"
-            positional += 1
-        rows[row_id] = item.data
+        key = row_id if isinstance(row_id, str) else None
+        seen[key] += 1
+        rows[(key, seen[key])] = item.data
     notes = []
-    if positional:
-        notes.append(
-            f"{label}: {positional} row(s) without a unique id were matched by position (#N)"
-        )
+    if seen[None]:
+        notes.append(f"{label}: {seen[None]} row(s) without an id were matched by position")
+    repeated = sum(1 for key, count in seen.items() if key is not None and count > 1)
+    if repeated:
+        notes.append(f"{label}: {repeated} id(s) repeat; their rows were matched by occurrence")
     return LoadedSet(label=label, header=source.header, rows=rows, notes=notes)
 
 
@@ -189,15 +203,15 @@ def diff_sets(left: LoadedSet, right: LoadedSet) -> SetDiff:
             + ") not compared: no set file for "
             + " and ".join(missing)
         )
-    result.removed = [row_id for row_id in left.rows if row_id not in right.rows]
-    result.added = [row_id for row_id in right.rows if row_id not in left.rows]
-    for row_id, row in left.rows.items():
-        if row_id in right.rows:
-            changes = value_changes(row, right.rows[row_id])
+    result.removed = [row_label(key) for key in left.rows if key not in right.rows]
+    result.added = [row_label(key) for key in right.rows if key not in left.rows]
+    for key, row in left.rows.items():
+        if key in right.rows:
+            changes = value_changes(row, right.rows[key])
             if changes:
-                result.changed.append(RowChange(row_id, tuple(changes)))
-    shared_left = [row_id for row_id in left.rows if row_id in right.rows]
-    shared_right = [row_id for row_id in right.rows if row_id in left.rows]
+                result.changed.append(RowChange(row_label(key), tuple(changes)))
+    shared_left = [key for key in left.rows if key in right.rows]
+    shared_right = [key for key in right.rows if key in left.rows]
     result.order_changed = shared_left != shared_right
     return result
 

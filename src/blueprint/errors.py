@@ -69,6 +69,14 @@ class OutputExistsError(BlueprintError, FileExistsError):
         super().__init__(f"{path} already exists; pass --force to overwrite it")
 
 
+class OutputError(BlueprintError, OSError):
+    """An output file cannot be written where it was asked for."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        super().__init__(f"cannot write {path}: {reason}")
+
+
 class InvalidSetError(BlueprintError, ValueError):
     """A set was loaded as a model but breaks the schema or the rules."""
 

@@ -223,15 +223,12 @@ class ValidationReport:
     issues: list[Issue] = field(default_factory=list)
     #: the id of every row in order (None where a row has no readable id), for per-row reports
     row_ids: list[str | None] = field(default_factory=list)
+    #: part of the file could not be read at all; set even when `parse` issues are filtered out
+    unreadable: bool = False
 
     @property
     def valid(self) -> bool:
-        return not any(issue.severity == "error" for issue in self.issues)
-
-    @property
-    def unreadable(self) -> bool:
-        """True when part of the file could not be read at all (a `parse` issue)."""
-        return any(issue.code == "parse" for issue in self.issues)
+        return not self.unreadable and not any(i.severity == "error" for i in self.issues)
 
     def counts(self) -> dict[IssueSeverity, int]:
         tally = Counter(issue.severity for issue in self.issues)

@@ -24,8 +24,20 @@ class JSONError(ValueError):
         super().__init__(f"{reason} (line {line}, column {column})")
 
 
+#: how deeply arrays and objects may nest; deeper data is refused when read, so that every
+#: later step (writing, diffing) can handle whatever was read
+MAX_DEPTH: Final = 128
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text} is too large to represent")
+    return value
 
 
 # orjson reads integers beyond 64 bits as floats, silently rounding them. Texts with a long run
@@ -37,18 +49,62 @@ _LONG_DIGITS_BYTES: Final = re.compile(rb"\d{16}")
 def loads(data: bytes | str) -> Any:
     """Decode one JSON document; raises :class:`JSONError` with line and column."""
     pattern = _LONG_DIGITS_BYTES if isinstance(data, bytes) else _LONG_DIGITS_TEXT
-    if pattern.search(data):  # type: ignore[arg-type]
+    exact = bool(pattern.search(data))  # type: ignore[arg-type]
+    if exact:
+        value = _exact_loads(data)
+    else:
         try:
-            text = data.decode("utf-8") if isinstance(data, bytes) else data
-            return json.loads(text, parse_constant=_refuse_constant)
-        except json.JSONDecodeError as error:
+            value = orjson.loads(data)
+        except orjson.JSONDecodeError as error:
             raise JSONError(error.msg, error.lineno, error.colno) from None
-        except (ValueError, UnicodeDecodeError) as error:
-            raise JSONError(str(error), 1, 1) from None
+    if exact or _openings(data) > MAX_DEPTH:
+        problem = _inspect(value, strings=exact)
+        if problem:
+            raise JSONError(problem, 1, 1)
+    return value
+
+
+def _openings(data: bytes | str) -> int:
+    """How many arrays and objects a text could open at most (a cheap bound on its depth)."""
+    if isinstance(data, bytes):
+        return data.count(b"[") + data.count(b"{")
+    return data.count("[") + data.count("{")
+
+
+def _exact_loads(data: bytes | str) -> Any:
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as error:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as error:
         raise JSONError(error.msg, error.lineno, error.colno) from None
+    except RecursionError:
+        raise JSONError(f"values nested deeper than {MAX_DEPTH} levels", 1, 1) from None
+    except (ValueError, UnicodeDecodeError) as error:
+        raise JSONError(str(error), 1, 1) from None
+
+
+def _inspect(value: Any, *, strings: bool) -> str | None:
+    """Why a decoded value is unacceptable (too deep, or a lone surrogate), or None."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, dict):
+            children: Any = current.values()
+            if strings:
+                children = [*current, *children]
+        elif isinstance(current, list):
+            children = current
+        else:
+            if strings and isinstance(current, str):
+                try:
+                    current.encode("utf-8")
+                except UnicodeEncodeError:
+                    return "a string holds a lone surrogate (\\ud800-\\udfff), which is not text"
+            continue
+        if depth >= MAX_DEPTH:
+            return f"values nested deeper than {MAX_DEPTH} levels"
+        stack.extend((child, depth + 1) for child in children)
+    return None
 
 
 def dumps(value: Any, *, indent: bool = False, sort_keys: bool = False) -> bytes:
@@ -57,6 +113,8 @@ def dumps(value: Any, *, indent: bool = False, sort_keys: bool = False) -> bytes
     try:
         return orjson.dumps(value, option=option)
     except TypeError:
+        pass  # beyond orjson's reach: integers over 64 bits, or very deep nesting
+    try:
         text = json.dumps(
             value,
             ensure_ascii=False,
@@ -65,7 +123,11 @@ def dumps(value: Any, *, indent: bool = False, sort_keys: bool = False) -> bytes
             separators=None if indent else (",", ":"),
             sort_keys=sort_keys,
         )
-        return text.encode("utf-8")
+    except RecursionError:
+        raise ValueError(
+            f"values nested deeper than {MAX_DEPTH} levels cannot be written"
+        ) from None
+    return text.encode("utf-8")
 
 
 def dumps_text(value: Any, *, indent: bool = False, sort_keys: bool = False) -> str:

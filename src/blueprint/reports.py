@@ -7,6 +7,7 @@ machines and CI dashboards.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from typing import Final
 from xml.etree import ElementTree
@@ -20,19 +21,29 @@ def render_json(report: ValidationReport) -> str:
     return json.dumps(report.to_json(), indent=2, ensure_ascii=False)
 
 
+# characters XML 1.0 cannot hold at all, even escaped
+_NOT_XML: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
 def render_junit(report: ValidationReport) -> str:
     """One test case per row (plus one for the set-level fields); errors fail it."""
     by_row: dict[int | None, list[Issue]] = defaultdict(list)
     for issue in report.issues:
         by_row[issue.row_index].append(issue)
-    suite = ElementTree.Element("testsuite", name=report.source)
+    suite = ElementTree.Element("testsuite", name=_xml_text(report.source))
     cases = [(None, "set-level fields")] + [
-        (index, f"row {index}: {row_id}" if row_id is not None else f"row {index}")
+        (index, _xml_text(f"row {index}: {row_id}" if row_id is not None else f"row {index}"))
         for index, row_id in enumerate(report.row_ids)
     ]
     failures = 0
     for index, name in cases:
-        case = ElementTree.SubElement(suite, "testcase", classname=report.source, name=name)
+        case = ElementTree.SubElement(
+            suite, "testcase", classname=_xml_text(report.source), name=name
+        )
         found = by_row.get(index, [])
         errors = [issue for issue in found if issue.severity == "error"]
         if errors:
@@ -43,10 +54,11 @@ def render_junit(report: ValidationReport) -> str:
                 type=errors[0].code,
                 message=f"{len(errors)} error(s): " + ", ".join(sorted({e.code for e in errors})),
             )
-            failure.text = "\n".join(_line(issue) for issue in errors)
+            failure.text = _xml_text("\n".join(_line(issue) for issue in errors))
         others = [issue for issue in found if issue.severity != "error"]
         if others:
-            ElementTree.SubElement(case, "system-out").text = "\n".join(_line(i) for i in others)
+            out = ElementTree.SubElement(case, "system-out")
+            out.text = _xml_text("\n".join(_line(issue) for issue in others))
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(failures))
     suite.set("errors", "0")

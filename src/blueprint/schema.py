@@ -22,6 +22,8 @@ from jsonschema.validators import extend
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
 
+from blueprint.atomic import AtomicOutputs
+from blueprint.errors import OutputError
 from blueprint.model import EXPECTED_SHAPES, CaseProfile, EvalSet, Row
 
 DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
@@ -90,15 +92,23 @@ def render_schema(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_schemas(directory: Path) -> list[Path]:
-    """Write every published schema into ``directory``; returns the files written."""
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, document in published_schemas().items():
-        target = directory / name
-        target.write_text(render_schema(document), encoding="utf-8")
-        written.append(target)
-    return written
+def write_schemas(directory: Path, *, force: bool = False) -> list[Path]:
+    """Write the published schemas that are missing or stale in ``directory``.
+
+    Files that exist with other content are replaced only with ``force``. Returns the files
+    written (none when the folder is current).
+    """
+    if directory.exists() and not directory.is_dir():
+        raise OutputError(directory, "it is not a folder")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputError(directory, error.strerror or str(error)) from None
+    targets = [directory / name for name in stale_schemas(directory)]
+    with AtomicOutputs(targets, force=force) as outputs:
+        for target in targets:
+            outputs.open(target, "w").write(render_schema(published_schemas()[target.name]))
+    return targets
 
 
 def stale_schemas(directory: Path) -> list[str]:

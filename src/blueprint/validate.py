@@ -47,8 +47,12 @@ def validate_file(
     try:
         source = codec.open(path)
     except ParseError as error:
+        report.unreadable = True
+        reason = error.reason
+        if error.path != path:  # the set file beside the data, not the data itself
+            reason = f"{error.path.name}: {reason}"
         if options.wants("parse"):
-            report.issues.append(_parse_issue(codec.name, error.reason, error.line, error.column))
+            report.issues.append(_parse_issue(codec.name, reason, error.line, error.column))
         return report
     _validate_source(source, options, report)
     return report
@@ -105,6 +109,7 @@ def _validate_source(
         report.rows += 1
         state.lines.append(item.line or 0)
         if isinstance(item, UnreadableRow):
+            report.unreadable = True
             report.row_ids.append(None)
             emit([_parse_issue(source.format, item.reason, item.line, item.column, item.index)])
             continue

@@ -91,6 +91,9 @@ def boundary(command: Callable[P, R]) -> Callable[P, R]:
         except BlueprintError as error:
             err.print(f"[bold red]error:[/] {escape(str(error))}")
             raise typer.Exit(error.exit_code) from None
+        except OSError as error:  # the machine refused (disk full, permissions): not a bug
+            err.print(f"[bold red]error:[/] {escape(str(error))}")
+            raise typer.Exit(2) from None
         except Exception as error:
             err.print(
                 "[bold red]internal error[/] (a bug in blueprint; please report it):"

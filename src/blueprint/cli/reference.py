@@ -12,6 +12,7 @@ from rich.table import Table
 
 from blueprint import admissibility
 from blueprint.cli._common import (
+    Force,
     FormatName,
     OracleName,
     Report,
@@ -133,15 +134,21 @@ def schema_command(
             show_default=False,
         ),
     ] = None,
+    force: Force = False,
 ) -> None:
     """Print a published JSON Schema, or write them all (generated from the models)."""
     if write is not None and check is not None:
         raise UsageError("use --write or --check, not both")
     if write is not None:
-        for path in write_schemas(write):
+        written = write_schemas(write, force=force)
+        for path in written:
             err.print(f"wrote {escape(str(path))}")
+        if not written:
+            err.print(f"{escape(str(write))}: schemas are already current")
         return
     if check is not None:
+        if not check.is_dir():
+            raise UsageError(f"{check} is not a folder")
         stale = stale_schemas(check)
         for file_name in stale:
             err.print(f"[red]out of date:[/] {escape(str(check / file_name))}")

@@ -39,4 +39,4 @@ def read_text(path: Path) -> str:
 
 
 def undecodable(line: bytes, error: UnicodeDecodeError) -> str:
-    return f"not UTF-8 text (byte 0x{line[error.start]:02x} at column {error.start + 1})"
+    return f"not UTF-8 text (byte 0x{line[error.start]:02x})"

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
+from blueprint.errors import ParseError
 from blueprint.issues import Issue
 
 
@@ -52,6 +53,12 @@ class SetSource:
     header_origin: str | None = None
     #: the line a row starts on, for formats that work it out only when asked (JSON)
     line_of: Callable[[int], int | None] = field(default=lambda index: None)
+
+    def require_structure(self) -> None:
+        """Refuse a source whose structure is broken (a JSON document without a rows array)."""
+        broken = [note for note in self.notes if note.severity == "error"]
+        if broken:
+            raise ParseError(self.path, f"{broken[0].path}: {broken[0].message}")
 
 
 @dataclass(frozen=True)

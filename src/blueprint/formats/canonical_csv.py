@@ -111,12 +111,14 @@ class CsvCodec:
             layout = _Layout()
             count = 0
             for row in rows:
-                if not isinstance(row, dict):
+                try:
+                    if not isinstance(row, dict):
+                        raise ValueError(f"it is {jsonvalues.json_type(row)}, not an object")
+                    layout.add(row)
+                except ValueError as error:
                     raise UnrepresentableRowError(
-                        f"row {count} is {jsonvalues.json_type(row)}, not an object; CSV holds"
-                        " only rows that are objects"
-                    )
-                layout.add(row)
+                        f"cannot write {path}: row {count} cannot be held in CSV: {error}"
+                    ) from None
                 spool.write(jsonvalues.dumps(row) + b"\n")
                 count += 1
             columns = layout.columns()
@@ -172,7 +174,7 @@ def _read_header(path: Path, reader: Any, feed: _LineFeed) -> list[Column]:
     except StopIteration:
         raise ParseError(path, "empty file: a CSV set starts with a header row", line=1) from None
     except csv.Error as error:
-        raise ParseError(path, f"header row: {error}", line=feed.number) from None
+        raise ParseError(path, f"header row: {_csv_problem(error)}", line=feed.number) from None
     if feed.bad is not None:
         line, column, reason = feed.bad
         raise ParseError(path, reason, line=line, column=column)
@@ -199,7 +201,7 @@ def _read_rows(
             except StopIteration:
                 return
             except csv.Error as error:
-                yield UnreadableRow(index, start, None, f"malformed CSV: {error}")
+                yield UnreadableRow(index, start, None, _csv_problem(error))
                 index += 1
                 start = feed.number + 1
                 continue
@@ -223,29 +225,53 @@ def _read_rows(
             start = feed.number + 1
 
 
+def _csv_problem(error: csv.Error) -> str:
+    if "new-line character seen in unquoted field" in str(error):
+        return (
+            "a line ends with a bare carriage return (old Mac line ends);"
+            " save the file with LF or CRLF line ends"
+        )
+    return f"malformed CSV: {error}"
+
+
 def _decode_record(record: list[str], columns: list[Column]) -> dict[str, Any]:
     row: dict[str, Any] = {}
+    # A whole-object column ("metadata", "metadata.case") and the columns of its parts
+    # ("metadata.x", "case.x") must not both have a value: one would overwrite the other.
+    whole: set[str] = set()
+    parts: set[str] = set()
+
+    def claim(kind: str, name: str, is_whole: bool) -> None:
+        if kind in (parts if is_whole else whole):
+            raise ValueError(f"column {name!r} conflicts with other {kind} columns in this row")
+        (whole if is_whole else parts).add(kind)
+
     for column, cell in zip(columns, record, strict=True):
         value = decode_list_cell(cell) if column.is_list else decode_cell(cell)
         if value is ABSENT:
             continue
         if column.kind == "row":
+            if column.key == "metadata":
+                claim("metadata", column.name, is_whole=True)
             row[column.key] = value
             continue
+        claim("metadata", column.name, is_whole=False)
         metadata = row.setdefault("metadata", {})
-        if not isinstance(metadata, dict):
-            raise ValueError(f"column {column.name!r} and column 'metadata' both have a value")
         if column.kind == "metadata":
+            if column.key == "case":
+                claim("case", column.name, is_whole=True)
             metadata[column.key] = value
             continue
-        case = metadata.setdefault("case", {})
-        if not isinstance(case, dict):
-            raise ValueError(f"column {column.name!r} and 'metadata.case' both have a value")
-        case[column.key] = value
+        claim("case", column.name, is_whole=False)
+        metadata.setdefault("case", {})[column.key] = value
     return row
 
 
 # --- writing ---------------------------------------------------------------------------------
+
+
+def _is_filled_object(value: Any) -> bool:
+    return isinstance(value, dict) and bool(value)
 
 
 class _Layout:
@@ -257,15 +283,22 @@ class _Layout:
         self.extra: dict[str, None] = {}
 
     def add(self, row: dict[str, Any]) -> None:
+        """Note the columns a row needs; raises ValueError for a row CSV cannot hold."""
         for key in row:
-            if key not in ROW_KEYS and key != "metadata":
-                self.extra[key] = None
-        metadata = row.get("metadata")
-        if "metadata" in row and not isinstance(metadata, dict):
+            if key in ROW_KEYS or key == "metadata":
+                continue
+            if key == "" or key.startswith(("case.", "metadata.")):
+                raise ValueError(f"its key {key!r} would read back as a different column")
+            self.extra[key] = None
+        if "metadata" not in row:
+            return
+        metadata = row["metadata"]
+        if not _is_filled_object(metadata):
+            # not an object, or an empty one: kept whole, as JSON, in a "metadata" column
             self.extra["metadata"] = None
             return
-        for key, value in (metadata or {}).items():
-            if key == "case" and isinstance(value, dict):
+        for key, value in metadata.items():
+            if key == "case" and _is_filled_object(value):
                 self.case.update(dict.fromkeys(value))
             else:
                 self.metadata[key] = None
@@ -284,20 +317,20 @@ class _Layout:
 
 def _encode_record(row: dict[str, Any], columns: list[Column]) -> list[str]:
     raw_metadata = row.get("metadata")
-    metadata = raw_metadata if isinstance(raw_metadata, dict) else {}
+    metadata = raw_metadata if _is_filled_object(raw_metadata) else {}
     raw_case = metadata.get("case")
-    case = raw_case if isinstance(raw_case, dict) else {}
+    case = raw_case if _is_filled_object(raw_case) else {}
     cells = []
     for column in columns:
         holder: dict[str, Any]
         if column.kind == "case":
             holder = case
         elif column.kind == "metadata":
-            # a "metadata.case" column only ever holds a case profile that is not an object
-            holder = {} if column.key == "case" and raw_case is case else metadata
+            # "metadata.case" holds the case profile only when case.* columns cannot
+            holder = {} if column.key == "case" and case else metadata
         else:
-            # likewise a "metadata" column only holds metadata that is not an object
-            holder = {} if column.key == "metadata" and raw_metadata is metadata else row
+            # likewise "metadata" holds the metadata only when metadata.* columns cannot
+            holder = {} if column.key == "metadata" and metadata else row
         if column.key not in holder:
             cells.append("")
         elif column.is_list:

@@ -25,6 +25,8 @@ def set_file_for(data_path: Path) -> Path:
 def read_set_file(data_path: Path) -> tuple[dict[str, Any] | None, list[Issue]]:
     """The set-level fields stored beside ``data_path``, or None with a note when absent."""
     set_path = set_file_for(data_path)
+    if set_path.exists() and not set_path.is_file():
+        raise ParseError(set_path, "the set file is not a file")
     if not set_path.is_file():
         note = make_issue(
             "missing-set-file",
@@ -47,6 +49,8 @@ def read_set_file(data_path: Path) -> tuple[dict[str, Any] | None, list[Issue]]:
         raise ParseError(set_path, error.reason, line=error.line, column=error.column) from None
     if not isinstance(header, dict):
         raise ParseError(set_path, "a set file holds one JSON object")
+    if "rows" in header:
+        raise ParseError(set_path, "a set file holds the set-level fields only, not rows")
     return header, []
 
 
