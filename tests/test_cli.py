@@ -200,12 +200,9 @@ def test_schema_print_write_check(tmp_path: Path) -> None:
     assert run("schema", "--check", tmp_path).exit_code == 1
     assert run("schema", "--write", tmp_path).exit_code == 0
     assert run("schema", "--check", tmp_path).exit_code == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "case-profile.schema.json",
-        "eval-set.schema.json",
-        "expected.schema.json",
-        "row.schema.json",
-    ]
+    from blueprint.schema import SCHEMA_FILES
+
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(SCHEMA_FILES)
 
 
 def test_internal_errors_exit_3_without_traceback(monkeypatch) -> None:

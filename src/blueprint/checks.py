@@ -135,9 +135,9 @@ def _describe_alternatives(error: ValidationError) -> Iterator[tuple[Location, s
     if not tagged and len(fitting) > 1:
         tags = [e for errors in fitting.values() for e in errors if e.validator == "const"]
         if tags and len({tuple(e.relative_path) for e in tags}) == 1:
-            wanted = ", ".join(dumps_text(e.validator_value) for e in tags)
+            members = ", ".join(dumps_text(e.validator_value) for e in tags)
             at = [*path, *tags[0].relative_path]
-            yield at, f"must be one of {wanted}, not {describe_value(tags[0].instance)}"
+            yield at, f"must be one of {members}, not {describe_value(tags[0].instance)}"
             return
     # an object branch whose keys all fit is the one meant, even if its values do not
     shaped = {
@@ -464,7 +464,12 @@ def header_issues(header: dict[str, Any]) -> Iterator[Issue]:
                 )
             seen.add(family_id)
         oracle_type, evaluator = family.get("oracleType"), family.get("evaluator")
-        if _member(oracle_type, ORACLE_TYPES) and _member(evaluator, EVALUATOR_TYPES):
+        if (
+            isinstance(oracle_type, str)
+            and isinstance(evaluator, str)
+            and _member(oracle_type, ORACLE_TYPES)
+            and _member(evaluator, EVALUATOR_TYPES)
+        ):
 
             def make(code: str, _position: int = position, **context: Any) -> Issue:
                 return _header_issue(code, "caseFamilies", _position, "evaluator", **context)

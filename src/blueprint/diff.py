@@ -186,15 +186,15 @@ def diff_sets(left: LoadedSet, right: LoadedSet) -> SetDiff:
     result = SetDiff(left=left.label, right=right.label)
     result.not_compared.extend(left.notes + right.notes)
     if left.header is not None and right.header is not None:
-        for key in dict.fromkeys([*HEADER_FIELDS, *left.header, *right.header]):
-            before = left.header.get(key, ABSENT)
-            after = right.header.get(key, ABSENT)
+        for name in dict.fromkeys([*HEADER_FIELDS, *left.header, *right.header]):
+            before = left.header.get(name, ABSENT)
+            after = right.header.get(name, ABSENT)
             if before is ABSENT or after is ABSENT:
                 if before is not after:
                     kind = "added" if before is ABSENT else "removed"
-                    result.header.append(Change(jsonpath.join("$", [key]), kind, before, after))
+                    result.header.append(Change(jsonpath.join("$", [name]), kind, before, after))
             else:
-                result.header.extend(value_changes(before, after, jsonpath.join("$", [key])))
+                result.header.extend(value_changes(before, after, jsonpath.join("$", [name])))
     else:
         missing = [s.label for s in (left, right) if s.header is None]
         result.not_compared.append(

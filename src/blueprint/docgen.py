@@ -95,6 +95,16 @@ def _models() -> list[dict[str, Any]]:
     return models
 
 
+def _pack_models() -> list[dict[str, Any]]:
+    pack = published_schemas()["pack.schema.json"]
+    overlay = published_schemas()["overlay.schema.json"]
+    defs = {**pack["$defs"], **overlay["$defs"]}
+    order = ["PackFamily", "StarterRow", "StarterCase", "Concern"]
+    return [_fields("Pack", pack), _fields("Overlay", overlay)] + [
+        _fields(name, defs[name]) for name in order if name in defs
+    ]
+
+
 def _csv_examples() -> list[dict[str, str]]:
     values: list[tuple[str, Any, bool]] = [
         ("a plain string", "What is the refund window?", False),
@@ -121,6 +131,7 @@ def _context() -> dict[str, Any]:
         "codes": list(CODES.values()),
         "omitted": OMITTED_FIELDS,
         "models": _models(),
+        "pack_models": _pack_models(),
         "rules": [admissibility.ADMISSIBILITY[o] for o in ORACLE_TYPES],
         "formats": list(REGISTRY.values()),
         "csv_examples": _csv_examples(),
@@ -134,6 +145,7 @@ PAGES: Final[dict[str, str]] = {
     "reference/issue-codes.md": "issue-codes.md.j2",
     "reference/evaluators.md": "evaluators.md.j2",
     "reference/formats.md": "formats.md.j2",
+    "reference/pack-format.md": "pack-format.md.j2",
     "csv-encoding.md": "csv-encoding.md.j2",
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -82,7 +83,7 @@ class InvalidSetError(BlueprintError, ValueError):
 
     exit_code = 1
 
-    def __init__(self, path: Path | str, issues: list[object]) -> None:
+    def __init__(self, path: Path | str, issues: Sequence[object]) -> None:
         self.path = Path(path)
         self.issues = issues
         super().__init__(

@@ -25,6 +25,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_jso
 from blueprint.atomic import AtomicOutputs
 from blueprint.errors import OutputError
 from blueprint.model import EXPECTED_SHAPES, CaseProfile, EvalSet, Row
+from blueprint.packs import Overlay, Pack
 
 DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 
@@ -34,6 +35,8 @@ SCHEMA_FILES: Final[dict[str, str]] = {
     "row.schema.json": "urn:blueprint:schema:row:v1",
     "case-profile.schema.json": "urn:blueprint:schema:case-profile:v1",
     "expected.schema.json": "urn:blueprint:schema:expected:v1",
+    "pack.schema.json": "urn:blueprint:schema:pack:v1",
+    "overlay.schema.json": "urn:blueprint:schema:overlay:v1",
 }
 
 
@@ -85,6 +88,8 @@ def published_schemas() -> dict[str, dict[str, Any]]:
         "row.schema.json": _model_schema(Row, ids["row.schema.json"]),
         "case-profile.schema.json": _model_schema(CaseProfile, ids["case-profile.schema.json"]),
         "expected.schema.json": _expected_schema(ids["expected.schema.json"]),
+        "pack.schema.json": _model_schema(Pack, ids["pack.schema.json"]),
+        "overlay.schema.json": _model_schema(Overlay, ids["overlay.schema.json"]),
     }
 
 

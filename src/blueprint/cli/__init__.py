@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from blueprint import __version__
+from blueprint.cli.build import add_command, new_command, oracle_command, packs_app
 from blueprint.cli.convert import convert_command, roundtrip_command
 from blueprint.cli.diff import diff_command
 from blueprint.cli.reference import evaluators_command, formats_command, schema_command
@@ -42,6 +43,10 @@ app.command("roundtrip")(roundtrip_command)
 app.command("formats")(formats_command)
 app.command("evaluators")(evaluators_command)
 app.command("schema")(schema_command)
+app.add_typer(packs_app, name="packs")
+app.command("new")(new_command)
+app.command("oracle")(oracle_command)
+app.command("add")(add_command)
 
 
 def main() -> None:

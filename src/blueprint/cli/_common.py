@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from blueprint.errors import BlueprintError
 from blueprint.formats import REGISTRY
-from blueprint.model import ORACLE_TYPES
+from blueprint.model import EVALUATOR_TYPES, ORACLE_TYPES, PROVENANCES
 
 #: people read stderr; stdout carries only machine output (--report json and friends)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -37,6 +37,8 @@ class SimpleReport(StrEnum):
 #: choices built from the registry and the model, so the CLI never keeps its own list
 FormatName = StrEnum("FormatName", [(name, name) for name in REGISTRY])  # type: ignore[misc]
 OracleName = StrEnum("OracleName", [(name, name) for name in ORACLE_TYPES])  # type: ignore[misc]
+EvaluatorName = StrEnum("EvaluatorName", [(name, name) for name in EVALUATOR_TYPES])  # type: ignore[misc]
+ProvenanceName = StrEnum("ProvenanceName", [(name, name) for name in PROVENANCES])  # type: ignore[misc]
 
 FromFormat = Annotated[
     FormatName | None,

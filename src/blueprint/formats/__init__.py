@@ -70,12 +70,12 @@ def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:
                 f"{path}: cannot tell the format from the extension {extension!r}"
                 f" (known: {known}); name it with --from/--to"
             )
-        if len(candidates) == 1:
-            codec = candidates[0]
-        else:
-            codec = _sniff(path, candidates) if reading else None
-            if codec is None:
-                raise AmbiguousFormatError(path, [c.name for c in candidates])
+        decided = candidates[0] if len(candidates) == 1 else None
+        if decided is None and reading:
+            decided = _sniff(path, candidates)
+        if decided is None:
+            raise AmbiguousFormatError(path, [c.name for c in candidates])
+        codec = decided
     if reading and not codec.can_read:
         raise UnknownFormatError(f"the format {codec.name!r} can be written but not read")
     if not reading and not codec.can_write:

@@ -317,9 +317,9 @@ class _Layout:
 
 def _encode_record(row: dict[str, Any], columns: list[Column]) -> list[str]:
     raw_metadata = row.get("metadata")
-    metadata = raw_metadata if _is_filled_object(raw_metadata) else {}
+    metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
     raw_case = metadata.get("case")
-    case = raw_case if _is_filled_object(raw_case) else {}
+    case: dict[str, Any] = raw_case if isinstance(raw_case, dict) else {}
     cells = []
     for column in columns:
         holder: dict[str, Any]

@@ -1,0 +1,377 @@
+"""Editing a set in place: set a row's oracle type (narrowing its evaluator) and add rows.
+
+Every edit reads the set, decides everything, and only then rewrites the file in its own
+format, atomically. A refused edit (an inadmissible evaluator, a row that would leave its case
+family silently, an expected value that would be lost) leaves the file byte-for-byte as it was.
+Rows stream through; memory holds one row at a time plus the set-level fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from blueprint import admissibility
+from blueprint.checks import RowView, _fits
+from blueprint.convert import complete_header, data_rows
+from blueprint.errors import BlueprintError
+from blueprint.formats import Codec, ExportResult, WriteOptions, resolve_codec
+from blueprint.jsonvalues import dumps_text
+from blueprint.model import (
+    EXPECTED_SHAPES,
+    STARTER_PROVENANCES,
+    EvaluatorType,
+    OracleType,
+    case_profile_fields,
+)
+from blueprint.validate import validate_document
+
+_NO_EXPECTED: Final = frozenset({"rubric", "expected-behavior-only"})
+_SHAPE_HINTS: Final = {
+    "reference-answer": "the one correct output",
+    "acceptable-set": '{"acceptable": [...]} or {"graded": [{"value": ..., "grade": ...}]}',
+    "expected-tool-calls": '{"calls": [{"name": ..., "arguments": {...}}], "order": ...}',
+    "expected-final-state": '{"checks": [{"kind": ..., ...}]}',
+}
+
+
+class EditRefused(BlueprintError, ValueError):
+    """The edit cannot be made as asked; the file was not touched."""
+
+    exit_code = 1
+
+
+# --- reading and rewriting -------------------------------------------------------------------
+
+
+@dataclass
+class _Set:
+    path: Path
+    codec: Codec
+    header: dict[str, Any]
+    notes: list[str]
+
+    def families(self) -> dict[str, dict[str, Any]]:
+        found = self.header.get("caseFamilies")
+        if not isinstance(found, list):
+            return {}
+        return {f["id"]: f for f in found if isinstance(f, dict) and isinstance(f.get("id"), str)}
+
+    def rows(self) -> Iterator[Any]:
+        return data_rows(self.codec.open(self.path))
+
+    def rewrite(self, rows: Iterator[Any]) -> ExportResult:
+        return self.codec.write(self.header, rows, self.path, WriteOptions(force=True))
+
+
+def _open(path: Path, format: str | None) -> _Set:
+    codec = resolve_codec(path, format, reading=True)
+    if not codec.can_write:
+        raise EditRefused(f"{path}: the format {codec.name} can be read but not written")
+    source = codec.open(path)
+    header, notes = complete_header(source)
+    return _Set(path, codec, dict(header), notes)
+
+
+def _find(edited: _Set, row_id: str) -> dict[str, Any]:
+    matches = [row for row in edited.rows() if isinstance(row, dict) and row.get("id") == row_id]
+    if not matches:
+        raise EditRefused(f"{edited.path}: no row has the id {row_id!r}")
+    if len(matches) > 1:
+        raise EditRefused(
+            f"{edited.path}: {len(matches)} rows share the id {row_id!r}; fix that first"
+        )
+    return matches[0]
+
+
+def _case(row: dict[str, Any]) -> dict[str, Any]:
+    metadata = row.get("metadata")
+    case = metadata.get("case") if isinstance(metadata, dict) else None
+    if not isinstance(case, dict):
+        raise EditRefused(f"row {row.get('id')!r} has no case profile at metadata.case")
+    return case
+
+
+_CASE_ORDER: Final = case_profile_fields()
+
+
+def _ordered(case: dict[str, Any]) -> dict[str, Any]:
+    """The case profile with known fields in schema order, unknown ones after."""
+    known = {key: case[key] for key in _CASE_ORDER if key in case}
+    return {**known, **{key: value for key, value in case.items() if key not in known}}
+
+
+# --- oracle ----------------------------------------------------------------------------------
+
+Scope = Literal["row", "family", "leave-family"]
+
+
+@dataclass(frozen=True)
+class OracleRequest:
+    """Set ``row_id``'s oracle type; ``scope`` says what happens to its case family."""
+
+    row_id: str
+    oracle_type: OracleType
+    evaluator: EvaluatorType | None = None
+    scope: Scope = "row"
+    drop_expected: bool = False
+
+
+@dataclass
+class OracleOutcome:
+    """What an oracle change did, for the CLI to tell the user."""
+
+    row_id: str
+    oracle_type: str
+    previous_oracle_type: str | None
+    evaluator: str | None
+    #: the evaluator that was removed because the new oracle type bars it, and why
+    cleared: tuple[str, str] | None = None
+    #: the conditions under which the evaluator (llm-judge) is admitted
+    conditions: tuple[str, ...] = ()
+    #: evaluators the oracle type admits, listed when none was named
+    admissible: tuple[str, ...] = ()
+    family: str | None = None
+    left_family: str | None = None
+    rows_changed: list[str] = field(default_factory=list)
+    #: per row: what happened to `expected`, or what the user must now write there
+    expected_notes: dict[str, str] = field(default_factory=dict)
+    starter_rows: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _expected_change(
+    row: dict[str, Any], old: str | None, new: str, drop: bool
+) -> tuple[Callable[[dict[str, Any]], None] | None, str | None]:
+    """How `expected` must change for a new oracle type: an edit to apply, and a note."""
+    present = "expected" in row
+    value = row.get("expected")
+    row_id = row.get("id")
+    if new in _NO_EXPECTED:
+        if not present:
+            return None, None
+        if not drop:
+            raise EditRefused(
+                f"row {row_id!r} carries an expected value, which {new} rows cannot have;"
+                " pass --drop-expected to remove it (nothing else is lost)"
+            )
+        return (lambda r: r.pop("expected", None)), f"removed expected (was {dumps_text(value)})"
+    if new == old:
+        return None, None
+    if old == "reference-answer" and new == "acceptable-set" and present:
+
+        def wrap(r: dict[str, Any]) -> None:
+            r["expected"] = {"acceptable": [value]}
+
+        return wrap, "wrapped the reference answer as the one member of the acceptable set"
+    if (
+        old == "acceptable-set"
+        and new == "reference-answer"
+        and isinstance(value, dict)
+        and isinstance(value.get("acceptable"), list)
+        and len(value["acceptable"]) == 1
+    ):
+        member = value["acceptable"][0]
+
+        def unwrap(r: dict[str, Any]) -> None:
+            r["expected"] = member
+
+        return unwrap, "took the single acceptable member as the reference answer"
+    shapes = EXPECTED_SHAPES[new] or ()
+    if not present:
+        return None, f"add expected: {_SHAPE_HINTS[new]}"
+    if shapes and not any(_fits(model, value) for model in shapes):
+        return None, f"expected does not fit {new} yet; it must be {_SHAPE_HINTS[new]}"
+    return None, None
+
+
+def set_oracle(
+    path: Path | str, request: OracleRequest, *, format: str | None = None
+) -> OracleOutcome:
+    """Change a row's oracle type (and its family's, with scope="family") in place."""
+    edited = _open(Path(path), format)
+    target = _find(edited, request.row_id)
+    case = _case(target)
+    previous = case.get("oracleType")
+    new = request.oracle_type
+    rule = admissibility.rule_for(new)
+    outcome = OracleOutcome(
+        row_id=request.row_id,
+        oracle_type=new,
+        previous_oracle_type=previous if isinstance(previous, str) else None,
+        evaluator=None,
+        notes=list(edited.notes),
+    )
+
+    # the evaluator: refuse a barred one, clear a barred one already there, keep the rest
+    evaluator = request.evaluator
+    if evaluator is not None:
+        if rule.verdict(evaluator) == "barred":
+            raise EditRefused(
+                f"{new} bars the evaluator {evaluator}: {rule.bars[evaluator]}."
+                f" Admissible: {', '.join(rule.admissible())}"
+            )
+    else:
+        outcome.admissible = rule.admissible()
+        current = case.get("evaluator")
+        if isinstance(current, str) and current in rule.bars:
+            outcome.cleared = (current, rule.bars[current])
+        elif isinstance(current, str):
+            evaluator = current  # type: ignore[assignment]
+    if evaluator is not None:
+        outcome.conditions = rule.conditional.get(evaluator, ())
+    outcome.evaluator = evaluator
+
+    # the case family: change it whole, leave it, or refuse to split it silently
+    families = edited.families()
+    family_id = case.get("caseFamily")
+    family = families.get(family_id) if isinstance(family_id, str) else None
+    if family is not None:
+        outcome.family = family_id
+        differs = family.get("oracleType") != new or (
+            "evaluator" in family and family.get("evaluator") != evaluator
+        )
+        if request.scope == "row" and differs:
+            raise EditRefused(
+                f"row {request.row_id!r} belongs to the case family {family_id!r}"
+                f" ({family.get('oracleType')}, {family.get('evaluator', 'no evaluator')}), whose"
+                " rows share one oracle type and evaluator. Change the whole family with"
+                " --family, or take the row out of it with --leave-family"
+            )
+    elif request.scope == "family":
+        raise EditRefused(f"row {request.row_id!r} belongs to no case family this set defines")
+
+    def affected(row: Any) -> bool:
+        view = RowView(0, row)
+        if request.scope == "family":
+            return view.case.get("caseFamily") == family_id
+        return view.id == request.row_id
+
+    # decide every row's expected change before writing anything
+    changes: dict[str, Callable[[dict[str, Any]], None] | None] = {}
+    for row in edited.rows():
+        if affected(row):
+            old = _case(row).get("oracleType")
+            change, note = _expected_change(row, old, new, request.drop_expected)
+            changes[row["id"]] = change
+            if note:
+                outcome.expected_notes[row["id"]] = note
+            if _case(row).get("provenance") in STARTER_PROVENANCES:
+                outcome.starter_rows.append(row["id"])
+
+    if request.scope == "family" and family is not None:
+        family["oracleType"] = new
+        if evaluator is None:
+            family.pop("evaluator", None)
+        else:
+            family["evaluator"] = evaluator
+    if request.scope == "leave-family" and family_id is not None:
+        outcome.left_family = family_id if isinstance(family_id, str) else None
+
+    def transform(row: Any) -> Any:
+        if not affected(row):
+            return row
+        row_case = _case(row)
+        row_case["oracleType"] = new
+        if evaluator is None:
+            row_case.pop("evaluator", None)
+        else:
+            row_case["evaluator"] = evaluator
+        if request.scope == "leave-family":
+            row_case.pop("caseFamily", None)
+        row["metadata"]["case"] = _ordered(row_case)
+        change = changes.get(row["id"])
+        if change is not None:
+            change(row)
+        outcome.rows_changed.append(row["id"])
+        return row
+
+    edited.rewrite(transform(row) for row in edited.rows())
+    return outcome
+
+
+# --- add -------------------------------------------------------------------------------------
+
+_ABSENT: Final = object()
+
+
+@dataclass(frozen=True)
+class AddRequest:
+    """A new row for an existing case family; provenance must be stated, never assumed."""
+
+    family: str
+    row_id: str
+    input: Any
+    expected_behavior: str
+    provenance: str
+    expected: Any = _ABSENT
+    #: further case-profile fields by their file names (scenario, unacceptableBehavior, ...)
+    case: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class AddOutcome:
+    row: dict[str, Any]
+    position: int
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def build_row(request: AddRequest, family: dict[str, Any]) -> dict[str, Any]:
+    """The row an add request describes, inheriting the family's oracle type and evaluator."""
+    case = {
+        **request.case,
+        "caseId": request.row_id,
+        "oracleType": family.get("oracleType"),
+        "expectedBehavior": request.expected_behavior,
+        "provenance": request.provenance,
+        "caseFamily": request.family,
+    }
+    if "evaluator" in family:
+        case["evaluator"] = family["evaluator"]
+    row: dict[str, Any] = {"id": request.row_id, "input": request.input}
+    if request.expected is not _ABSENT:
+        row["expected"] = request.expected
+    row["metadata"] = {"case": _ordered(case), **request.metadata}
+    return row
+
+
+def add_row(path: Path | str, request: AddRequest, *, format: str | None = None) -> AddOutcome:
+    """Add a row to a case family, after the family's last row; refuses an invalid row."""
+    edited = _open(Path(path), format)
+    families = edited.families()
+    family = families.get(request.family)
+    if family is None:
+        defined = ", ".join(families) or "none"
+        raise EditRefused(f"the set defines no case family {request.family!r} (defined: {defined})")
+    row = build_row(request, family)
+    report = validate_document({**edited.header, "rows": [row]})
+    errors = [issue for issue in report.issues if issue.severity == "error"]
+    if errors:
+        found = "; ".join(f"{i.path.replace('$.rows[0]', '$')}: {i.message}" for i in errors)
+        raise EditRefused(f"the new row is not valid: {found}")
+    position = 0
+    last_of_family = -1
+    for index, existing in enumerate(edited.rows()):
+        view = RowView(index, existing)
+        if view.id == request.row_id:
+            raise EditRefused(f"{edited.path}: a row with the id {request.row_id!r} already exists")
+        if view.case.get("caseFamily") == request.family:
+            last_of_family = index
+        position = index + 1
+    insert_at = last_of_family + 1 if last_of_family >= 0 else position
+
+    def with_new_row() -> Iterator[Any]:
+        for index, existing in enumerate(edited.rows()):
+            if index == insert_at:
+                yield row
+            yield existing
+        if insert_at >= position:
+            yield row
+
+    edited.rewrite(with_new_row())
+    warnings = [issue.message for issue in report.issues if issue.severity == "warning"]
+    return AddOutcome(row=row, position=insert_at, warnings=warnings, notes=edited.notes)

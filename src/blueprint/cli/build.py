@@ -1,0 +1,372 @@
+"""blueprint packs, new, oracle and add: scaffold a set from a pack and edit it in place."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from blueprint import admissibility
+from blueprint.builder import AddRequest, OracleRequest, add_row, set_oracle
+from blueprint.cli._common import (
+    EvaluatorName,
+    Force,
+    FormatName,
+    OracleName,
+    ProvenanceName,
+    Report,
+    SimpleReport,
+    ToFormat,
+    boundary,
+    err,
+    print_json,
+    value_of,
+)
+from blueprint.errors import UsageError
+from blueprint.formats import WriteOptions, resolve_codec
+from blueprint.packs import (
+    Overlay,
+    Pack,
+    build_pack_set,
+    build_set,
+    bundled_overlays,
+    bundled_packs,
+    load_any_file,
+    load_overlay,
+    load_pack,
+    pack_problems,
+)
+from blueprint.validate import validate_document
+
+EXAMPLE_NOTICE = (
+    "starter rows are examples, not validated gold answers: replace their expected values"
+    " and behaviours with ones that are right for your system, then change their provenance"
+)
+
+packs_app = typer.Typer(
+    help="List the task-family packs and overlays, show one, or check a pack file.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+
+
+def _summary(pack: Pack | Overlay, kind: str) -> dict[str, Any]:
+    return {
+        "id": pack.id,
+        "kind": kind,
+        "title": pack.title,
+        "description": pack.description,
+        "families": len(pack.case_families),
+        "rows": sum(len(family.rows) for family in pack.case_families),
+        "oracleTypes": sorted({family.oracle_type for family in pack.case_families}),
+    }
+
+
+@packs_app.callback()
+@boundary
+def packs_command(ctx: typer.Context, report: Report = SimpleReport.text) -> None:
+    """List the bundled task-family packs and domain overlays."""
+    if ctx.invoked_subcommand is not None:
+        return
+    entries = [_summary(p, "pack") for p in bundled_packs()]
+    entries += [_summary(o, "overlay") for o in bundled_overlays()]
+    if report is SimpleReport.json:
+        print_json(entries)
+        return
+    table = Table(title="task-family packs and overlays")
+    for heading in ("id", "kind", "families", "rows", "oracle types"):
+        table.add_column(heading, no_wrap=True)
+    table.add_column("title", overflow="fold")
+    for entry in entries:
+        table.add_row(
+            entry["id"],
+            entry["kind"],
+            str(entry["families"]),
+            str(entry["rows"]),
+            f"{len(entry['oracleTypes'])} of 6",
+            escape(entry["title"]),
+        )
+    err.print(table)
+    err.print(f"[yellow]note:[/] {EXAMPLE_NOTICE}")
+
+
+def _family_json(pack: Pack | Overlay) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": family.id,
+            "title": family.title,
+            "oracleType": family.oracle_type,
+            "evaluator": family.evaluator,
+            "severity": family.severity,
+            "rows": len(family.rows),
+            "rowIds": [row.id for row in family.rows],
+            "starterExamples": True,
+        }
+        for family in pack.case_families
+    ]
+
+
+def _load_any(name: str) -> tuple[Pack | Overlay, str]:
+    try:
+        return load_pack(name), "pack"
+    except UsageError:
+        return load_overlay(name), "overlay"
+
+
+@packs_app.command("show")
+@boundary
+def packs_show(
+    name: Annotated[str, typer.Argument(help="A pack or overlay id, or a pack file.")],
+    report: Report = SimpleReport.text,
+) -> None:
+    """Show a pack's case families with oracle type, evaluator, severity and row counts."""
+    pack, kind = _load_any(name)
+    families = _family_json(pack)
+    if report is SimpleReport.json:
+        print_json({**_summary(pack, kind), "caseFamilies": families})
+        return
+    err.print(f"[bold]{escape(pack.title)}[/] ({kind} {pack.id}): {escape(pack.description)}")
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for heading in ("family", "oracle type", "evaluator", "severity", "rows"):
+        table.add_column(heading, overflow="fold")
+    for family in families:
+        table.add_row(
+            family["id"],
+            family["oracleType"],
+            family["evaluator"],
+            family["severity"],
+            str(family["rows"]),
+        )
+    err.print(table)
+    if pack.linked_concerns:
+        concerns = ", ".join(concern.id for concern in pack.linked_concerns)
+        err.print(f"concern palette (a starting point, not a taxonomy): {concerns}")
+    err.print(f"[yellow]note:[/] {EXAMPLE_NOTICE}")
+
+
+@packs_app.command("check")
+@boundary
+def packs_check(
+    files: Annotated[list[Path], typer.Argument(help="Pack or overlay YAML files to check.")],
+) -> None:
+    """Check pack and overlay files: format, content rules, and the set they build."""
+    failed = False
+    for path in files:
+        pack = load_any_file(path)
+        document = build_pack_set(pack)
+        problems = pack_problems(pack) + [
+            f"{issue.row_id or '(set)'}: [{issue.code}] {issue.message}"
+            for issue in validate_document(document).issues
+            if issue.code != "starter-example"
+        ]
+        for problem in problems:
+            err.print(f"[red]{escape(str(path))}:[/] {escape(problem)}")
+        if problems:
+            failed = True
+        else:
+            err.print(f"[green]ok[/] {escape(str(path))} ({len(document['rows'])} starter rows)")
+    raise typer.Exit(1 if failed else 0)
+
+
+@boundary
+def new_command(
+    pack: Annotated[str, typer.Argument(help="A pack id (see blueprint packs) or a pack file.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="The set file to write.")],
+    overlay: Annotated[
+        list[str], typer.Option("--overlay", help="A domain overlay to add (repeatable).")
+    ] = [],  # noqa: B006 - typer reads the default, never mutates it
+    name: Annotated[str | None, typer.Option("--name", help="The set's name.")] = None,
+    target_format: ToFormat = None,
+    force: Force = False,
+) -> None:
+    """Scaffold a new set from a pack (and overlays), in any canonical format."""
+    chosen = load_pack(pack)
+    overlays = [load_overlay(item) for item in overlay]
+    document = build_set(chosen, overlays, name=name)
+    codec = resolve_codec(output, value_of(target_format), reading=False)
+    header = {key: value for key, value in document.items() if key != "rows"}
+    result = codec.write(header, iter(document["rows"]), output, WriteOptions(force=force))
+    files = " and ".join(escape(str(path)) for path in result.files)
+    err.print(f"wrote {files}: {result.rows} rows in {len(header['caseFamilies'])} case families")
+    table = Table()
+    for heading in ("family", "oracle type", "evaluator", "severity"):
+        table.add_column(heading)
+    for family in header["caseFamilies"]:
+        table.add_row(family["id"], family["oracleType"], family["evaluator"], family["severity"])
+    err.print(table)
+    err.print(f"[yellow]note:[/] all {result.rows} {EXAMPLE_NOTICE}")
+
+
+_FAMILY_SCOPE = typer.Option(
+    "--family", help="Change the row's whole case family (the family and all its rows)."
+)
+_LEAVE_SCOPE = typer.Option(
+    "--leave-family", help="Take the row out of its case family and change it alone."
+)
+
+
+@boundary
+def oracle_command(
+    set_file: Annotated[Path, typer.Argument(metavar="SET", help="The set file to edit.")],
+    row_id: Annotated[str, typer.Argument(help="The id of the row.")],
+    oracle_type: Annotated[OracleName, typer.Argument(metavar="ORACLE", help="The oracle type.")],
+    evaluator: Annotated[
+        EvaluatorName | None,
+        typer.Option("--evaluator", help="The evaluator; refused if the oracle type bars it."),
+    ] = None,
+    whole_family: Annotated[bool, _FAMILY_SCOPE] = False,
+    leave_family: Annotated[bool, _LEAVE_SCOPE] = False,
+    drop_expected: Annotated[
+        bool,
+        typer.Option(
+            "--drop-expected",
+            help="Allow removing expected when the new oracle type has none (rubric,"
+            " expected-behavior-only).",
+        ),
+    ] = False,
+    source_format: Annotated[
+        FormatName | None, typer.Option("--from", help="Format of the set file.")
+    ] = None,
+) -> None:
+    """Set a row's oracle type and narrow its evaluator to the admissible ones.
+
+    Exit 1, with the file unchanged, when the evaluator is barred or the change would split a
+    case family without --family or --leave-family.
+    """
+    if whole_family and leave_family:
+        raise UsageError("use --family or --leave-family, not both")
+    scope = "family" if whole_family else "leave-family" if leave_family else "row"
+    request = OracleRequest(
+        row_id,
+        oracle_type.value,  # type: ignore[arg-type]
+        evaluator.value if evaluator else None,  # type: ignore[arg-type]
+        scope=scope,  # type: ignore[arg-type]
+        drop_expected=drop_expected,
+    )
+    outcome = set_oracle(set_file, request, format=value_of(source_format))
+    for note in outcome.notes:
+        err.print(f"[yellow]note:[/] {escape(note)}")
+    what = f"case family {outcome.family}" if scope == "family" else f"row {outcome.row_id}"
+    err.print(
+        f"set {escape(what)} to {outcome.oracle_type}"
+        f" ({len(outcome.rows_changed)} row(s): {escape(', '.join(outcome.rows_changed))})"
+    )
+    if outcome.left_family:
+        err.print(f"the row left the case family {escape(outcome.left_family)}")
+    if outcome.cleared:
+        cleared, reason = outcome.cleared
+        err.print(
+            f"[yellow]cleared the evaluator {cleared}[/]: {outcome.oracle_type} bars it: {reason}"
+        )
+    if outcome.evaluator:
+        err.print(f"evaluator: {outcome.evaluator}")
+    if outcome.conditions:
+        err.print(
+            f"[yellow]{outcome.evaluator} is admitted only if[/] "
+            + "; and ".join(outcome.conditions)
+        )
+    if outcome.admissible:
+        rule = admissibility.rule_for(outcome.oracle_type)  # type: ignore[arg-type]
+        listed = [
+            f"{name} (with conditions)" if name in rule.conditional else name
+            for name in outcome.admissible
+        ]
+        err.print(f"admissible evaluators for {outcome.oracle_type}: {', '.join(listed)}")
+    for row, note in outcome.expected_notes.items():
+        err.print(f"[yellow]{escape(row)}:[/] {escape(note)}")
+    if outcome.starter_rows:
+        err.print(f"[yellow]note:[/] {escape(', '.join(outcome.starter_rows))}: {EXAMPLE_NOTICE}")
+
+
+def _json_option(text: str | None, option: str) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UsageError(
+            f"{option} is not valid JSON: {error.msg} (column {error.colno})"
+        ) from None
+
+
+@boundary
+def add_command(
+    set_file: Annotated[Path, typer.Argument(metavar="SET", help="The set file to edit.")],
+    family: Annotated[str, typer.Option("--family", help="The case family the row joins.")],
+    row_id: Annotated[str, typer.Option("--id", help="The new row's id.")],
+    behavior: Annotated[
+        str, typer.Option("--behavior", help="expectedBehavior: what should happen, and why.")
+    ],
+    provenance: Annotated[
+        ProvenanceName,
+        typer.Option("--provenance", help="Where the row comes from (no default: say it)."),
+    ],
+    input_text: Annotated[str | None, typer.Option("--input", help="The input, as text.")] = None,
+    input_json: Annotated[
+        str | None, typer.Option("--input-json", help="The input, as JSON.")
+    ] = None,
+    expected_text: Annotated[
+        str | None, typer.Option("--expected", help="The expected value, as text.")
+    ] = None,
+    expected_json: Annotated[
+        str | None, typer.Option("--expected-json", help="The expected value, as JSON.")
+    ] = None,
+    scenario: Annotated[str | None, typer.Option("--scenario")] = None,
+    unacceptable: Annotated[
+        list[str], typer.Option("--unacceptable", help="An unacceptable behaviour (repeatable).")
+    ] = [],  # noqa: B006
+    criterion: Annotated[
+        list[str], typer.Option("--criterion", help="An evaluation criterion (repeatable).")
+    ] = [],  # noqa: B006
+    reviewer_expertise: Annotated[str | None, typer.Option("--reviewer-expertise")] = None,
+    pass_logic: Annotated[str | None, typer.Option("--pass-logic")] = None,
+    source_format: Annotated[
+        FormatName | None, typer.Option("--from", help="Format of the set file.")
+    ] = None,
+) -> None:
+    """Add a row to a case family; it inherits the family's oracle type and evaluator.
+
+    Exit 1, with the file unchanged, when the row would not be valid.
+    """
+    if (input_text is None) == (input_json is None):
+        raise UsageError("give the input once: --input TEXT or --input-json JSON")
+    if expected_text is not None and expected_json is not None:
+        raise UsageError("give the expected value once: --expected or --expected-json")
+    case: dict[str, Any] = {
+        "scenario": scenario,
+        "unacceptableBehavior": unacceptable or None,
+        "evaluationCriteria": criterion or None,
+        "reviewerExpertise": reviewer_expertise,
+        "passLogic": pass_logic,
+    }
+    request_args: dict[str, Any] = {}
+    if expected_text is not None or expected_json is not None:
+        request_args["expected"] = (
+            expected_text
+            if expected_text is not None
+            else _json_option(expected_json, "--expected-json")
+        )
+    request = AddRequest(
+        family=family,
+        row_id=row_id,
+        input=input_text if input_text is not None else _json_option(input_json, "--input-json"),
+        expected_behavior=behavior,
+        provenance=provenance.value,
+        case={key: value for key, value in case.items() if value is not None},
+        **request_args,
+    )
+    outcome = add_row(set_file, request, format=value_of(source_format))
+    for note in outcome.notes:
+        err.print(f"[yellow]note:[/] {escape(note)}")
+    row_case = outcome.row["metadata"]["case"]
+    err.print(
+        f"added {escape(row_id)} to {escape(family)} at position {outcome.position}:"
+        f" {row_case['oracleType']}, evaluator {row_case.get('evaluator', '(any admissible)')}"
+    )
+    for warning in outcome.warnings:
+        err.print(f"[yellow]warning:[/] {escape(warning)}")

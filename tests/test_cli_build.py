@@ -1,0 +1,141 @@
+"""The builder's commands: packs, new, oracle, add, end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from blueprint.cli import app
+from blueprint.model import ORACLE_TYPES
+
+runner = CliRunner()
+
+
+def run(*args: object):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_packs_lists_eight_packs_covering_every_oracle_type() -> None:
+    result = run("packs", "--report", "json")
+    assert result.exit_code == 0
+    entries = json.loads(result.stdout)
+    packs = [e for e in entries if e["kind"] == "pack"]
+    assert len(packs) >= 8
+    assert set().union(*(e["oracleTypes"] for e in packs)) == set(ORACLE_TYPES)
+    text = run("packs")
+    assert text.exit_code == 0 and "not validated gold" in text.stderr
+
+
+def test_packs_show() -> None:
+    data = json.loads(run("packs", "show", "customer-support", "--report", "json").stdout)
+    assert data["id"] == "customer-support"
+    family = data["caseFamilies"][0]
+    assert set(family) >= {"id", "oracleType", "evaluator", "severity", "rows"}
+    assert all(f["starterExamples"] for f in data["caseFamilies"])
+    shown = run("packs", "show", "finance")
+    assert shown.exit_code == 0 and "not validated gold" in shown.stderr
+    assert run("packs", "show", "nope").exit_code == 2
+
+
+def test_packs_check(tmp_path: Path) -> None:
+    root = Path(__file__).parent.parent / "packs"
+    assert (
+        run(
+            "packs", "check", root / "customer-support.yaml", root / "overlays" / "legal.yaml"
+        ).exit_code
+        == 0
+    )
+    bad = tmp_path / "bad.yaml"
+    text = (root / "customer-support.yaml").read_text(encoding="utf-8")
+    bad.write_text(
+        text.replace("id: customer-support", "id: bad").replace(
+            "evaluator: rubric-human", "evaluator: exact-or-programmatic"
+        ),
+        encoding="utf-8",
+    )
+    result = run("packs", "check", bad)
+    assert result.exit_code == 1 and "inadmissible-evaluator" in result.stderr
+
+
+def test_acceptance_new_validate_oracle(tmp_path: Path) -> None:
+    target = tmp_path / "s.csv"
+    result = run("new", "customer-support", "--overlay", "finance", "-o", target)
+    assert result.exit_code == 0, result.output
+    assert "not validated gold" in result.stderr
+    report = run("validate", target, "--report", "json")
+    assert report.exit_code == 0
+    codes = {issue["code"] for issue in json.loads(report.stdout)["issues"]}
+    assert codes == {"starter-example"}
+
+    row_id = "cs-return-window-online"
+    before = snapshot(tmp_path)
+    refused = run("oracle", target, row_id, "rubric", "--evaluator", "exact-or-programmatic")
+    assert refused.exit_code == 1
+    assert "string comparison cannot read a criterion" in refused.stderr
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl", ".csv"])
+def test_new_in_every_canonical_format(tmp_path: Path, suffix: str) -> None:
+    target = tmp_path / f"s{suffix}"
+    assert run("new", "agent-tool-use", "-o", target, "--name", "agents").exit_code == 0
+    assert run("validate", target).exit_code == 0
+    assert run("new", "agent-tool-use", "-o", target).exit_code == 2  # exists, no --force
+
+
+def test_oracle_lists_admissible_evaluators_and_conditions(tmp_path: Path) -> None:
+    target = tmp_path / "s.json"
+    run("new", "customer-support", "-o", target)
+    result = run("oracle", target, "cs-return-window-online", "acceptable-set", "--family")
+    assert result.exit_code == 0
+    assert "admissible evaluators" in result.stderr and "not validated gold" in result.stderr
+    judged = run(
+        "oracle",
+        target,
+        "cs-return-window-online",
+        "acceptable-set",
+        "--family",
+        "--evaluator",
+        "llm-judge",
+    )
+    assert judged.exit_code == 0 and "human labels" in judged.stderr
+    assert run("validate", target).exit_code == 0
+    split = run("oracle", target, "cs-shipping-cost-eu", "reference-answer")
+    assert split.exit_code == 1 and "--leave-family" in split.stderr
+    both = run("oracle", target, "cs-shipping-cost-eu", "rubric", "--family", "--leave-family")
+    assert both.exit_code == 2
+
+
+def test_add_requires_explicit_provenance(tmp_path: Path) -> None:
+    target = tmp_path / "s.jsonl"
+    run("new", "customer-support", "-o", target)
+    base = [
+        "add",
+        target,
+        "--family",
+        "policy-lookup",
+        "--id",
+        "cs-opening-hours",
+        "--input",
+        "When are you open on Sundays?",
+        "--expected",
+        "We are closed on Sundays.",
+        "--behavior",
+        "Quotes the published opening hours.",
+    ]
+    missing = run(*base)
+    assert missing.exit_code == 2
+    added = run(*base, "--provenance", "expert-authored", "--unacceptable", "invents Sunday hours")
+    assert added.exit_code == 0, added.output
+    assert run("validate", target).exit_code == 0
+    again = run(*base, "--provenance", "expert-authored")
+    assert again.exit_code == 1
+    bad_json = run(*base[:-2], "--provenance", "expert-authored", "--expected-json", "{oops")
+    assert bad_json.exit_code == 2
