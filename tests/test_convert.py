@@ -123,12 +123,20 @@ def test_ambiguous_extension_needs_content_or_a_name(tmp_path: Path, monkeypatch
             return b'"other"' in head
 
     monkeypatch.setitem(formats.REGISTRY, "other", OtherJson())
+    monkeypatch.delitem(formats.REGISTRY, "deepeval")
     ours = FIXTURES / "awkward" / "awkward.json"
     assert formats.resolve_codec(ours, None, reading=True).name == "json"
+    theirs = tmp_path / "theirs.json"
+    theirs.write_text('{"other": 1}', encoding="utf-8")
+    assert formats.resolve_codec(theirs, None, reading=True).name == "other"
+    # content that fits no vendor format can only be the canonical one
     neither = tmp_path / "plain.json"
     neither.write_text("{}", encoding="utf-8")
+    assert formats.resolve_codec(neither, None, reading=True).name == "json"
+    both = tmp_path / "both.json"
+    both.write_text('{"schemaVersion": "blueprint.eval-set/v1", "other": 1}', encoding="utf-8")
     with pytest.raises(AmbiguousFormatError) as caught:
-        formats.resolve_codec(neither, None, reading=True)
+        formats.resolve_codec(both, None, reading=True)
     assert caught.value.candidates == ["json", "other"]
-    with pytest.raises(AmbiguousFormatError):
-        formats.resolve_codec(tmp_path / "out.json", None, reading=False)
+    # writing to a shared extension means the canonical format
+    assert formats.resolve_codec(tmp_path / "out.json", None, reading=False).name == "json"

@@ -293,3 +293,17 @@ def test_one_finding_for_a_value_outside_a_const_or_enum() -> None:
         ("schema", None, "$.schemaVersion"),
         ("schema", 0, "$.rows[0].metadata.case.oracleType"),
     ]
+
+
+def test_derived_values_from_an_import_are_reported() -> None:
+    data = row("a", provenance="imported")
+    data["metadata"]["case"]["extensions"] = {
+        "blueprint-import": {
+            "format": "promptfoo",
+            "derived": {"metadata.case.oracleType": "inferred from the equals assertion"},
+        }
+    }
+    report = validate_document(document(data))
+    assert report.flatten(("code", "severity", "path")) == [
+        ("derived-value", "warning", "$.rows[0].metadata.case.oracleType")
+    ]

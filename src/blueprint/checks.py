@@ -416,6 +416,17 @@ def check_rubric_criteria(row: RowView, state: SetState) -> Iterator[Issue]:
         yield row.issue("rubric-without-criteria", "metadata", "case", "evaluationCriteria")
 
 
+def check_derived_values(row: RowView, state: SetState) -> Iterator[Issue]:
+    extensions = row.case.get("extensions")
+    imported = extensions.get("blueprint-import") if isinstance(extensions, dict) else None
+    if not isinstance(imported, dict) or not isinstance(imported.get("derived"), dict):
+        return
+    source = imported.get("format", "another format")
+    for path, how in imported["derived"].items():
+        location = [part for part in str(path).split(".") if part]
+        yield row.issue("derived-value", *location, field=path, format=source, how=how)
+
+
 @dataclass(frozen=True)
 class RowRule:
     codes: tuple[str, ...]
@@ -432,6 +443,7 @@ ROW_RULES: Final[tuple[RowRule, ...]] = (
     RowRule(("case-family-mismatch", "unknown-case-family"), check_case_family),
     RowRule(("missing-reviewer-expertise",), check_reviewer_expertise),
     RowRule(("rubric-without-criteria",), check_rubric_criteria),
+    RowRule(("derived-value",), check_derived_values),
 )
 
 

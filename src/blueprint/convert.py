@@ -120,6 +120,9 @@ def roundtrip(path: Path, via: str, *, source_format: str | None = None) -> Roun
         for row_id in lossy.row_ids if lossy.scope == "row" else ("(set)",):
             declared.setdefault(row_id, []).append(lossy)
     actual: list[tuple[str, str]] = [("(set)", c.path.removeprefix("$.")) for c in diff.header]
+    if back.header is None and original.header is not None:
+        # the format has no set-level fields at all: every one the original had is gone
+        actual += [("(set)", name) for name in original.header if name != "schemaVersion"]
     actual += [(row_id, "*") for row_id in diff.removed]
     actual += [(row_id, "*") for row_id in diff.added]
     for row in diff.changed:

@@ -151,6 +151,17 @@ CODES: Final[dict[str, IssueCode]] = {
             " may live in the rubric itself.",
         ),
         IssueCode(
+            "derived-value",
+            "warning",
+            "Value derived on import",
+            "{field} was derived on import from {format}: {how}; review it",
+            "A file imported from a vendor format that did not come from Blueprint lacks some"
+            " of the case profile. The importer infers what it must (the oracle type from the"
+            " assertions, an id, an expected behaviour) and records each inference; a person"
+            " should confirm or correct it, then remove the entry from"
+            ' `case.extensions["blueprint-import"].derived`.',
+        ),
+        IssueCode(
             "missing-set-file",
             "warning",
             "Set-level fields not found",

@@ -112,7 +112,8 @@ def _print_roundtrip(result: RoundtripResult) -> None:
     if declared:
         err.print(f"declared lost by {result.via}:")
         for lossy in declared:
-            err.print(f"  {escape(lossy.field)} ({lossy.count} row(s)): {escape(lossy.reason)}")
+            where = "set-level field" if lossy.scope == "set" else f"{lossy.count} row(s)"
+            err.print(f"  {escape(lossy.field)} ({where}): {escape(lossy.reason)}")
     else:
         err.print(f"declared lost by {result.via}: nothing")
     for row, path in result.undeclared:

@@ -20,9 +20,13 @@ from blueprint.formats.base import (
     UnreadableRow,
     WriteOptions,
 )
+from blueprint.formats.braintrust import BraintrustCodec
 from blueprint.formats.canonical_csv import CsvCodec
 from blueprint.formats.canonical_json import JsonCodec
 from blueprint.formats.canonical_jsonl import JsonlCodec
+from blueprint.formats.deepeval import DeepevalCodec
+from blueprint.formats.langsmith import LangsmithCodec
+from blueprint.formats.promptfoo import PromptfooCodec
 
 REGISTRY: Final[dict[str, Codec]] = {
     codec.name: codec
@@ -30,6 +34,10 @@ REGISTRY: Final[dict[str, Codec]] = {
         JsonCodec(),
         JsonlCodec(),
         CsvCodec(),
+        PromptfooCodec(),
+        DeepevalCodec(),
+        LangsmithCodec(),
+        BraintrustCodec(),
     )
 }
 
@@ -73,6 +81,11 @@ def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:
         decided = candidates[0] if len(candidates) == 1 else None
         if decided is None and reading:
             decided = _sniff(path, candidates)
+        if decided is None and not reading:
+            # writing to a shared extension means the lossless canonical format; a vendor
+            # format is only ever written when named with --to
+            lossless = [codec for codec in candidates if codec.lossless]
+            decided = lossless[0] if len(lossless) == 1 else None
         if decided is None:
             raise AmbiguousFormatError(path, [c.name for c in candidates])
         codec = decided
@@ -84,13 +97,20 @@ def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:
 
 
 def _sniff(path: Path, candidates: list[Codec]) -> Codec | None:
+    """The one candidate the content fits; failing that, the canonical format when every
+    vendor format's own test has ruled itself out."""
     try:
         with path.open("rb") as handle:
             head = handle.read(_SNIFF_BYTES)
     except OSError:
-        return None
+        head = b""  # unreadable: the canonical reader will say why, with the file name
     matches = [codec for codec in candidates if codec.sniff(head)]
-    return matches[0] if len(matches) == 1 else None
+    if len(matches) == 1:
+        return matches[0]
+    lossless = [codec for codec in candidates if codec.lossless]
+    if not matches and len(lossless) == 1:
+        return lossless[0]
+    return None
 
 
 __all__ = [

@@ -115,6 +115,8 @@ class WriteOptions:
     force: bool = False
     #: refuse to write anything when the export would drop a field
     strict: bool = False
+    #: export rows no automated grader may score, marked for human review
+    include_human_review: bool = False
 
 
 class Codec(Protocol):

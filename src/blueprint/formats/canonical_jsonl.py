@@ -11,6 +11,7 @@ from blueprint.atomic import AtomicOutputs
 from blueprint.formats import setfile
 from blueprint.formats._io import BOM, require_file, undecodable
 from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
+from blueprint.formats.vendor import first_json_line
 
 
 class JsonlCodec:
@@ -51,8 +52,9 @@ class JsonlCodec:
         return ExportResult(format=self.name, files=[path, set_path], rows=count)
 
     def sniff(self, head: bytes) -> bool:
-        first = head.lstrip(BOM + b" \t\r\n").split(b"\n", 1)[0]
-        return first.startswith(b"{") and b'"case"' in first and b'"metadata"' in first
+        first = first_json_line(head)
+        metadata = first.get("metadata") if isinstance(first, dict) else None
+        return isinstance(metadata, dict) and isinstance(metadata.get("case"), dict)
 
 
 def _read_lines(path: Path) -> Iterator[SourceRow | UnreadableRow]:

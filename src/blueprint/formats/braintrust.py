@@ -1,0 +1,137 @@
+"""Braintrust dataset records: JSON Lines of {id, input, expected, metadata, tags}."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from blueprint.atomic import AtomicOutputs
+from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
+from blueprint.formats.mapping import NAMESPACE, load_mapping
+from blueprint.formats.vendor import (
+    ABSENT,
+    HUMAN_REVIEW,
+    ExportRow,
+    ExportTally,
+    export_rows,
+    first_json_line,
+    imported_row,
+    oracle_for_expected,
+    payload_of,
+    read_json_lines,
+    restored_row,
+    write_json_lines,
+)
+
+_RECORD_KEYS = frozenset(
+    {"id", "input", "expected", "metadata", "tags", "output", "_xact_id", "created"}
+)
+
+
+def record_for(row: ExportRow) -> dict[str, Any]:
+    record: dict[str, Any] = {"id": row.id, "input": row.input}
+    if row.has_expected:
+        record["expected"] = row.expected
+    metadata: dict[str, Any] = {NAMESPACE: row.payload(), "oracleType": row.oracle_type}
+    tags = [row.oracle_type, f"provenance:{row.case['provenance']}"]
+    if "caseFamily" in row.case:
+        metadata["caseFamily"] = row.case["caseFamily"]
+        tags.append(f"family:{row.case['caseFamily']}")
+    if row.evaluator:
+        tags.append(f"evaluator:{row.evaluator}")
+    if row.starter:
+        metadata["starterExample"] = True
+        tags.append("starter-example")
+    if row.human_only:
+        metadata["humanReview"] = True
+        tags.append(HUMAN_REVIEW)
+    record["metadata"] = metadata
+    record["tags"] = list(dict.fromkeys(tags))
+    return record
+
+
+def row_from_record(record: dict[str, Any], position: int) -> dict[str, Any]:
+    """A canonical row from one record: restored exactly, or inferred and flagged."""
+    expected = record.get("expected", record.get("output", ABSENT))
+    payload = payload_of(record.get("metadata"))
+    if payload is not None:
+        return restored_row(payload, record.get("id"), record.get("input"), expected)
+    derived: dict[str, str] = {}
+    row_id = record.get("id")
+    if not isinstance(row_id, str) or not row_id:
+        row_id = f"record-{position + 1}"
+        derived["id"] = "the record has no id; numbered by position"
+    if "input" not in record:
+        derived["input"] = "the record has no input"
+    if expected is ABSENT:
+        oracle = "expected-behavior-only"
+        derived["metadata.case.oracleType"] = "the record has no expected value"
+    else:
+        oracle = oracle_for_expected(expected)
+        derived["metadata.case.oracleType"] = "inferred from the shape of expected"
+    derived["metadata.case.expectedBehavior"] = "Braintrust records carry no behaviour description"
+    raw_metadata = record.get("metadata")
+    metadata = dict(raw_metadata) if isinstance(raw_metadata, dict) else {}
+    if record.get("tags"):
+        metadata["tags"] = record["tags"]
+    extra = {k: v for k, v in record.items() if k not in _RECORD_KEYS}
+    return imported_row(
+        row_id=row_id,
+        input_value=record.get("input"),
+        expected=expected,
+        oracle_type=oracle,
+        expected_behavior="(imported from Braintrust without a behaviour description)",
+        format_name="braintrust",
+        derived=derived,
+        metadata=metadata,
+        vendor_extension={"record": extra} if extra else None,
+    )
+
+
+class BraintrustCodec:
+    name: ClassVar[str] = "braintrust"
+    title: ClassVar[str] = "Braintrust dataset records (JSONL)"
+    extensions: ClassVar[tuple[str, ...]] = (".jsonl",)
+    lossless: ClassVar[bool] = False
+    can_read: ClassVar[bool] = True
+    can_write: ClassVar[bool] = True
+
+    def open(self, path: Path) -> SetSource:
+        return SetSource(path=path, format=self.name, header=None, rows=self._rows(path))
+
+    def _rows(self, path: Path) -> Iterator[SourceRow | UnreadableRow]:
+        for index, item in enumerate(read_json_lines(path)):
+            if isinstance(item, UnreadableRow):
+                yield UnreadableRow(index, item.line, item.column, item.reason)
+                continue
+            line, record = item
+            if not isinstance(record, dict):
+                yield UnreadableRow(index, line, None, "a Braintrust record is a JSON object")
+                continue
+            yield SourceRow(index, line, row_from_record(record, index))
+
+    def write(
+        self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
+    ) -> ExportResult:
+        tally = ExportTally(load_mapping(self.name))
+        with AtomicOutputs([path], force=options.force) as outputs:
+            handle = outputs.open(path, "wb")
+
+            def records() -> Iterator[dict[str, Any]]:
+                for row in export_rows(rows, self.name):
+                    if tally.keep(row, options):
+                        tally.written += 1
+                        yield record_for(row)
+
+            write_json_lines(handle, records())
+            return tally.finish(header, [path], options)
+
+    def sniff(self, head: bytes) -> bool:
+        first = first_json_line(head)
+        if not isinstance(first, dict) or "input" not in first:
+            return False
+        metadata = first.get("metadata")
+        canonical = isinstance(metadata, dict) and isinstance(metadata.get("case"), dict)
+        known = _RECORD_KEYS | {"span_id", "root_span_id", "dataset_id", "project_id"}
+        return not canonical and set(first) <= known

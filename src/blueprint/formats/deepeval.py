@@ -1,0 +1,230 @@
+"""DeepEval goldens: a JSON array loadable by EvaluationDataset.add_goldens_from_json_file."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar, Final
+
+from blueprint import jsonvalues
+from blueprint.atomic import AtomicOutputs
+from blueprint.errors import ParseError
+from blueprint.formats._io import read_text
+from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
+from blueprint.formats.mapping import NAMESPACE, load_mapping
+from blueprint.formats.vendor import (
+    ABSENT,
+    STARTER_NOTE,
+    ExportRow,
+    ExportTally,
+    export_rows,
+    imported_row,
+    payload_of,
+    read_json_document,
+    read_json_lines,
+    restored_row,
+)
+
+#: row metadata keys with a native DeepEval field, when they hold a list of strings
+CONTEXT_KEYS: Final = ("context", "retrieval_context")
+
+
+def _text_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def golden_for(row: ExportRow) -> dict[str, Any]:
+    extra = dict(row.extra)
+    golden: dict[str, Any] = {}
+    markers: dict[str, Any] = {}
+    if isinstance(row.input, str):
+        golden["input"] = row.input
+    else:
+        golden["input"] = jsonvalues.dumps_text(row.input)
+        markers["input"] = row.input
+    if row.oracle_type == "reference-answer" and isinstance(row.expected, str):
+        golden["expected_output"] = row.expected
+    elif row.has_expected:
+        if row.oracle_type == "reference-answer":
+            golden["expected_output"] = jsonvalues.dumps_text(row.expected)
+        markers["expected"] = row.expected
+    if row.oracle_type == "expected-tool-calls":
+        golden["expected_tools"] = [
+            {"name": call["name"], "type": "FUNCTION", "inputParameters": call["arguments"]}
+            for call in row.expected["calls"]
+        ]
+    for key in CONTEXT_KEYS:
+        if _text_list(extra.get(key)):
+            golden[key] = extra.pop(key)
+    golden["name"] = row.id
+    behaviour = row.case["expectedBehavior"]
+    golden["comments"] = f"{STARTER_NOTE}: {behaviour}" if row.starter else behaviour
+    metadata: dict[str, Any] = {
+        NAMESPACE: ExportRow(row.data, row.id, row.case, extra).payload(**markers),
+        "oracleType": row.oracle_type,
+    }
+    if row.starter:
+        metadata["starterExample"] = True
+    if row.human_only:
+        metadata["humanReview"] = True
+    golden["additional_metadata"] = metadata
+    return golden
+
+
+def row_from_golden(golden: dict[str, Any], position: int) -> dict[str, Any]:
+    payload = payload_of(golden.get("additional_metadata"))
+    if payload is not None:
+        value = payload["input"] if "input" in payload else golden.get("input")
+        if "expected" in payload:
+            expected = payload["expected"]
+        elif golden.get("expected_output") is not None:
+            expected = golden["expected_output"]
+        else:
+            expected = ABSENT
+        bare = {k: v for k, v in payload.items() if k not in ("input", "expected")}
+        row = restored_row(bare, golden.get("name"), value, expected)
+        for key in CONTEXT_KEYS:
+            if golden.get(key) is not None:
+                row["metadata"][key] = golden[key]
+        return row
+    return _native_row(golden, position)
+
+
+def _native_row(golden: dict[str, Any], position: int) -> dict[str, Any]:
+    derived: dict[str, str] = {}
+    row_id = golden.get("name")
+    if not isinstance(row_id, str) or not row_id:
+        row_id = f"golden-{position + 1}"
+        derived["id"] = "the golden has no name; numbered by position"
+    case: dict[str, Any] = {}
+    conversational = bool(golden.get("scenario"))
+    if conversational:
+        value: Any = {"scenario": golden["scenario"], "turns": golden.get("turns") or []}
+    else:
+        value = golden.get("input")
+    tools = golden.get("expected_tools")
+    expected: Any = ABSENT
+    if golden.get("expected_output") is not None:
+        oracle, expected = "reference-answer", golden["expected_output"]
+        derived["metadata.case.oracleType"] = "the golden has an expected_output"
+    elif isinstance(tools, list) and tools:
+        oracle = "expected-tool-calls"
+        expected = {
+            "calls": [
+                {
+                    "name": str(tool.get("name", "")),
+                    "arguments": tool.get("inputParameters") or tool.get("input_parameters") or {},
+                }
+                for tool in tools
+                if isinstance(tool, dict)
+            ],
+            "order": "any",
+        }
+        derived["metadata.case.oracleType"] = "the golden has expected_tools"
+        derived["expected.order"] = "DeepEval does not say whether the tool order matters"
+    else:
+        oracle = "expected-behavior-only"
+        derived["metadata.case.oracleType"] = "the golden has no expected output or tools"
+    behaviour = golden.get("expected_outcome") if conversational else None
+    if not isinstance(behaviour, str) or not behaviour:
+        behaviour = "(imported from DeepEval without a behaviour description)"
+        derived["metadata.case.expectedBehavior"] = (
+            "DeepEval goldens carry no behaviour description"
+        )
+    metadata: dict[str, Any] = {}
+    additional = golden.get("additional_metadata")
+    if isinstance(additional, dict):
+        metadata.update(additional)
+    for key in (*CONTEXT_KEYS, "comments", "source_file", "custom_column_key_values"):
+        if golden.get(key) not in (None, [], ""):
+            metadata[key] = golden[key]
+    return imported_row(
+        row_id=row_id,
+        input_value=value,
+        expected=expected,
+        oracle_type=oracle,
+        expected_behavior=behaviour,
+        format_name="deepeval",
+        derived=derived,
+        case=case,
+        metadata=metadata,
+    )
+
+
+def _csv_goldens(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Goldens from DeepEval's CSV layout: lists joined with "|", tools and metadata as JSON."""
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    reader = csv.DictReader(read_text(path).splitlines(keepends=True))
+    for record in reader:
+        golden: dict[str, Any] = {}
+        for key, cell in record.items():
+            if key is None or cell in (None, ""):
+                continue
+            if key in CONTEXT_KEYS:
+                golden[key] = cell.split("|")
+            elif key in ("expected_tools", "tools_called", "additional_metadata", "turns"):
+                try:
+                    golden[key] = jsonvalues.loads(cell)
+                except jsonvalues.JSONError as error:
+                    raise ParseError(path, f"{key}: {error.reason}", line=reader.line_num) from None
+            else:
+                golden[key] = cell
+        yield reader.line_num, golden
+
+
+class DeepevalCodec:
+    name: ClassVar[str] = "deepeval"
+    title: ClassVar[str] = "DeepEval goldens (JSON; reads JSON, JSONL, CSV)"
+    extensions: ClassVar[tuple[str, ...]] = (".json",)
+    lossless: ClassVar[bool] = False
+    can_read: ClassVar[bool] = True
+    can_write: ClassVar[bool] = True
+
+    def open(self, path: Path) -> SetSource:
+        suffix = path.suffix.lower()
+        items: Iterable[tuple[int | None, Any] | UnreadableRow]
+        if suffix == ".jsonl":
+            items = read_json_lines(path)
+        elif suffix == ".csv":
+            items = list(_csv_goldens(path))
+        else:
+            document = read_json_document(path)
+            if not isinstance(document, list):
+                raise ParseError(path, "a DeepEval goldens file is a JSON array of goldens")
+            items = [(None, golden) for golden in document]
+        return SetSource(path=path, format=self.name, header=None, rows=self._rows(items))
+
+    def _rows(
+        self, items: Iterable[tuple[int | None, Any] | UnreadableRow]
+    ) -> Iterator[SourceRow | UnreadableRow]:
+        for index, item in enumerate(items):
+            if isinstance(item, UnreadableRow):
+                yield UnreadableRow(index, item.line, item.column, item.reason)
+                continue
+            line, golden = item
+            if not isinstance(golden, dict):
+                yield UnreadableRow(index, line, None, "a golden is a JSON object")
+                continue
+            yield SourceRow(index, line, row_from_golden(golden, index))
+
+    def write(
+        self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
+    ) -> ExportResult:
+        tally = ExportTally(load_mapping(self.name))
+        with AtomicOutputs([path], force=options.force) as outputs:
+            handle = outputs.open(path, "wb")
+            handle.write(b"[")
+            for row in export_rows(rows, self.name):
+                if not tally.keep(row, options):
+                    continue
+                handle.write(b"\n  " if tally.written == 0 else b",\n  ")
+                handle.write(jsonvalues.dumps(golden_for(row)))
+                tally.written += 1
+            handle.write(b"\n]\n" if tally.written else b"]\n")
+            return tally.finish(header, [path], options)
+
+    def sniff(self, head: bytes) -> bool:
+        text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        return text.startswith(b"[") and b'"input"' in text[:4096]

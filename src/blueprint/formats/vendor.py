@@ -1,0 +1,280 @@
+"""What every vendor codec shares: row checks, the blueprint payload, exclusions, import flags.
+
+Exports map what a vendor has a native field for, and keep the rest of the row under one
+namespaced key in the vendor's free-form metadata (``metadata.blueprint``), so that importing
+the file restores the row exactly. Imports of files that did not come from Blueprint infer
+what they must, set provenance ``imported``, and record every derived value under
+``case.extensions["blueprint-import"]``, which ``blueprint validate`` reports as
+``derived-value`` so a person reviews it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Final
+
+from pydantic import ValidationError
+
+from blueprint import admissibility, jsonvalues
+from blueprint.errors import BlueprintError, LossyExportRefused, ParseError
+from blueprint.formats._io import BOM, require_file, undecodable
+from blueprint.formats.base import ExportResult, LossyField, SourceRow, UnreadableRow, WriteOptions
+from blueprint.formats.mapping import NAMESPACE, VendorMapping
+from blueprint.model import SCHEMA_VERSION, STARTER_PROVENANCES, Row
+
+IMPORT_EXTENSION: Final = "blueprint-import"
+HUMAN_REVIEW: Final = "human-review"
+STARTER_NOTE: Final = "starter example, not validated gold"
+
+
+class InvalidRowForExport(BlueprintError, ValueError):
+    """A row that breaks the schema cannot be mapped to a vendor format reliably."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class ExportRow:
+    """A valid canonical row, taken apart for mapping."""
+
+    data: dict[str, Any]
+    id: str
+    case: dict[str, Any]
+    #: metadata keys other than `case`
+    extra: dict[str, Any]
+
+    @property
+    def oracle_type(self) -> str:
+        return str(self.case["oracleType"])
+
+    @property
+    def evaluator(self) -> str | None:
+        return self.case.get("evaluator")
+
+    @property
+    def has_expected(self) -> bool:
+        return "expected" in self.data
+
+    @property
+    def expected(self) -> Any:
+        return self.data.get("expected")
+
+    @property
+    def input(self) -> Any:
+        return self.data["input"]
+
+    @property
+    def starter(self) -> bool:
+        return self.case.get("provenance") in STARTER_PROVENANCES
+
+    @property
+    def human_only(self) -> bool:
+        return not admissibility.automatically_gradable(self.oracle_type, self.evaluator)
+
+    def payload(self, **more: Any) -> dict[str, Any]:
+        """What travels under the namespaced metadata key: everything the vendor lacks."""
+        body: dict[str, Any] = {"id": self.id, "case": self.case}
+        if self.extra:
+            body["metadata"] = self.extra
+        body.update(more)
+        return body
+
+
+def export_rows(rows: Iterable[Any], format_name: str) -> Iterator[ExportRow]:
+    """Check each row against the schema and take it apart; a broken row stops the export."""
+    for index, data in enumerate(rows):
+        try:
+            Row.model_validate(data)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            row_id = data.get("id") if isinstance(data, dict) else None
+            raise InvalidRowForExport(
+                f"row {index} ({row_id!r}) is not a valid row ({where}: {first['msg']});"
+                f" a {format_name} export needs a valid set: run blueprint validate"
+            ) from None
+        metadata = data["metadata"]
+        extra = {key: value for key, value in metadata.items() if key != "case"}
+        yield ExportRow(data, data["id"], metadata["case"], extra)
+
+
+@dataclass
+class ExportTally:
+    """Rows left out of an export, by kind, for the lossy report."""
+
+    mapping: VendorMapping
+    excluded: dict[str, list[str]] = field(default_factory=dict)
+    written: int = 0
+
+    def exclude(self, kind: str, row: ExportRow) -> None:
+        self.excluded.setdefault(kind, []).append(row.id)
+
+    def keep(self, row: ExportRow, options: WriteOptions) -> bool:
+        """Whether a row goes into the export; human-only rows only when asked for."""
+        if row.human_only and not options.include_human_review:
+            self.exclude(HUMAN_REVIEW, row)
+            return False
+        return True
+
+    def lossy(self, header: dict[str, Any]) -> list[LossyField]:
+        losses = self.mapping.set_loss(header)
+        losses += [self.mapping.exclusion(kind, ids) for kind, ids in self.excluded.items()]
+        return losses
+
+    def finish(
+        self, header: dict[str, Any], files: list[Path], options: WriteOptions
+    ) -> ExportResult:
+        """The export result; raises (so nothing is committed) for a refused strict export."""
+        lossy = self.lossy(header)
+        if options.strict and lossy:
+            dropped = "; ".join(
+                f"{item.field} ({item.count} rows)" if item.scope == "row" else item.field
+                for item in lossy
+            )
+            raise LossyExportRefused(
+                f"refused (--strict): the {self.mapping.format} export would drop {dropped}"
+            )
+        return ExportResult(format=self.mapping.format, files=files, rows=self.written, lossy=lossy)
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def read_json_lines(path: Path) -> Iterator[tuple[int, Any] | UnreadableRow]:
+    """(line, value) for each non-blank line of a JSON Lines file; bad lines as UnreadableRow."""
+    require_file(path)
+    with path.open("rb") as handle:
+        index = 0
+        for number, line in enumerate(handle, start=1):
+            if number == 1 and line.startswith(BOM):
+                line = line[len(BOM) :]
+            if not line.strip():
+                continue
+            try:
+                yield number, jsonvalues.loads(line.decode("utf-8"))
+            except UnicodeDecodeError as error:
+                yield UnreadableRow(index, number, error.start + 1, undecodable(line, error))
+            except jsonvalues.JSONError as error:
+                yield UnreadableRow(index, number, error.column, error.reason)
+            index += 1
+
+
+def read_json_document(path: Path) -> Any:
+    from blueprint.formats._io import read_text
+
+    text = read_text(path)
+    try:
+        return jsonvalues.loads(text)
+    except jsonvalues.JSONError as error:
+        raise ParseError(path, error.reason, line=error.line, column=error.column) from None
+
+
+def first_json_line(head: bytes) -> Any:
+    """The first non-blank line of a head of bytes, decoded, or None."""
+    for line in head.removeprefix(BOM).split(b"\n"):
+        if line.strip():
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
+
+
+def payload_of(metadata: Any) -> dict[str, Any] | None:
+    """The blueprint payload inside vendor metadata, when the file came from Blueprint."""
+    if isinstance(metadata, dict):
+        payload = metadata.get(NAMESPACE)
+        if isinstance(payload, dict) and isinstance(payload.get("case"), dict):
+            return payload
+    return None
+
+
+def restored_row(payload: dict[str, Any], row_id: Any, input_value: Any, expected: Any) -> dict:
+    """A canonical row from a blueprint payload; `expected` is ABSENT when there is none."""
+    row: dict[str, Any] = {"id": payload.get("id", row_id), "input": input_value}
+    if expected is not ABSENT:
+        row["expected"] = expected
+    row["metadata"] = {"case": payload["case"], **(payload.get("metadata") or {})}
+    return row
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Final[Any] = _Absent()
+
+
+def imported_row(
+    *,
+    row_id: str,
+    input_value: Any,
+    expected: Any,
+    oracle_type: str,
+    expected_behavior: str,
+    format_name: str,
+    derived: dict[str, str],
+    case: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+    vendor_extension: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A canonical row from a vendor record that did not come from Blueprint.
+
+    ``derived`` maps each field path that had to be inferred to how it was inferred; the
+    validator reports each one as ``derived-value``.
+    """
+    profile: dict[str, Any] = {
+        "caseId": row_id,
+        "oracleType": oracle_type,
+        "expectedBehavior": expected_behavior,
+        "provenance": "imported",
+        **(case or {}),
+    }
+    extensions: dict[str, Any] = {IMPORT_EXTENSION: {"format": format_name, "derived": derived}}
+    if vendor_extension:
+        extensions[format_name] = vendor_extension
+    profile["extensions"] = extensions
+    row: dict[str, Any] = {"id": row_id, "input": input_value}
+    if expected is not ABSENT:
+        row["expected"] = expected
+    row["metadata"] = {"case": profile, **(metadata or {})}
+    return row
+
+
+def oracle_for_expected(expected: Any) -> str:
+    """The oracle type a bare expected value most plausibly has."""
+    if isinstance(expected, dict):
+        if set(expected) <= {"acceptable"} and isinstance(expected.get("acceptable"), list):
+            return "acceptable-set"
+        if set(expected) <= {"graded"} and isinstance(expected.get("graded"), list):
+            return "acceptable-set"
+        if "calls" in expected and set(expected) <= {"calls", "order", "forbidden"}:
+            return "expected-tool-calls"
+        if set(expected) == {"checks"}:
+            return "expected-final-state"
+    return "reference-answer"
+
+
+def row_source(
+    items: Iterable[tuple[int | None, dict[str, Any]] | UnreadableRow],
+) -> Iterator[SourceRow | UnreadableRow]:
+    for index, item in enumerate(items):
+        if isinstance(item, UnreadableRow):
+            yield UnreadableRow(index, item.line, item.column, item.reason)
+        else:
+            line, data = item
+            yield SourceRow(index, line, data)
+
+
+def header_for(path: Path) -> dict[str, Any]:
+    """Set-level fields for a vendor file that has none: the name comes from the file."""
+    return {"schemaVersion": SCHEMA_VERSION, "name": path.stem}
+
+
+def write_json_lines(handle: IO[bytes], records: Iterable[dict[str, Any]]) -> None:
+    for record in records:
+        handle.write(jsonvalues.dumps(record) + b"\n")

@@ -1,0 +1,84 @@
+"""The lossy-report contract, over every codec in the registry: what an export declares it
+drops is exactly what comes back different after importing it, no more and no fewer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from blueprint.convert import roundtrip
+from blueprint.formats import REGISTRY, WriteOptions
+from blueprint.formats.mapping import load_mapping
+from conftest import EXAMPLES, FIXTURES, write_json
+from strategies import eval_sets
+
+CODECS = [codec for codec in REGISTRY.values() if codec.can_read and codec.can_write]
+SHARED = [FIXTURES / "awkward" / "awkward.json", EXAMPLES / "support-refunds.json"]
+
+
+def describe(result: Any) -> str:
+    return f"undeclared={result.undeclared} unobserved={result.unobserved}"
+
+
+@pytest.mark.parametrize("codec", CODECS, ids=lambda c: c.name)
+@pytest.mark.parametrize("fixture", SHARED, ids=lambda p: p.stem)
+def test_declared_loss_is_actual_loss_on_shared_fixtures(codec: Any, fixture: Path) -> None:
+    result = roundtrip(fixture, codec.name)
+    assert result.exact, describe(result)
+    if codec.lossless:
+        assert result.export.lossy == [] and result.diff.identical
+
+
+@pytest.mark.parametrize("codec", CODECS, ids=lambda c: c.name)
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=60)
+@given(doc=eval_sets())
+def test_declared_loss_is_actual_loss_on_any_valid_set(
+    codec: Any, doc: dict[str, Any], tmp_path: Path
+) -> None:
+    source = write_json(tmp_path / "set.json", doc)
+    result = roundtrip(source, codec.name)
+    assert result.exact, describe(result)
+
+
+@pytest.mark.parametrize("codec", [c for c in CODECS if not c.lossless], ids=lambda c: c.name)
+def test_every_vendor_has_a_complete_mapping_file(codec: Any) -> None:
+    mapping = load_mapping(codec.name)
+    assert {entry.field for entry in mapping.rows} >= {"id", "input", "expected", "metadata.case"}
+    assert all(entry.to or entry.dropped for entry in mapping.rows + mapping.set)
+    assert "human-review" in mapping.excluded
+
+
+@pytest.mark.parametrize("codec", [c for c in CODECS if not c.lossless], ids=lambda c: c.name)
+def test_human_review_rows_are_left_out_unless_asked_for(codec: Any, tmp_path: Path) -> None:
+    from blueprint.convert import data_rows
+
+    rows = list(data_rows(REGISTRY["json"].open(FIXTURES / "awkward" / "awkward.json")))
+    human = {"rubric-criteria", "behaviour-only"}
+    target = tmp_path / f"out{codec.extensions[0]}"
+    header = {"schemaVersion": "blueprint.eval-set/v1", "name": "t"}
+    result = codec.write(header, iter(rows), target, WriteOptions())
+    left_out = {row_id for lossy in result.lossy if lossy.field == "*" for row_id in lossy.row_ids}
+    assert human <= left_out
+    back = {item.data["id"] for item in codec.open(target).rows}
+    assert not human & back
+    included = codec.write(
+        header, iter(rows), target, WriteOptions(force=True, include_human_review=True)
+    )
+    assert not any(set(lossy.row_ids) & human for lossy in included.lossy if lossy.field == "*")
+    assert human <= {item.data["id"] for item in codec.open(target).rows}
+
+
+@pytest.mark.parametrize("codec", [c for c in CODECS if not c.lossless], ids=lambda c: c.name)
+def test_strict_refuses_and_writes_nothing(codec: Any, tmp_path: Path) -> None:
+    from blueprint.convert import data_rows
+    from blueprint.errors import LossyExportRefused
+
+    rows = list(data_rows(REGISTRY["json"].open(EXAMPLES / "support-refunds.json")))
+    target = tmp_path / f"out{codec.extensions[0]}"
+    header = {"schemaVersion": "blueprint.eval-set/v1", "name": "t"}
+    with pytest.raises(LossyExportRefused):
+        codec.write(header, iter(rows), target, WriteOptions(strict=True))
+    assert list(tmp_path.iterdir()) == []
