@@ -123,7 +123,6 @@ def test_ambiguous_extension_needs_content_or_a_name(tmp_path: Path, monkeypatch
             return b'"other"' in head
 
     monkeypatch.setitem(formats.REGISTRY, "other", OtherJson())
-    monkeypatch.delitem(formats.REGISTRY, "deepeval")
     ours = FIXTURES / "awkward" / "awkward.json"
     assert formats.resolve_codec(ours, None, reading=True).name == "json"
     theirs = tmp_path / "theirs.json"

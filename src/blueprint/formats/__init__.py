@@ -80,7 +80,7 @@ def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:
             )
         decided = candidates[0] if len(candidates) == 1 else None
         if decided is None and reading:
-            decided = _sniff(path, candidates)
+            decided, candidates = _sniff(path, candidates)
         if decided is None and not reading:
             # writing to a shared extension means the lossless canonical format; a vendor
             # format is only ever written when named with --to
@@ -96,9 +96,9 @@ def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:
     return codec
 
 
-def _sniff(path: Path, candidates: list[Codec]) -> Codec | None:
+def _sniff(path: Path, candidates: list[Codec]) -> tuple[Codec | None, list[Codec]]:
     """The one candidate the content fits; failing that, the canonical format when every
-    vendor format's own test has ruled itself out."""
+    vendor format's own test has ruled itself out. Also returns the candidates still open."""
     try:
         with path.open("rb") as handle:
             head = handle.read(_SNIFF_BYTES)
@@ -106,11 +106,11 @@ def _sniff(path: Path, candidates: list[Codec]) -> Codec | None:
         head = b""  # unreadable: the canonical reader will say why, with the file name
     matches = [codec for codec in candidates if codec.sniff(head)]
     if len(matches) == 1:
-        return matches[0]
+        return matches[0], matches
     lossless = [codec for codec in candidates if codec.lossless]
     if not matches and len(lossless) == 1:
-        return lossless[0]
-    return None
+        return lossless[0], lossless
+    return None, matches or candidates
 
 
 __all__ = [
