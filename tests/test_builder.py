@@ -230,3 +230,62 @@ def test_add_refusals_leave_the_file_untouched(tmp_path: Path, request_: AddRequ
     with pytest.raises(EditRefused):
         add_row(path, request_)
     assert path.read_bytes() == before
+
+
+def test_family_rows_without_unique_ids_are_refused(tmp_path: Path) -> None:
+    rows = [
+        row("a", caseFamily="lookup", evaluator="exact-or-programmatic"),
+        row("d", caseFamily="lookup", evaluator="exact-or-programmatic", expected="two"),
+        row("d", caseFamily="lookup", evaluator="exact-or-programmatic", expected="three"),
+    ]
+    path = write_json(tmp_path / "dup.json", document(*rows, caseFamilies=FAMILIES))
+    before = path.read_bytes()
+    with pytest.raises(EditRefused):
+        set_oracle(path, OracleRequest("a", "acceptable-set", scope="family"))
+    rows[2]["id"] = 7
+    path = write_json(tmp_path / "int.json", document(*rows, caseFamilies=FAMILIES))
+    with pytest.raises(EditRefused):
+        set_oracle(path, OracleRequest("a", "acceptable-set", scope="family"))
+    assert (tmp_path / "dup.json").read_bytes() == before
+
+
+def test_family_change_lists_rows_whose_evaluator_changes(tmp_path: Path) -> None:
+    rows = [
+        row("a", caseFamily="lookup", evaluator="exact-or-programmatic"),
+        row("b", caseFamily="lookup", evaluator="human-expert", reviewerExpertise="x"),
+    ]
+    path = write_json(tmp_path / "s.json", document(*rows, caseFamilies=FAMILIES))
+    outcome = set_oracle(path, OracleRequest("a", "acceptable-set", scope="family"))
+    assert outcome.evaluator_changes == {"b": ("human-expert", "exact-or-programmatic")}
+
+
+def test_reference_answer_from_a_set_says_to_check_expected(tmp_path: Path) -> None:
+    path = small_set(tmp_path)
+    set_oracle(path, OracleRequest("d", "acceptable-set"))
+    rows = rows_of(path)
+    rows["d"]["expected"] = {"acceptable": ["x", "y"]}
+    write_json(path, document(*rows.values(), caseFamilies=FAMILIES))
+    outcome = set_oracle(path, OracleRequest("d", "reference-answer"))
+    assert "check" in outcome.expected_notes["d"]
+
+
+def test_add_refuses_rows_that_could_not_be_read_back(tmp_path: Path) -> None:
+    path = small_set(tmp_path)
+    before = path.read_bytes()
+    deep: object = 1
+    for _ in range(200):
+        deep = [deep]
+    with pytest.raises(EditRefused):
+        add_row(path, AddRequest("lookup", "e", deep, "b", "expert-authored", "x"))
+    with pytest.raises(EditRefused):
+        add_row(path, AddRequest("lookup", "e", "q", "   ", "expert-authored", "x"))
+    assert path.read_bytes() == before
+
+
+def test_edits_through_a_symlink_change_the_target(tmp_path: Path) -> None:
+    path = small_set(tmp_path)
+    link = tmp_path / "link.json"
+    link.symlink_to(path)
+    set_oracle(link, OracleRequest("d", "acceptable-set"))
+    assert link.is_symlink()
+    assert rows_of(path)["d"]["expected"] == {"acceptable": ["yes"]}

@@ -139,3 +139,63 @@ def test_add_requires_explicit_provenance(tmp_path: Path) -> None:
     assert again.exit_code == 1
     bad_json = run(*base[:-2], "--provenance", "expert-authored", "--expected-json", "{oops")
     assert bad_json.exit_code == 2
+
+
+def test_add_json_options_refuse_non_json_numbers(tmp_path: Path) -> None:
+    target = tmp_path / "s.json"
+    run("new", "customer-support", "-o", target)
+    before = target.read_bytes()
+    for bad in ("NaN", "[1e400]", '"\\ud800"', "[" * 200 + "]" * 200):
+        result = run(
+            "add",
+            target,
+            "--family",
+            "policy-lookup",
+            "--id",
+            "x",
+            "--input",
+            "q",
+            "--expected-json",
+            bad,
+            "--behavior",
+            "b",
+            "--provenance",
+            "expert-authored",
+        )
+        assert result.exit_code == 2, (bad, result.output)
+    assert target.read_bytes() == before
+
+
+def test_new_refuses_a_pack_that_builds_an_invalid_set(tmp_path: Path) -> None:
+    root = Path(__file__).parent.parent / "packs"
+    text = (root / "customer-support.yaml").read_text(encoding="utf-8")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        text.replace("id: customer-support", "id: bad").replace(
+            "evaluator: rubric-human", "evaluator: exact-or-programmatic"
+        ),
+        encoding="utf-8",
+    )
+    result = run("new", bad, "-o", tmp_path / "s.json")
+    assert result.exit_code == 1
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_packs_check_reports_every_file(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("id: [unclosed\n", encoding="utf-8")
+    good = Path(__file__).parent.parent / "packs" / "summarization.yaml"
+    result = run("packs", "check", broken, good)
+    assert result.exit_code == 1
+    assert "ok" in result.stderr and "broken.yaml" in result.stderr
+
+
+def test_overlay_named_as_a_pack_gets_a_hint(tmp_path: Path) -> None:
+    result = run("new", "finance", "-o", tmp_path / "s.json")
+    assert result.exit_code == 2 and "--overlay" in result.stderr
+
+
+def test_missing_pack_folder_override(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("BLUEPRINT_PACKS", str(tmp_path / "nowhere"))
+    result = run("new", "customer-support", "-o", tmp_path / "s.json")
+    assert result.exit_code == 1 and "BLUEPRINT_PACKS" in result.stderr

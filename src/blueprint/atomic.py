@@ -31,7 +31,12 @@ class AtomicOutputs:
     """
 
     def __init__(self, targets: list[Path], *, force: bool) -> None:
-        self.targets = [Path(target) for target in targets]
+        # writing through a symbolic link replaces the file it points to, not the link
+        self.targets = [
+            Path(target).resolve() if Path(target).is_symlink() else Path(target)
+            for target in targets
+        ]
+        self._given = dict(zip([Path(target) for target in targets], self.targets, strict=True))
         for target in self.targets:
             # checked before anything is written, so that no rename can fail half-way
             if target.is_dir():
@@ -48,7 +53,7 @@ class AtomicOutputs:
     def open(self, target: Path, mode: Literal["w"] = "w") -> IO[str]: ...
 
     def open(self, target: Path, mode: str = "w") -> IO[bytes] | IO[str]:
-        target = Path(target)
+        target = self._given.get(Path(target), Path(target))
         if target not in self.targets:
             raise ValueError(f"{target} was not declared as an output")
         try:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from blueprint import admissibility
+from blueprint import admissibility, jsonvalues
 from blueprint.checks import RowView, _fits
 from blueprint.convert import complete_header, data_rows
 from blueprint.errors import BlueprintError
@@ -139,6 +139,8 @@ class OracleOutcome:
     #: per row: what happened to `expected`, or what the user must now write there
     expected_notes: dict[str, str] = field(default_factory=dict)
     starter_rows: list[str] = field(default_factory=list)
+    #: other rows of the family whose evaluator changed: row id -> (before, after)
+    evaluator_changes: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -182,16 +184,33 @@ def _expected_change(
     shapes = EXPECTED_SHAPES[new] or ()
     if not present:
         return None, f"add expected: {_SHAPE_HINTS[new]}"
+    if new == "reference-answer":
+        return None, (
+            f"expected kept as it is ({dumps_text(value)[:80]}); a reference answer is the one"
+            " correct output, so check that this is it"
+        )
     if shapes and not any(_fits(model, value) for model in shapes):
         return None, f"expected does not fit {new} yet; it must be {_SHAPE_HINTS[new]}"
     return None, None
+
+
+def _named(path: Path, error: EditRefused) -> EditRefused:
+    text = str(error)
+    return error if text.startswith(f"{path}:") else EditRefused(f"{path}: {text}")
 
 
 def set_oracle(
     path: Path | str, request: OracleRequest, *, format: str | None = None
 ) -> OracleOutcome:
     """Change a row's oracle type (and its family's, with scope="family") in place."""
-    edited = _open(Path(path), format)
+    try:
+        return _set_oracle(Path(path), request, format)
+    except EditRefused as error:
+        raise _named(Path(path), error) from None
+
+
+def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> OracleOutcome:
+    edited = _open(path, format)
     target = _find(edited, request.row_id)
     case = _case(target)
     previous = case.get("oracleType")
@@ -241,7 +260,13 @@ def set_oracle(
                 " --family, or take the row out of it with --leave-family"
             )
     elif request.scope == "family":
-        raise EditRefused(f"row {request.row_id!r} belongs to no case family this set defines")
+        if not isinstance(family_id, str):
+            raise EditRefused(f"row {request.row_id!r} belongs to no case family")
+        defined = ", ".join(families) or "none"
+        raise EditRefused(
+            f"row {request.row_id!r} names the case family {family_id!r}, which the set does"
+            f" not define (caseFamilies: {defined})"
+        )
 
     def affected(row: Any) -> bool:
         view = RowView(0, row)
@@ -249,17 +274,30 @@ def set_oracle(
             return view.case.get("caseFamily") == family_id
         return view.id == request.row_id
 
-    # decide every row's expected change before writing anything
-    changes: dict[str, Callable[[dict[str, Any]], None] | None] = {}
-    for row in edited.rows():
-        if affected(row):
-            old = _case(row).get("oracleType")
-            change, note = _expected_change(row, old, new, request.drop_expected)
-            changes[row["id"]] = change
-            if note:
-                outcome.expected_notes[row["id"]] = note
-            if _case(row).get("provenance") in STARTER_PROVENANCES:
-                outcome.starter_rows.append(row["id"])
+    # decide every row's change before writing anything; rows are keyed by position
+    changes: dict[int, Callable[[dict[str, Any]], None] | None] = {}
+    seen: set[str] = set()
+    for position, row in enumerate(edited.rows()):
+        if not affected(row):
+            continue
+        row_id = row.get("id")
+        if not isinstance(row_id, str) or row_id in seen:
+            problem = "has no id" if not isinstance(row_id, str) else f"repeats the id {row_id!r}"
+            raise EditRefused(
+                f"row {position} of the case family {family_id!r} {problem}; give every row"
+                " of the family its own id first"
+            )
+        seen.add(row_id)
+        row_case = _case(row)
+        change, note = _expected_change(row, row_case.get("oracleType"), new, request.drop_expected)
+        changes[position] = change
+        if note:
+            outcome.expected_notes[row_id] = note
+        if row_case.get("provenance") in STARTER_PROVENANCES:
+            outcome.starter_rows.append(row_id)
+        was = row_case.get("evaluator")
+        if row_id != request.row_id and was != evaluator:
+            outcome.evaluator_changes[row_id] = (was, evaluator)
 
     if request.scope == "family" and family is not None:
         family["oracleType"] = new
@@ -270,8 +308,8 @@ def set_oracle(
     if request.scope == "leave-family" and family_id is not None:
         outcome.left_family = family_id if isinstance(family_id, str) else None
 
-    def transform(row: Any) -> Any:
-        if not affected(row):
+    def transform(position: int, row: Any) -> Any:
+        if position not in changes:
             return row
         row_case = _case(row)
         row_case["oracleType"] = new
@@ -282,13 +320,13 @@ def set_oracle(
         if request.scope == "leave-family":
             row_case.pop("caseFamily", None)
         row["metadata"]["case"] = _ordered(row_case)
-        change = changes.get(row["id"])
+        change = changes[position]
         if change is not None:
             change(row)
         outcome.rows_changed.append(row["id"])
         return row
 
-    edited.rewrite(transform(row) for row in edited.rows())
+    edited.rewrite(transform(position, row) for position, row in enumerate(edited.rows()))
     return outcome
 
 
@@ -341,15 +379,32 @@ def build_row(request: AddRequest, family: dict[str, Any]) -> dict[str, Any]:
 
 def add_row(path: Path | str, request: AddRequest, *, format: str | None = None) -> AddOutcome:
     """Add a row to a case family, after the family's last row; refuses an invalid row."""
-    edited = _open(Path(path), format)
+    try:
+        return _add_row(Path(path), request, format)
+    except EditRefused as error:
+        raise _named(Path(path), error) from None
+
+
+def _add_row(path: Path, request: AddRequest, format: str | None) -> AddOutcome:
+    edited = _open(path, format)
     families = edited.families()
     family = families.get(request.family)
     if family is None:
-        defined = ", ".join(families) or "none"
+        defined = ", ".join(families) or "none: the set has no caseFamilies"
         raise EditRefused(f"the set defines no case family {request.family!r} (defined: {defined})")
+    if not request.expected_behavior.strip():
+        raise EditRefused("the expected behaviour is empty; say what should happen, and why")
     row = build_row(request, family)
+    try:  # the row must read back: no NaN, no lone surrogates, no absurd nesting
+        jsonvalues.loads(jsonvalues.dumps(row))
+    except (jsonvalues.JSONError, ValueError) as error:
+        raise EditRefused(f"the new row cannot be stored: {error}") from None
     report = validate_document({**edited.header, "rows": [row]})
-    errors = [issue for issue in report.issues if issue.severity == "error"]
+    errors = [
+        issue
+        for issue in report.issues
+        if issue.severity == "error" and issue.path.startswith("$.rows[0]")
+    ]
     if errors:
         found = "; ".join(f"{i.path.replace('$.rows[0]', '$')}: {i.message}" for i in errors)
         raise EditRefused(f"the new row is not valid: {found}")
@@ -373,5 +428,9 @@ def add_row(path: Path | str, request: AddRequest, *, format: str | None = None)
             yield row
 
     edited.rewrite(with_new_row())
-    warnings = [issue.message for issue in report.issues if issue.severity == "warning"]
+    warnings = [
+        issue.message
+        for issue in report.issues
+        if issue.severity == "warning" and issue.path.startswith("$.rows[0]")
+    ]
     return AddOutcome(row=row, position=insert_at, warnings=warnings, notes=edited.notes)

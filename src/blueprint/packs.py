@@ -59,6 +59,8 @@ StarterCase = create_model(  # type: ignore[call-overload]
 class PackError(BlueprintError, ValueError):
     """A pack or overlay file is missing, unreadable, or breaks the pack format."""
 
+    exit_code = 1
+
 
 class Concern(_Strict):
     """One entry of a pack's palette of evaluation concerns."""
@@ -144,7 +146,11 @@ class Overlay(_PackBase):
 def packs_root() -> Path:
     """The folder of bundled packs: inside the installed package, or the source tree's packs/."""
     override = os.environ.get("BLUEPRINT_PACKS")
-    candidates = [Path(override)] if override else []
+    if override:
+        if not Path(override).is_dir():
+            raise PackError(f"BLUEPRINT_PACKS={override} is not a folder")
+        return Path(override)
+    candidates: list[Path] = []
     here = Path(__file__).resolve().parent
     candidates += [here / "_packs", here.parents[1] / "packs"]
     for candidate in candidates:
@@ -225,7 +231,15 @@ def _resolve(name: str, folder: Path, kind: str) -> Path:
         return Path(name)
     if not (folder / f"{name}.yaml").is_file():
         known = ", ".join(sorted(p.stem for p in folder.glob("*.yaml"))) or "none"
-        raise UsageError(f"unknown {kind} {name!r}; known: {known}")
+        other = folder / "overlays" if kind == "pack" else folder.parent
+        hint = ""
+        if (other / f"{name}.yaml").is_file():
+            hint = (
+                f" ({name} is an overlay: add it with --overlay to a base pack)"
+                if kind == "pack"
+                else f" ({name} is a pack, not an overlay)"
+            )
+        raise UsageError(f"unknown {kind} {name!r}{hint}; known: {known}")
     return folder / f"{name}.yaml"
 
 

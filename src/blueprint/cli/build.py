@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,7 +10,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from blueprint import admissibility
+from blueprint import admissibility, jsonvalues
 from blueprint.builder import AddRequest, OracleRequest, add_row, set_oracle
 from blueprint.cli._common import (
     EvaluatorName,
@@ -32,6 +31,7 @@ from blueprint.formats import WriteOptions, resolve_codec
 from blueprint.packs import (
     Overlay,
     Pack,
+    PackError,
     build_pack_set,
     build_set,
     bundled_overlays,
@@ -157,7 +157,12 @@ def packs_check(
     """Check pack and overlay files: format, content rules, and the set they build."""
     failed = False
     for path in files:
-        pack = load_any_file(path)
+        try:
+            pack = load_any_file(path)
+        except PackError as error:
+            err.print(f"[red]{escape(str(error))}[/]")
+            failed = True
+            continue
         document = build_pack_set(pack)
         problems = pack_problems(pack) + [
             f"{issue.row_id or '(set)'}: [{issue.code}] {issue.message}"
@@ -187,7 +192,16 @@ def new_command(
     """Scaffold a new set from a pack (and overlays), in any canonical format."""
     chosen = load_pack(pack)
     overlays = [load_overlay(item) for item in overlay]
+    if name is not None and not name.strip():
+        raise UsageError("--name is empty")
     document = build_set(chosen, overlays, name=name)
+    problems = [i for i in validate_document(document).issues if i.code != "starter-example"]
+    if problems:
+        listed = "; ".join(f"{i.row_id or '(set)'}: [{i.code}] {i.message}" for i in problems[:5])
+        raise PackError(
+            f"the pack builds a set that is not valid ({len(problems)} finding(s)): {listed};"
+            " run blueprint packs check on it"
+        )
     codec = resolve_codec(output, value_of(target_format), reading=False)
     header = {key: value for key, value in document.items() if key != "rows"}
     result = codec.write(header, iter(document["rows"]), output, WriteOptions(force=force))
@@ -265,6 +279,10 @@ def oracle_command(
         )
     if outcome.evaluator:
         err.print(f"evaluator: {outcome.evaluator}")
+    for changed, (before, after) in outcome.evaluator_changes.items():
+        err.print(
+            f"[yellow]{escape(changed)}:[/] evaluator {before or '(none)'} -> {after or '(none)'}"
+        )
     if outcome.conditions:
         err.print(
             f"[yellow]{outcome.evaluator} is admitted only if[/] "
@@ -283,14 +301,24 @@ def oracle_command(
         err.print(f"[yellow]note:[/] {escape(', '.join(outcome.starter_rows))}: {EXAMPLE_NOTICE}")
 
 
+def _text_option(text: str | None, option: str) -> str | None:
+    if text is not None:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError(f"{option} is not valid UTF-8 text") from None
+    return text
+
+
 def _json_option(text: str | None, option: str) -> Any:
+    text = _text_option(text, option)
     if text is None:
         return None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
+        return jsonvalues.loads(text)
+    except jsonvalues.JSONError as error:
         raise UsageError(
-            f"{option} is not valid JSON: {error.msg} (column {error.colno})"
+            f"{option} is not valid JSON: {error.reason} (column {error.column})"
         ) from None
 
 
@@ -354,8 +382,10 @@ def add_command(
     request = AddRequest(
         family=family,
         row_id=row_id,
-        input=input_text if input_text is not None else _json_option(input_json, "--input-json"),
-        expected_behavior=behavior,
+        input=_text_option(input_text, "--input")
+        if input_text is not None
+        else _json_option(input_json, "--input-json"),
+        expected_behavior=_text_option(behavior, "--behavior") or "",
         provenance=provenance.value,
         case={key: value for key, value in case.items() if value is not None},
         **request_args,
@@ -365,8 +395,10 @@ def add_command(
         err.print(f"[yellow]note:[/] {escape(note)}")
     row_case = outcome.row["metadata"]["case"]
     err.print(
-        f"added {escape(row_id)} to {escape(family)} at position {outcome.position}:"
+        f"added {escape(row_id)} to {escape(family)} as row {outcome.position + 1} of the set:"
         f" {row_case['oracleType']}, evaluator {row_case.get('evaluator', '(any admissible)')}"
     )
+    if provenance.value in ("starter-example", "overlay-starter-needs-expert-validation"):
+        err.print(f"[yellow]note:[/] {escape(row_id)}: {EXAMPLE_NOTICE}")
     for warning in outcome.warnings:
         err.print(f"[yellow]warning:[/] {escape(warning)}")
