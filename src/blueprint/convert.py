@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from blueprint.checks import RowView
 from blueprint.diff import SetDiff, collect, diff_sets
 from blueprint.errors import ParseError
 from blueprint.formats import (
@@ -29,6 +31,8 @@ class ConvertOptions:
     force: bool = False
     #: refuse an export that would drop any field (nothing is written)
     strict: bool = False
+    #: export rows no automated grader may score, marked for human review
+    include_human_review: bool = False
 
 
 @dataclass
@@ -51,9 +55,10 @@ def complete_header(source: SetSource) -> tuple[dict[str, Any], list[str]]:
     if source.header is not None:
         return source.header, []
     name = source.path.stem
+    why = "no set file" if source.format in ("csv", "jsonl") else "no set-level fields"
     return (
         {"schemaVersion": SCHEMA_VERSION, "name": name},
-        [f"{source.path}: no set file, so the set is named {name!r} after the file"],
+        [f"{source.path}: {why}, so the set is named {name!r} after the file"],
     )
 
 
@@ -70,13 +75,40 @@ def convert(source_path: Path, target_path: Path, options: ConvertOptions) -> Co
     writer = resolve_codec(target_path, options.target_format, reading=False)
     source = reader.open(source_path)
     header, notes = complete_header(source)
+    derived: Counter[str] = Counter()
+
+    def tallied() -> Iterator[Any]:
+        # the import leg: count what the reader had to infer, for the report
+        for row in data_rows(source):
+            for path in _derived_paths(row):
+                derived[path] += 1
+            yield row
+
     export = writer.write(
         header,
-        data_rows(source),
+        tallied(),
         target_path,
-        WriteOptions(force=options.force, strict=options.strict),
+        WriteOptions(
+            force=options.force,
+            strict=options.strict,
+            include_human_review=options.include_human_review,
+        ),
     )
+    if derived:
+        listed = ", ".join(f"{path} ({count} rows)" for path, count in derived.most_common())
+        notes.append(
+            f"read from {reader.name}: values derived on import, to review: {listed}"
+            " (blueprint validate lists them as derived-value)"
+        )
     return ConvertResult(source_path, reader.name, export, notes)
+
+
+def _derived_paths(row: Any) -> list[str]:
+    case = RowView(0, row).case
+    extensions = case.get("extensions")
+    imported = extensions.get("blueprint-import") if isinstance(extensions, dict) else None
+    derived = imported.get("derived") if isinstance(imported, dict) else None
+    return list(derived) if isinstance(derived, dict) else []
 
 
 @dataclass

@@ -43,6 +43,13 @@ def convert_command(
     strict: Annotated[
         bool, typer.Option("--strict", help="Refuse (exit 1, write nothing) if any field is lost.")
     ] = False,
+    include_human_review: Annotated[
+        bool,
+        typer.Option(
+            "--include-human-review",
+            help="Export rows no automated grader may score, marked for human review.",
+        ),
+    ] = False,
     report: Report = SimpleReport.text,
 ) -> None:
     """Convert a set to another format; every dropped field is reported."""
@@ -51,7 +58,11 @@ def convert_command(
     destination = target if target is not None else output
     assert destination is not None
     options = ConvertOptions(
-        value_of(source_format), value_of(target_format), force=force, strict=strict
+        value_of(source_format),
+        value_of(target_format),
+        force=force,
+        strict=strict,
+        include_human_review=include_human_review,
     )
     result = convert(source, destination, options)
     for note in result.notes:

@@ -335,7 +335,9 @@ _ASSERTION_TYPES: Final = frozenset(
         "word-count",
     ]
 )
-_CSV_ASSERTION: Final = re.compile(r"^(not-)?([a-z0-9:-]+)(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$")
+_CSV_ASSERTION: Final = re.compile(
+    r"^(not-)?([a-z0-9-]+(?::[a-z-]+)??)(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$"
+)
 
 
 def assertion_from_cell(cell: str) -> dict[str, Any]:

@@ -1,0 +1,64 @@
+"""Conformance tests run the real vendor tools against our exports, offline.
+
+They need the vendor extras (``pip install -e ".[conformance]"``) and, for promptfoo, the npm
+package (``BLUEPRINT_PROMPTFOO`` names its executable). Where a tool is missing the test is
+skipped, unless ``BLUEPRINT_CONFORMANCE=required`` (as CI sets it), where it fails instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+QUIET_ENV = {
+    "DEEPEVAL_TELEMETRY_OPT_OUT": "YES",
+    "DEEPEVAL_UPDATE_WARNING_OPT_IN": "NO",
+    "DEEPEVAL_DISABLE_DOTENV": "1",
+    "LANGSMITH_TRACING": "false",
+    "BRAINTRUST_DISABLE_ATEXIT_FLUSH": "1",
+    "PROMPTFOO_DISABLE_TELEMETRY": "1",
+    "PROMPTFOO_DISABLE_UPDATE": "1",
+    "PROMPTFOO_DISABLE_SHARING": "1",
+    "PROMPTFOO_DISABLE_REMOTE_GENERATION": "1",
+    # anything that still tries the network meets a closed port on this machine
+    "HTTP_PROXY": "http://127.0.0.1:9",
+    "HTTPS_PROXY": "http://127.0.0.1:9",
+    "NO_PROXY": "",
+}
+
+
+def required() -> bool:
+    return os.environ.get("BLUEPRINT_CONFORMANCE") == "required"
+
+
+def vendor(module: str) -> ModuleType:
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        if required():
+            pytest.fail(f"{module} is not installed but conformance tests are required")
+        pytest.skip(f"{module} is not installed (pip install -e '.[conformance]')")
+        raise
+
+
+@pytest.fixture(autouse=True)
+def quiet_vendors(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for key, value in QUIET_ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("DEEPEVAL_HOME", str(tmp_path / "deepeval-home"))
+    monkeypatch.setenv("PROMPTFOO_CONFIG_DIR", str(tmp_path / "promptfoo-home"))
+
+
+@pytest.fixture
+def promptfoo() -> str:
+    executable = os.environ.get("BLUEPRINT_PROMPTFOO") or shutil.which("promptfoo")
+    if not executable or not Path(executable).exists():
+        if required():
+            pytest.fail("promptfoo is not installed but conformance tests are required")
+        pytest.skip("promptfoo is not installed (set BLUEPRINT_PROMPTFOO)")
+    return str(executable)

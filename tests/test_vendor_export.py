@@ -1,0 +1,133 @@
+"""What each vendor export puts where: native fields, escapes, markers for starter rows."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from blueprint.formats import REGISTRY, WriteOptions
+from blueprint.formats.langsmith import example_id
+from conftest import row
+
+HEADER = {"schemaVersion": "blueprint.eval-set/v1", "name": "t"}
+
+
+def export(fmt: str, rows: list[dict], tmp_path: Path, **options: Any) -> tuple[Any, Any]:
+    target = tmp_path / f"out{REGISTRY[fmt].extensions[0]}"
+    result = REGISTRY[fmt].write(HEADER, iter(rows), target, WriteOptions(**options))
+    text = target.read_text(encoding="utf-8")
+    if fmt == "promptfoo":
+        return result, yaml.safe_load(text)
+    if fmt == "deepeval":
+        return result, json.loads(text)
+    return result, [json.loads(line) for line in text.splitlines()]
+
+
+def test_promptfoo_keeps_template_text_literal(tmp_path: Path) -> None:
+    data = row("t", expected="{{7*7}}")
+    data["input"] = "Is {% if %} valid?"
+    _, (test,) = export("promptfoo", [data], tmp_path)
+    assert test["vars"]["input"] == "{% raw %}Is {% if %} valid?{% endraw %}"
+    assert test["assert"] == [{"type": "equals", "value": "{% raw %}{{7*7}}{% endraw %}"}]
+
+
+def test_promptfoo_vars_never_null_and_lists_do_not_multiply(tmp_path: Path) -> None:
+    data = row("v")
+    data["input"] = {"question": "q", "context": ["a", "b"], "missing": None}
+    _, (test,) = export("promptfoo", [data], tmp_path)
+    assert test["vars"] == {"question": "q", "context": ["a", "b"]}
+    assert test["options"] == {"disableVarExpansion": True}
+    assert test["metadata"]["blueprint"]["input"] == data["input"]
+
+
+def test_promptfoo_id_description_and_starter_marks(tmp_path: Path) -> None:
+    _, (test,) = export("promptfoo", [row("cs-1", provenance="starter-example")], tmp_path)
+    assert test["description"].startswith("[cs-1] (starter example, not validated gold)")
+    assert test["metadata"]["id"] == "cs-1"
+    assert test["metadata"]["starterExample"]
+
+
+def test_promptfoo_assertions_follow_the_oracle_and_evaluator(tmp_path: Path) -> None:
+    rows = [
+        row("ref", evaluator="exact-or-programmatic", expected="Paris"),
+        row("judged", evaluator="llm-judge", expected="Paris"),
+        row("obj", expected={"a": 1}),
+        row("rub", "rubric", evaluator="llm-judge", evaluationCriteria=["cites the policy"]),
+        row("acc", "acceptable-set", expected={"acceptable": ["a", "b"]}),
+        row("tools", "expected-tool-calls", expected={"calls": []}),
+        row(
+            "state",
+            "expected-final-state",
+            expected={"checks": [{"kind": "file_exists", "path": "x"}]},
+        ),
+    ]
+    result, tests = export("promptfoo", rows, tmp_path)
+    kinds = {t["metadata"]["id"]: [a["type"] for a in t["assert"]] for t in tests}
+    assert kinds == {
+        "ref": ["equals"],
+        "judged": ["factuality"],
+        "obj": ["equals"],
+        "rub": ["llm-rubric"],
+        "acc": ["javascript"],
+        "tools": ["javascript"],
+    }
+    assert "cites the policy" in tests[3]["assert"][0]["value"]
+    dropped = [(item.field, item.row_ids) for item in result.lossy if item.scope == "row"]
+    assert dropped == [("*", ("state",))]
+
+
+def test_deepeval_fields(tmp_path: Path) -> None:
+    tools = row(
+        "tools", "expected-tool-calls", expected={"calls": [{"name": "f", "arguments": {"x": 1}}]}
+    )
+    rag = row("rag", provenance="starter-example")
+    rag["metadata"]["context"] = ["passage one", "passage | two"]
+    rag["input"] = {"q": 1}
+    _, goldens = export("deepeval", [tools, rag], tmp_path)
+    assert goldens[0]["name"] == "tools"
+    assert goldens[0]["expected_tools"] == [
+        {"name": "f", "type": "FUNCTION", "inputParameters": {"x": 1}}
+    ]
+    assert goldens[1]["input"] == '{"q":1}'
+    assert goldens[1]["context"] == ["passage one", "passage | two"]
+    assert goldens[1]["comments"].startswith("starter example, not validated gold")
+    assert goldens[1]["additional_metadata"]["blueprint"]["input"] == {"q": 1}
+
+
+def test_langsmith_ids_are_stable_uuids_and_splits_are_native(tmp_path: Path) -> None:
+    data = row("row-1")
+    data["metadata"]["split"] = ["test", "smoke"]
+    rubric = row("rub", "rubric", evaluationCriteria=["polite", "brief"], evaluator="llm-judge")
+    _, examples = export("langsmith", [data, rubric], tmp_path)
+    assert examples[0]["id"] == example_id("row-1") == str(uuid.UUID(examples[0]["id"]))
+    assert examples[0]["split"] == ["test", "smoke"]
+    assert examples[0]["inputs"] == {"input": "question for row-1"}
+    assert examples[0]["outputs"] == {"output": "yes"}
+    assert examples[0]["metadata"]["blueprint"]["id"] == "row-1"
+    assert examples[1]["outputs"]["assertions"][1] == {"key": "criterion-2", "comment": "brief"}
+
+
+def test_braintrust_tags_are_unique_and_mark_starters(tmp_path: Path) -> None:
+    data = row("b-1", provenance="starter-example", caseFamily="lookup")
+    _, (record,) = export("braintrust", [data], tmp_path)
+    assert record["id"] == "b-1"
+    assert len(record["tags"]) == len(set(record["tags"]))
+    assert "starter-example" in record["tags"] and "family:lookup" in record["tags"]
+    assert record["metadata"]["starterExample"] is True
+
+
+def test_vendor_exports_refuse_invalid_rows(tmp_path: Path) -> None:
+    import pytest
+
+    from blueprint.formats.vendor import InvalidRowForExport
+
+    bad = row("x")
+    bad["metadata"]["case"]["oracleType"] = "golden"
+    for fmt in ("promptfoo", "deepeval", "langsmith", "braintrust"):
+        with pytest.raises(InvalidRowForExport):
+            export(fmt, [bad], tmp_path)
+    assert not list(tmp_path.iterdir())

@@ -1,0 +1,133 @@
+"""Importing vendor files that did not come from Blueprint: inferred, flagged, and valid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from blueprint.convert import ConvertOptions, convert, data_rows
+from blueprint.formats import REGISTRY, resolve_codec
+from blueprint.validate import validate_file
+from conftest import FIXTURES
+
+NATIVE = FIXTURES / "native"
+
+
+def rows_of(path: Path, fmt: str) -> dict[str, dict]:
+    return {row["id"]: row for row in data_rows(REGISTRY[fmt].open(path))}
+
+
+def derived(row: dict) -> set[str]:
+    return set(row["metadata"]["case"]["extensions"]["blueprint-import"]["derived"])
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt"),
+    [
+        (NATIVE / "promptfoo" / "promptfooconfig.yaml", None),
+        (NATIVE / "promptfoo" / "tests.csv", "promptfoo"),
+        (NATIVE / "deepeval" / "goldens.json", "deepeval"),
+        (NATIVE / "deepeval" / "goldens.csv", "deepeval"),
+        (NATIVE / "deepeval" / "goldens.jsonl", "deepeval"),
+        (NATIVE / "langsmith" / "examples.jsonl", None),
+        (NATIVE / "braintrust" / "records.jsonl", None),
+    ],
+    ids=lambda value: value if isinstance(value, str) else getattr(value, "name", "auto"),
+)
+def test_native_files_convert_to_a_valid_set_with_flags(
+    path: Path, fmt: str | None, tmp_path: Path
+) -> None:
+    target = tmp_path / "imported.json"
+    result = convert(path, target, ConvertOptions(source_format=fmt))
+    assert any("derived on import" in note for note in result.notes)
+    report = validate_file(target)
+    assert report.valid, report.flatten(("code", "path", "message"))
+    codes = report.counts_by_code()
+    assert codes.get("derived-value", 0) >= result.export.rows
+    for data in rows_of(target, "json").values():
+        assert data["metadata"]["case"]["provenance"] == "imported"
+
+
+def test_promptfoo_config_inference() -> None:
+    rows = rows_of(NATIVE / "promptfoo" / "promptfooconfig.yaml", "promptfoo")
+    assert rows["geo-capital-fr"]["expected"] == "Paris"
+    assert rows["geo-capital-fr"]["metadata"]["topic"] == "geography"
+    assert "id" not in derived(rows["geo-capital-fr"])
+    rubric = rows["test-2"]["metadata"]["case"]
+    assert rubric["oracleType"] == "rubric" and rubric["evaluator"] == "llm-judge"
+    assert rubric["evaluationCriteria"][0].startswith("Declines politely")
+    tools = rows["test-3"]
+    assert [c["name"] for c in tools["expected"]["calls"]] == ["find_restaurant", "book_table"]
+    assert "expected.calls" in derived(tools)
+    unknown = rows["test-4"]
+    assert unknown["input"] == {"question": "Where do I send returns?", "locale": "en-GB"}
+    assert unknown["metadata"]["case"]["oracleType"] == "expected-behavior-only"
+    assert (
+        unknown["metadata"]["case"]["extensions"]["promptfoo"]["assert"][0]["type"] == "icontains"
+    )
+    assert rows["test-5"]["metadata"]["case"]["evaluator"] == "llm-judge"  # factuality
+
+
+def test_promptfoo_csv_expected_grammar() -> None:
+    rows = list(data_rows(REGISTRY["promptfoo"].open(NATIVE / "promptfoo" / "tests.csv")))
+    assert rows[0]["expected"] == "4"  # equals:4
+    assert rows[0]["metadata"]["tags"] == ["easy", "smoke"]
+    assert rows[1]["expected"] == "necessary"  # a bare cell means equals
+    assert rows[2]["metadata"]["case"]["oracleType"] == "expected-behavior-only"  # contains
+
+
+def test_deepeval_inference() -> None:
+    rows = rows_of(NATIVE / "deepeval" / "goldens.json", "deepeval")
+    assert rows["capital-fr"]["expected"] == "Paris"
+    assert rows["capital-fr"]["metadata"]["context"] == ["France's capital is Paris."]
+    assert rows["golden-2"]["expected"]["calls"] == [
+        {"name": "get_forecast", "arguments": {"city": "Lyon", "day": "tomorrow"}}
+    ]
+    assert rows["haiku"]["metadata"]["case"]["oracleType"] == "expected-behavior-only"
+    csv_rows = rows_of(NATIVE / "deepeval" / "goldens.csv", "deepeval")
+    assert csv_rows["capital-es"]["metadata"]["context"] == [
+        "Spain's capital is Madrid.",
+        "Madrid is in the centre.",
+    ]
+
+
+def test_langsmith_inference() -> None:
+    rows = list(data_rows(REGISTRY["langsmith"].open(NATIVE / "langsmith" / "examples.jsonl")))
+    assert rows[0]["expected"] == {"answer": "Paris"}
+    assert rows[0]["metadata"]["split"] == "test"
+    assert rows[1]["metadata"]["case"]["evaluationCriteria"] == [
+        "The reply is polite.",
+        "The reply is under 60 words.",
+    ]
+    assert rows[2]["metadata"]["case"]["oracleType"] == "acceptable-set"
+    assert rows[3]["metadata"]["case"]["oracleType"] == "expected-behavior-only"
+
+
+def test_braintrust_inference() -> None:
+    rows = list(data_rows(REGISTRY["braintrust"].open(NATIVE / "braintrust" / "records.jsonl")))
+    assert rows[0]["metadata"]["tags"] == ["faq", "shipping"]
+    assert rows[1]["metadata"]["case"]["oracleType"] == "expected-tool-calls"
+    assert rows[2]["id"] == "record-3" and "id" in derived(rows[2])
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("langsmith/examples.jsonl", "langsmith"),
+        ("braintrust/records.jsonl", "braintrust"),
+        ("promptfoo/promptfooconfig.yaml", "promptfoo"),
+    ],
+)
+def test_native_files_are_detected(name: str, fmt: str) -> None:
+    assert resolve_codec(NATIVE / name, None, reading=True).name == fmt
+
+
+def test_deepeval_to_promptfoo_reports_both_legs(tmp_path: Path) -> None:
+    result = convert(
+        NATIVE / "deepeval" / "goldens.json",
+        tmp_path / "tests.yaml",
+        ConvertOptions(source_format="deepeval", target_format="promptfoo"),
+    )
+    assert any("derived on import" in note for note in result.notes)
+    assert any(lossy.field == "*" for lossy in result.export.lossy)  # the haiku: human-only
