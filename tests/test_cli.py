@@ -256,3 +256,35 @@ def test_unwritable_outputs_exit_2(tmp_path: Path, target: str) -> None:
     assert result.exit_code == 2, result.output
     assert "internal error" not in result.stderr
     assert not list((tmp_path).glob("**/*.partial"))
+
+
+def test_vendor_convert_reports_every_dropped_field(tmp_path: Path) -> None:
+    target = tmp_path / "out.yaml"
+    result = run("convert", EXAMPLE, target, "--to", "promptfoo", "--report", "json")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    dropped = {(item["field"], item["scope"]): item for item in data["lossy"]}
+    assert ("caseFamilies", "set") in dropped
+    rows = [item for item in data["lossy"] if item["field"] == "*"]
+    assert rows and all(item["count"] == len(item["rowIds"]) and item["reason"] for item in rows)
+    assert "dropped" in result.stderr
+
+
+def test_strict_vendor_convert_refuses_and_writes_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "out.yaml"
+    result = run("convert", EXAMPLE, target, "--to", "promptfoo", "--strict")
+    assert result.exit_code == 1
+    assert not target.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("via", ["promptfoo", "deepeval", "langsmith", "braintrust"])
+def test_roundtrip_through_each_vendor_is_exact(via: str) -> None:
+    result = run("roundtrip", EXAMPLE, "--via", via, "--report", "json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["exact"] is True
+
+
+def test_formats_detail_comes_from_the_mapping_file() -> None:
+    data = json.loads(run("formats", "langsmith", "--report", "json").stdout)
+    assert data["mapping"]["format"] == "langsmith"
+    assert {entry["field"] for entry in data["mapping"]["set"]} >= {"name", "caseFamilies"}

@@ -17,6 +17,7 @@ from blueprint import admissibility, jsonvalues
 from blueprint.formats import REGISTRY
 from blueprint.formats.canonical_csv import LIST_FIELDS
 from blueprint.formats.cells import encode_cell, encode_list_cell
+from blueprint.formats.mapping import load_mapping
 from blueprint.issues import CODES
 from blueprint.model import OMITTED_FIELDS, ORACLE_TYPES
 from blueprint.schema import published_schemas
@@ -150,9 +151,19 @@ PAGES: Final[dict[str, str]] = {
 }
 
 
+def _vendor_pages() -> dict[str, str]:
+    template = _environment.get_template("vendor.md.j2")
+    return {
+        f"vendors/{codec.name}.md": template.render(mapping=load_mapping(codec.name))
+        for codec in REGISTRY.values()
+        if not codec.lossless
+    }
+
+
 def render_pages() -> dict[str, str]:
     context = _context()
-    return {page: _environment.get_template(t).render(**context) for page, t in PAGES.items()}
+    pages = {page: _environment.get_template(t).render(**context) for page, t in PAGES.items()}
+    return {**pages, **_vendor_pages()}
 
 
 def stale_pages(docs: Path) -> list[str]:

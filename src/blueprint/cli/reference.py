@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.markup import escape
 from rich.table import Table
 
@@ -23,6 +24,7 @@ from blueprint.cli._common import (
 )
 from blueprint.errors import UsageError
 from blueprint.formats import REGISTRY, get_codec
+from blueprint.formats.mapping import load_mapping
 from blueprint.model import ORACLE_TYPES
 from blueprint.schema import published_schemas, render_schema, stale_schemas, write_schemas
 
@@ -33,9 +35,9 @@ SchemaName = StrEnum(  # type: ignore[misc]
 _DEFAULT_SCHEMA = SchemaName("eval-set")
 
 
-def _format_json(name: str) -> dict[str, Any]:
+def _format_json(name: str, *, details: bool = False) -> dict[str, Any]:
     codec = REGISTRY[name]
-    return {
+    entry: dict[str, Any] = {
         "name": codec.name,
         "title": codec.title,
         "extensions": list(codec.extensions),
@@ -43,6 +45,23 @@ def _format_json(name: str) -> dict[str, Any]:
         "writes": codec.can_write,
         "lossless": codec.lossless,
     }
+    if details and not codec.lossless:
+        entry["mapping"] = load_mapping(name).model_dump(exclude={"example"})
+    return entry
+
+
+def _print_mapping(name: str) -> None:
+    mapping = load_mapping(name)
+    err.print(f"[bold]{escape(mapping.title)}[/]\n{escape(mapping.summary)}")
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("canonical field", no_wrap=True)
+    table.add_column(f"in {name}", overflow="fold")
+    for entry in [*mapping.rows, *mapping.set]:
+        where = entry.to or f"[yellow]dropped:[/] {escape(entry.dropped or '')}"
+        table.add_row(escape(entry.field), where if entry.dropped else escape(where))
+    err.print(table)
+    for kind, reason in mapping.excluded.items():
+        err.print(f"[yellow]rows left out ({kind}):[/] {escape(reason)}")
 
 
 @boundary
@@ -53,7 +72,10 @@ def formats_command(
     """List the formats Blueprint reads and writes."""
     names = [get_codec(name.value).name] if name else list(REGISTRY)
     if report is SimpleReport.json:
-        print_json([_format_json(n) for n in names] if name is None else _format_json(names[0]))
+        if name is None:
+            print_json([_format_json(n) for n in names])
+        else:
+            print_json(_format_json(names[0], details=True))
         return
     table = Table(title="formats")
     for heading in ("name", "title", "extensions", "reads", "writes", "lossless"):
@@ -68,6 +90,8 @@ def formats_command(
             "yes" if entry["lossless"] else "no",
         )
     err.print(table)
+    if name is not None and not REGISTRY[names[0]].lossless:
+        _print_mapping(names[0])
 
 
 def evaluators_json(oracle_type: str) -> dict[str, Any]:

@@ -56,6 +56,7 @@ class VendorMapping(BaseModel):
         description="Kinds of rows left out of an export by default, with the reason.",
     )
     notes: list[str] = Field(default_factory=list)
+    example: str = Field(description="A worked example, in Markdown, for the docs.")
 
     def set_loss(self, header: dict[str, Any]) -> list[LossyField]:
         """The set-level fields this format drops, among those the set actually has."""
