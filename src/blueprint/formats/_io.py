@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+from blueprint import jsonvalues
 from blueprint.errors import ParseError
+from blueprint.formats.base import UnreadableRow
 
 BOM = b"\xef\xbb\xbf"
 
@@ -40,3 +44,29 @@ def read_text(path: Path) -> str:
 
 def undecodable(line: bytes, error: UnicodeDecodeError) -> str:
     return f"not UTF-8 text (byte 0x{line[error.start]:02x})"
+
+
+def read_json_lines(path: Path) -> Iterator[tuple[int, Any] | UnreadableRow]:
+    """(line, value) for each non-blank line of a JSON Lines file; bad lines as UnreadableRow.
+
+    A missing file is reported here, at once, not when the rows are first read.
+    """
+    require_file(path)
+    return _json_lines(path)
+
+
+def _json_lines(path: Path) -> Iterator[tuple[int, Any] | UnreadableRow]:
+    with path.open("rb") as handle:
+        index = 0
+        for number, line in enumerate(handle, start=1):
+            if number == 1 and line.startswith(BOM):
+                line = line[len(BOM) :]
+            if not line.strip():
+                continue
+            try:
+                yield number, jsonvalues.loads(line.decode("utf-8"))
+            except UnicodeDecodeError as error:
+                yield UnreadableRow(index, number, error.start + 1, undecodable(line, error))
+            except jsonvalues.JSONError as error:
+                yield UnreadableRow(index, number, error.column, error.reason)
+            index += 1

@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from blueprint.atomic import AtomicOutputs
-from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
-from blueprint.formats.mapping import NAMESPACE, load_mapping
+from blueprint import jsonvalues
+from blueprint.formats._io import read_json_lines
+from blueprint.formats.base import ExportResult, SetSource, WriteOptions
+from blueprint.formats.mapping import NAMESPACE
 from blueprint.formats.vendor import (
     ABSENT,
     HUMAN_REVIEW,
     ExportRow,
-    ExportTally,
-    export_rows,
     first_json_line,
     imported_row,
     oracle_for_expected,
     payload_of,
-    read_json_lines,
     restored_row,
-    write_json_lines,
+    vendor_rows,
+    write_export,
 )
 
 _RECORD_KEYS = frozenset(
@@ -98,34 +97,17 @@ class BraintrustCodec:
     can_write: ClassVar[bool] = True
 
     def open(self, path: Path) -> SetSource:
-        return SetSource(path=path, format=self.name, header=None, rows=self._rows(path))
-
-    def _rows(self, path: Path) -> Iterator[SourceRow | UnreadableRow]:
-        for index, item in enumerate(read_json_lines(path)):
-            if isinstance(item, UnreadableRow):
-                yield UnreadableRow(index, item.line, item.column, item.reason)
-                continue
-            line, record = item
-            if not isinstance(record, dict):
-                yield UnreadableRow(index, line, None, "a Braintrust record is a JSON object")
-                continue
-            yield SourceRow(index, line, row_from_record(record, index))
+        records = read_json_lines(path)
+        rows = vendor_rows(records, row_from_record, what="a Braintrust record")
+        return SetSource(path=path, format=self.name, header=None, rows=rows)
 
     def write(
         self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
     ) -> ExportResult:
-        tally = ExportTally(load_mapping(self.name))
-        with AtomicOutputs([path], force=options.force) as outputs:
-            handle = outputs.open(path, "wb")
+        def encode(row: ExportRow) -> bytes:
+            return jsonvalues.dumps(record_for(row))
 
-            def records() -> Iterator[dict[str, Any]]:
-                for row in export_rows(rows, self.name):
-                    if tally.keep(row, options):
-                        tally.written += 1
-                        yield record_for(row)
-
-            write_json_lines(handle, records())
-            return tally.finish(header, [path], options)
+        return write_export(self.name, header, rows, path, options, encode=encode)
 
     def sniff(self, head: bytes) -> bool:
         first = first_json_line(head)

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from blueprint import jsonvalues
 from blueprint.atomic import AtomicOutputs
 from blueprint.formats import setfile
-from blueprint.formats._io import BOM, require_file, undecodable
+from blueprint.formats._io import read_json_lines, require_file
 from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
 from blueprint.formats.vendor import first_json_line
 
@@ -58,20 +58,8 @@ class JsonlCodec:
 
 
 def _read_lines(path: Path) -> Iterator[SourceRow | UnreadableRow]:
-    with path.open("rb") as handle:
-        index = 0
-        for number, line in enumerate(handle, start=1):
-            if number == 1 and line.startswith(BOM):
-                line = line[len(BOM) :]
-            if not line.strip():
-                continue
-            try:
-                text = line.decode("utf-8")
-            except UnicodeDecodeError as error:
-                yield UnreadableRow(index, number, error.start + 1, undecodable(line, error))
-            else:
-                try:
-                    yield SourceRow(index, number, jsonvalues.loads(text))
-                except jsonvalues.JSONError as error:
-                    yield UnreadableRow(index, number, error.column, error.reason)
-            index += 1
+    for index, item in enumerate(read_json_lines(path)):
+        if isinstance(item, UnreadableRow):
+            yield item
+        else:
+            yield SourceRow(index, item[0], item[1])

@@ -9,22 +9,22 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from blueprint import jsonvalues
-from blueprint.atomic import AtomicOutputs
 from blueprint.errors import ParseError
-from blueprint.formats._io import read_text
-from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
-from blueprint.formats.mapping import NAMESPACE, load_mapping
+from blueprint.formats._io import read_json_lines, read_text
+from blueprint.formats.base import ExportResult, SetSource, WriteOptions
+from blueprint.formats.mapping import NAMESPACE
 from blueprint.formats.vendor import (
     ABSENT,
     STARTER_NOTE,
     ExportRow,
-    ExportTally,
-    export_rows,
+    Framing,
+    Records,
     imported_row,
     payload_of,
     read_json_document,
-    read_json_lines,
     restored_row,
+    vendor_rows,
+    write_export,
 )
 
 #: row metadata keys with a native DeepEval field, when they hold a list of strings
@@ -174,6 +174,11 @@ def _csv_goldens(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield reader.line_num, golden
 
 
+_JSON_ARRAY: Final = Framing(
+    opening=b"[", first=b"\n  ", between=b",\n  ", closing=b"\n]\n", empty=b"]\n"
+)
+
+
 class DeepevalCodec:
     name: ClassVar[str] = "deepeval"
     title: ClassVar[str] = "DeepEval goldens (JSON; reads JSON, JSONL, CSV)"
@@ -184,7 +189,7 @@ class DeepevalCodec:
 
     def open(self, path: Path) -> SetSource:
         suffix = path.suffix.lower()
-        items: Iterable[tuple[int | None, Any] | UnreadableRow]
+        items: Records
         if suffix == ".jsonl":
             items = read_json_lines(path)
         elif suffix == ".csv":
@@ -194,36 +199,18 @@ class DeepevalCodec:
             if not isinstance(document, list):
                 raise ParseError(path, "a DeepEval goldens file is a JSON array of goldens")
             items = [(None, golden) for golden in document]
-        return SetSource(path=path, format=self.name, header=None, rows=self._rows(items))
-
-    def _rows(
-        self, items: Iterable[tuple[int | None, Any] | UnreadableRow]
-    ) -> Iterator[SourceRow | UnreadableRow]:
-        for index, item in enumerate(items):
-            if isinstance(item, UnreadableRow):
-                yield UnreadableRow(index, item.line, item.column, item.reason)
-                continue
-            line, golden = item
-            if not isinstance(golden, dict):
-                yield UnreadableRow(index, line, None, "a golden is a JSON object")
-                continue
-            yield SourceRow(index, line, row_from_golden(golden, index))
+        rows = vendor_rows(items, row_from_golden, what="a golden")
+        return SetSource(path=path, format=self.name, header=None, rows=rows)
 
     def write(
         self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
     ) -> ExportResult:
-        tally = ExportTally(load_mapping(self.name))
-        with AtomicOutputs([path], force=options.force) as outputs:
-            handle = outputs.open(path, "wb")
-            handle.write(b"[")
-            for row in export_rows(rows, self.name):
-                if not tally.keep(row, options):
-                    continue
-                handle.write(b"\n  " if tally.written == 0 else b",\n  ")
-                handle.write(jsonvalues.dumps(golden_for(row)))
-                tally.written += 1
-            handle.write(b"\n]\n" if tally.written else b"]\n")
-            return tally.finish(header, [path], options)
+        def encode(row: ExportRow) -> bytes:
+            return jsonvalues.dumps(golden_for(row))
+
+        return write_export(
+            self.name, header, rows, path, options, encode=encode, framing=_JSON_ARRAY
+        )
 
     def sniff(self, head: bytes) -> bool:
         text = head.lstrip(b"\xef\xbb\xbf \t\r\n")

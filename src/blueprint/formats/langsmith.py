@@ -3,25 +3,24 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from blueprint.atomic import AtomicOutputs
-from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
-from blueprint.formats.mapping import NAMESPACE, load_mapping
+from blueprint import jsonvalues
+from blueprint.formats._io import read_json_lines
+from blueprint.formats.base import ExportResult, SetSource, WriteOptions
+from blueprint.formats.mapping import NAMESPACE
 from blueprint.formats.vendor import (
     ABSENT,
     ExportRow,
-    ExportTally,
-    export_rows,
     first_json_line,
     imported_row,
     oracle_for_expected,
     payload_of,
-    read_json_lines,
     restored_row,
-    write_json_lines,
+    vendor_rows,
+    write_export,
 )
 
 #: the namespace every example id is derived in: the same row id always gives the same UUID
@@ -139,6 +138,12 @@ def row_from_example(example: dict[str, Any], position: int) -> dict[str, Any]:
     )
 
 
+def _inputs_problem(example: dict[str, Any]) -> str | None:
+    if isinstance(example.get("inputs"), dict):
+        return None
+    return "a LangSmith example has an inputs object"
+
+
 class LangsmithCodec:
     name: ClassVar[str] = "langsmith"
     title: ClassVar[str] = "LangSmith examples (JSONL)"
@@ -148,36 +153,21 @@ class LangsmithCodec:
     can_write: ClassVar[bool] = True
 
     def open(self, path: Path) -> SetSource:
-        return SetSource(path=path, format=self.name, header=None, rows=self._rows(path))
-
-    def _rows(self, path: Path) -> Iterator[SourceRow | UnreadableRow]:
-        for index, item in enumerate(read_json_lines(path)):
-            if isinstance(item, UnreadableRow):
-                yield UnreadableRow(index, item.line, item.column, item.reason)
-                continue
-            line, example = item
-            if not isinstance(example, dict) or not isinstance(example.get("inputs"), dict):
-                yield UnreadableRow(
-                    index, line, None, "a LangSmith example is an object with an inputs object"
-                )
-                continue
-            yield SourceRow(index, line, row_from_example(example, index))
+        rows = vendor_rows(
+            read_json_lines(path),
+            row_from_example,
+            what="a LangSmith example",
+            check=_inputs_problem,
+        )
+        return SetSource(path=path, format=self.name, header=None, rows=rows)
 
     def write(
         self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
     ) -> ExportResult:
-        tally = ExportTally(load_mapping(self.name))
-        with AtomicOutputs([path], force=options.force) as outputs:
-            handle = outputs.open(path, "wb")
+        def encode(row: ExportRow) -> bytes:
+            return jsonvalues.dumps(example_for(row))
 
-            def examples() -> Iterator[dict[str, Any]]:
-                for row in export_rows(rows, self.name):
-                    if tally.keep(row, options):
-                        tally.written += 1
-                        yield example_for(row)
-
-            write_json_lines(handle, examples())
-            return tally.finish(header, [path], options)
+        return write_export(self.name, header, rows, path, options, encode=encode)
 
     def sniff(self, head: bytes) -> bool:
         first = first_json_line(head)

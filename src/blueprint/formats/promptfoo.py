@@ -12,21 +12,20 @@ from typing import Any, ClassVar, Final
 import yaml
 
 from blueprint import jsonvalues
-from blueprint.atomic import AtomicOutputs
 from blueprint.errors import ParseError
-from blueprint.formats._io import read_text
-from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
-from blueprint.formats.mapping import NAMESPACE, load_mapping
+from blueprint.formats._io import read_json_lines, read_text
+from blueprint.formats.base import ExportResult, SetSource, UnreadableRow, WriteOptions
+from blueprint.formats.mapping import NAMESPACE
 from blueprint.formats.vendor import (
     ABSENT,
     STARTER_NOTE,
     ExportRow,
-    ExportTally,
-    export_rows,
+    Framing,
     imported_row,
     payload_of,
-    read_json_lines,
     restored_row,
+    vendor_rows,
+    write_export,
 )
 
 FINAL_STATE: Final = "final-state"
@@ -544,33 +543,24 @@ class PromptfooCodec:
 
     def open(self, path: Path) -> SetSource:
         tests = _load_tests_file(path)
-        return SetSource(path=path, format=self.name, header=None, rows=self._rows(tests))
-
-    def _rows(self, tests: list[tuple[int | None, Any]]) -> Iterator[SourceRow | UnreadableRow]:
-        for index, (line, test) in enumerate(tests):
-            if not isinstance(test, dict):
-                yield UnreadableRow(index, line, None, "a promptfoo test case is an object")
-                continue
-            yield SourceRow(index, line, row_from_test(test, index))
+        rows = vendor_rows(tests, row_from_test, what="a promptfoo test case")
+        return SetSource(path=path, format=self.name, header=None, rows=rows)
 
     def write(
         self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
     ) -> ExportResult:
-        tally = ExportTally(load_mapping(self.name))
-        with AtomicOutputs([path], force=options.force) as outputs:
-            handle = outputs.open(path, "wb")
-            handle.write(b"# promptfoo test cases; use them with: tests: file://")
-            handle.write(path.name.encode("utf-8") + b"\n")
-            for row in export_rows(rows, self.name):
-                if row.oracle_type == "expected-final-state":
-                    tally.exclude(FINAL_STATE, row)
-                elif tally.keep(row, options):
-                    # one single-item list per test: the concatenation is the whole list
-                    handle.write(dump_yaml([test_for(row)]))
-                    tally.written += 1
-            if not tally.written:
-                handle.write(b"[]\n")
-            return tally.finish(header, [path], options)
+        def encode(row: ExportRow) -> bytes:
+            # one single-item list per test: the concatenation is the whole list
+            return dump_yaml([test_for(row)])
+
+        def skip(row: ExportRow) -> str | None:
+            return FINAL_STATE if row.oracle_type == "expected-final-state" else None
+
+        opening = f"# promptfoo test cases; use them with: tests: file://{path.name}\n"
+        framing = Framing(opening=opening.encode("utf-8"), empty=b"[]\n")
+        return write_export(
+            self.name, header, rows, path, options, encode=encode, framing=framing, skip=skip
+        )
 
     def sniff(self, head: bytes) -> bool:
         text = head.decode("utf-8", errors="replace")

@@ -11,19 +11,20 @@ what they must, set provenance ``imported``, and record every derived value unde
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 from pydantic import ValidationError
 
 from blueprint import admissibility, jsonvalues
+from blueprint.atomic import AtomicOutputs
 from blueprint.errors import BlueprintError, LossyExportRefused, ParseError
-from blueprint.formats._io import BOM, require_file, undecodable
+from blueprint.formats._io import BOM
 from blueprint.formats.base import ExportResult, LossyField, SourceRow, UnreadableRow, WriteOptions
-from blueprint.formats.mapping import NAMESPACE, VendorMapping
-from blueprint.model import SCHEMA_VERSION, STARTER_PROVENANCES, Row
+from blueprint.formats.mapping import NAMESPACE, VendorMapping, load_mapping
+from blueprint.model import STARTER_PROVENANCES, Row
 
 IMPORT_EXTENSION: Final = "blueprint-import"
 HUMAN_REVIEW: Final = "human-review"
@@ -143,23 +144,79 @@ class ExportTally:
 # --- reading ---------------------------------------------------------------------------------
 
 
-def read_json_lines(path: Path) -> Iterator[tuple[int, Any] | UnreadableRow]:
-    """(line, value) for each non-blank line of a JSON Lines file; bad lines as UnreadableRow."""
-    require_file(path)
-    with path.open("rb") as handle:
-        index = 0
-        for number, line in enumerate(handle, start=1):
-            if number == 1 and line.startswith(BOM):
-                line = line[len(BOM) :]
-            if not line.strip():
+Records = Iterable[tuple[int | None, Any] | UnreadableRow]
+
+
+def vendor_rows(
+    records: Records,
+    to_row: Callable[[dict[str, Any], int], dict[str, Any]],
+    *,
+    what: str,
+    check: Callable[[dict[str, Any]], str | None] | None = None,
+) -> Iterator[SourceRow | UnreadableRow]:
+    """Canonical rows from vendor records; a record that is not an object is unreadable."""
+    for index, item in enumerate(records):
+        if isinstance(item, UnreadableRow):
+            yield UnreadableRow(index, item.line, item.column, item.reason)
+            continue
+        line, record = item
+        if not isinstance(record, dict):
+            problem: str | None = f"{what} is a JSON object"
+        else:
+            problem = check(record) if check else None
+        if problem:
+            yield UnreadableRow(index, line, None, problem)
+        else:
+            yield SourceRow(index, line, to_row(record, index))
+
+
+@dataclass(frozen=True)
+class Framing:
+    """The bytes around and between exported records."""
+
+    opening: bytes = b""
+    first: bytes = b""
+    between: bytes = b""
+    closing: bytes = b""
+    #: written instead of ``closing`` when no record was written
+    empty: bytes = b""
+
+
+JSON_LINES: Final = Framing(between=b"\n", closing=b"\n")
+
+
+def write_export(
+    format_name: str,
+    header: dict[str, Any],
+    rows: Iterable[Any],
+    path: Path,
+    options: WriteOptions,
+    *,
+    encode: Callable[[ExportRow], bytes],
+    framing: Framing = JSON_LINES,
+    skip: Callable[[ExportRow], str | None] = lambda row: None,
+) -> ExportResult:
+    """Write a vendor export: rows the format cannot use are left out and reported.
+
+    ``skip`` names the exclusion kind (a key of the mapping's ``excluded``) for rows the
+    format can never grade; human-only rows are left out unless the options include them.
+    """
+    tally = ExportTally(load_mapping(format_name))
+    with AtomicOutputs([path], force=options.force) as outputs:
+        handle = outputs.open(path, "wb")
+        handle.write(framing.opening)
+        for row in export_rows(rows, format_name):
+            kind = skip(row)
+            if kind is not None:
+                tally.exclude(kind, row)
                 continue
-            try:
-                yield number, jsonvalues.loads(line.decode("utf-8"))
-            except UnicodeDecodeError as error:
-                yield UnreadableRow(index, number, error.start + 1, undecodable(line, error))
-            except jsonvalues.JSONError as error:
-                yield UnreadableRow(index, number, error.column, error.reason)
-            index += 1
+            if not tally.keep(row, options):
+                continue
+            handle.write(framing.first if tally.written == 0 else framing.between)
+            handle.write(encode(row))
+            tally.written += 1
+        handle.write(framing.closing if tally.written else framing.empty)
+        return tally.finish(header, [path], options)
 
 
 def read_json_document(path: Path) -> Any:
@@ -257,24 +314,3 @@ def oracle_for_expected(expected: Any) -> str:
         if set(expected) == {"checks"}:
             return "expected-final-state"
     return "reference-answer"
-
-
-def row_source(
-    items: Iterable[tuple[int | None, dict[str, Any]] | UnreadableRow],
-) -> Iterator[SourceRow | UnreadableRow]:
-    for index, item in enumerate(items):
-        if isinstance(item, UnreadableRow):
-            yield UnreadableRow(index, item.line, item.column, item.reason)
-        else:
-            line, data = item
-            yield SourceRow(index, line, data)
-
-
-def header_for(path: Path) -> dict[str, Any]:
-    """Set-level fields for a vendor file that has none: the name comes from the file."""
-    return {"schemaVersion": SCHEMA_VERSION, "name": path.stem}
-
-
-def write_json_lines(handle: IO[bytes], records: Iterable[dict[str, Any]]) -> None:
-    for record in records:
-        handle.write(jsonvalues.dumps(record) + b"\n")
