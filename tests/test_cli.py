@@ -288,3 +288,14 @@ def test_formats_detail_comes_from_the_mapping_file() -> None:
     data = json.loads(run("formats", "langsmith", "--report", "json").stdout)
     assert data["mapping"]["format"] == "langsmith"
     assert {entry["field"] for entry in data["mapping"]["set"]} >= {"name", "caseFamilies"}
+
+
+def test_errors_are_json_on_stdout_with_report_json(tmp_path: Path) -> None:
+    result = run("convert", tmp_path / "missing.json", tmp_path / "out.csv", "--report", "json")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout) == {
+        "error": f"{tmp_path / 'missing.json'}: no such file",
+        "exitCode": 2,
+    }
+    plain = run("convert", tmp_path / "missing.json", tmp_path / "out.csv")
+    assert plain.stdout == ""

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -91,16 +91,24 @@ def boundary(command: Callable[P, R]) -> Callable[P, R]:
         except (typer.Exit, typer.Abort):
             raise
         except BlueprintError as error:
-            err.print(f"[bold red]error:[/] {escape(str(error))}")
-            raise typer.Exit(error.exit_code) from None
+            _fail(str(error), error.exit_code, kwargs)
         except OSError as error:  # the machine refused (disk full, permissions): not a bug
-            err.print(f"[bold red]error:[/] {escape(str(error))}")
-            raise typer.Exit(2) from None
+            _fail(str(error), 2, kwargs)
         except Exception as error:
-            err.print(
-                "[bold red]internal error[/] (a bug in blueprint; please report it):"
-                f" {escape(type(error).__name__)}: {escape(str(error))}"
+            _fail(
+                "internal error (a bug in blueprint; please report it):"
+                f" {type(error).__name__}: {error}",
+                3,
+                kwargs,
             )
-            raise typer.Exit(3) from None
 
     return wrapper
+
+
+def _fail(message: str, code: int, arguments: dict[str, Any]) -> NoReturn:
+    """Say what went wrong on stderr (and, for --report json, as JSON on stdout), then exit."""
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    report = arguments.get("report")
+    if isinstance(report, StrEnum) and report.value == "json":
+        print_json({"error": message, "exitCode": code})
+    raise typer.Exit(code)
