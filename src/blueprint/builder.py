@@ -14,27 +14,23 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from blueprint import admissibility, jsonvalues
-from blueprint.checks import RowView, _fits
+from blueprint.checks import RowView
 from blueprint.convert import complete_header, data_rows
 from blueprint.errors import BlueprintError
 from blueprint.formats import Codec, ExportResult, WriteOptions, resolve_codec
 from blueprint.jsonvalues import dumps_text
 from blueprint.model import (
+    EXPECTED_HINTS,
     EXPECTED_SHAPES,
     STARTER_PROVENANCES,
     EvaluatorType,
     OracleType,
     case_profile_fields,
+    fits,
 )
 from blueprint.validate import validate_document
 
 _NO_EXPECTED: Final = frozenset({"rubric", "expected-behavior-only"})
-_SHAPE_HINTS: Final = {
-    "reference-answer": "the one correct output",
-    "acceptable-set": '{"acceptable": [...]} or {"graded": [{"value": ..., "grade": ...}]}',
-    "expected-tool-calls": '{"calls": [{"name": ..., "arguments": {...}}], "order": ...}',
-    "expected-final-state": '{"checks": [{"kind": ..., ...}]}',
-}
 
 
 class EditRefused(BlueprintError, ValueError):
@@ -183,14 +179,14 @@ def _expected_change(
         return unwrap, "took the single acceptable member as the reference answer"
     shapes = EXPECTED_SHAPES[new] or ()
     if not present:
-        return None, f"add expected: {_SHAPE_HINTS[new]}"
+        return None, f"add expected: {EXPECTED_HINTS[new]}"
     if new == "reference-answer":
         return None, (
             f"expected kept as it is ({dumps_text(value)[:80]}); a reference answer is the one"
             " correct output, so check that this is it"
         )
-    if shapes and not any(_fits(model, value) for model in shapes):
-        return None, f"expected does not fit {new} yet; it must be {_SHAPE_HINTS[new]}"
+    if shapes and not any(fits(model, value) for model in shapes):
+        return None, f"expected does not fit {new} yet; it must be {EXPECTED_HINTS[new]}"
     return None, None
 
 

@@ -16,7 +16,6 @@ from typing import Any, Final
 from jsonschema import ValidationError
 from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
-from pydantic import BaseModel
 from pydantic import ValidationError as ModelValidationError
 
 from blueprint import admissibility, jsonpath
@@ -24,12 +23,14 @@ from blueprint.issues import Issue, make_issue
 from blueprint.jsonvalues import dumps_text, json_type
 from blueprint.model import (
     EVALUATOR_TYPES,
+    EXPECTED_HINTS,
     EXPECTED_SHAPES,
     KEBAB_CASE,
     OMITTED_FIELDS,
     ORACLE_TYPES,
     STARTER_PROVENANCES,
     Row,
+    fits,
 )
 from blueprint.schema import validator_for
 
@@ -294,14 +295,6 @@ def check_evaluator(row: RowView, state: SetState) -> Iterator[Issue]:
     yield from evaluator_issue(row.oracle_type, row.evaluator, make)
 
 
-_SHAPE_HINTS: Final[dict[str, str]] = {
-    "acceptable-set": '{"acceptable": [...]} or {"graded": [{"value": ..., "grade": 0..1}]}',
-    "expected-tool-calls": '{"calls": [{"name": ..., "arguments": {...}}], "order": "exact"|"any",'
-    ' "forbidden": [...]}',
-    "expected-final-state": '{"checks": [{"kind": "file_exists"|"command"|"record", ...}]}',
-}
-
-
 def check_expected_shape(row: RowView, state: SetState) -> Iterator[Issue]:
     if row.oracle_type is None:
         return
@@ -320,7 +313,7 @@ def check_expected_shape(row: RowView, state: SetState) -> Iterator[Issue]:
             )
         return
     if not present:
-        wanted = _SHAPE_HINTS.get(row.oracle_type, "the one correct output")
+        wanted = EXPECTED_HINTS.get(row.oracle_type, "the one correct output")
         yield row.issue(
             "expected-shape",
             "expected",
@@ -334,23 +327,15 @@ def check_expected_shape(row: RowView, state: SetState) -> Iterator[Issue]:
         yield row.issue(
             "expected-shape",
             "expected",
-            reason=f"{row.oracle_type} expects {_SHAPE_HINTS[row.oracle_type]},"
+            reason=f"{row.oracle_type} expects {EXPECTED_HINTS[row.oracle_type]},"
             f" not {describe_value(expected)}",
         )
         return
-    if any(_fits(model, expected) for model in shapes):
+    if any(fits(model, expected) for model in shapes):
         return  # the shape models and the published schema accept the same documents
     validator = validator_for("expected.schema.json", row.oracle_type)
     for location, reason in schema_findings(validator, expected):
         yield row.issue("expected-shape", "expected", *location, reason=reason)
-
-
-def _fits(model: type[BaseModel], value: Any) -> bool:
-    try:
-        model.model_validate(value)
-    except ModelValidationError:
-        return False
-    return True
 
 
 def omitted_field_issues(

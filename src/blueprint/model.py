@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from pydantic.alias_generators import to_camel
 
 SCHEMA_VERSION: Final = "blueprint.eval-set/v1"
@@ -82,7 +82,9 @@ KebabId = Annotated[str, Field(pattern=KEBAB_CASE)]
 NonEmptyStr = Annotated[str, Field(min_length=1)]
 
 
-class _Strict(BaseModel):
+class StrictModel(BaseModel):
+    """Base of every canonical model: no coercion, unknown keys rejected, camelCase in files."""
+
     model_config = ConfigDict(
         strict=True,
         extra="forbid",
@@ -93,7 +95,7 @@ class _Strict(BaseModel):
     )
 
 
-class CaseProfile(_Strict):
+class CaseProfile(StrictModel):
     """The case profile, kept at `metadata.case` on every row."""
 
     case_id: NonEmptyStr = Field(
@@ -199,7 +201,7 @@ class RowMetadata(BaseModel):
     case: CaseProfile = Field(description="The case profile.")
 
 
-class Row(_Strict):
+class Row(StrictModel):
     """One evaluation case."""
 
     id: NonEmptyStr = Field(description="Unique within the set.")
@@ -221,7 +223,7 @@ class Row(_Strict):
     )
 
 
-class CaseFamily(_Strict):
+class CaseFamily(StrictModel):
     """A group of rows that test the same kind of failure and share how they are graded."""
 
     id: KebabId = Field(description="Kebab-case id that rows name in `case.caseFamily`.")
@@ -240,7 +242,7 @@ class CaseFamily(_Strict):
     )
 
 
-class EvalSetHeader(_Strict):
+class EvalSetHeader(StrictModel):
     """The set-level fields of an eval set, everything but its rows."""
 
     schema_version: Literal["blueprint.eval-set/v1"] = Field(
@@ -266,40 +268,40 @@ class EvalSet(EvalSetHeader):
 # --- the shape of `expected`, one per oracle type that has one -------------------------------
 
 
-class AcceptableSetEnumerated(_Strict):
+class AcceptableSetEnumerated(StrictModel):
     """acceptable-set, enumerated: any member is a correct answer."""
 
     acceptable: list[JsonValue] = Field(min_length=1)
 
 
-class GradedValue(_Strict):
+class GradedValue(StrictModel):
     """One member of a graded acceptable set."""
 
     value: JsonValue
     grade: Annotated[int, Field(ge=0, le=1)] | Annotated[float, Field(ge=0, le=1)]
 
 
-class AcceptableSetGraded(_Strict):
+class AcceptableSetGraded(StrictModel):
     """acceptable-set, graded: each member earns a grade between 0 and 1."""
 
     graded: list[GradedValue] = Field(min_length=1)
 
 
-class ToolCall(_Strict):
+class ToolCall(StrictModel):
     """A call the system is expected to make."""
 
     name: NonEmptyStr
     arguments: dict[str, JsonValue]
 
 
-class ForbiddenCall(_Strict):
+class ForbiddenCall(StrictModel):
     """A call that must not happen; without `arguments`, any call of that tool is forbidden."""
 
     name: NonEmptyStr
     arguments: dict[str, JsonValue] | None = None
 
 
-class ExpectedToolCalls(_Strict):
+class ExpectedToolCalls(StrictModel):
     """expected-tool-calls: the calls, their order, and the calls that must not happen."""
 
     calls: list[ToolCall]
@@ -307,14 +309,14 @@ class ExpectedToolCalls(_Strict):
     forbidden: list[ForbiddenCall] | None = None
 
 
-class FileExistsCheck(_Strict):
+class FileExistsCheck(StrictModel):
     """A file that must exist after the run."""
 
     kind: Literal["file_exists"]
     path: NonEmptyStr
 
 
-class CommandCheck(_Strict):
+class CommandCheck(StrictModel):
     """A command to run after the run, and the exit code it must give."""
 
     kind: Literal["command"]
@@ -322,7 +324,7 @@ class CommandCheck(_Strict):
     exit_code: int
 
 
-class RecordCheck(_Strict):
+class RecordCheck(StrictModel):
     """A record that must hold after the run, described and optionally queried."""
 
     kind: Literal["record"]
@@ -336,7 +338,7 @@ FinalStateCheck = Annotated[
 ]
 
 
-class ExpectedFinalState(_Strict):
+class ExpectedFinalState(StrictModel):
     """expected-final-state: checks run against the world after the run."""
 
     checks: list[FinalStateCheck] = Field(min_length=1)
@@ -352,6 +354,25 @@ EXPECTED_SHAPES: Final[dict[str, tuple[type[BaseModel], ...] | None]] = {
     "expected-final-state": (ExpectedFinalState,),
     "expected-behavior-only": None,
 }
+
+
+#: how `expected` must look for each oracle type that has one, for messages
+EXPECTED_HINTS: Final[dict[str, str]] = {
+    "reference-answer": "the one correct output",
+    "acceptable-set": '{"acceptable": [...]} or {"graded": [{"value": ..., "grade": 0..1}]}',
+    "expected-tool-calls": '{"calls": [{"name": ..., "arguments": {...}}], "order": "exact"|"any",'
+    ' "forbidden": [...]}',
+    "expected-final-state": '{"checks": [{"kind": "file_exists"|"command"|"record", ...}]}',
+}
+
+
+def fits(model: type[BaseModel], value: Any) -> bool:
+    """Whether a value validates against a model (the same verdict as the published schema)."""
+    try:
+        model.model_validate(value)
+    except ValidationError:
+        return False
+    return True
 
 
 def case_profile_fields() -> list[str]:

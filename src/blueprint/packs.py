@@ -27,7 +27,7 @@ from blueprint.model import (
     NonEmptyStr,
     OracleType,
     Severity,
-    _Strict,
+    StrictModel,
     case_profile_fields,
 )
 
@@ -43,7 +43,7 @@ SUPPLIED_BY_FAMILY: Final = frozenset(
 
 StarterCase = create_model(  # type: ignore[call-overload]
     "StarterCase",
-    __base__=_Strict,
+    __base__=StrictModel,
     __doc__=(
         "A starter row's case profile, without the fields the builder fills in: caseId (the"
         " row id), oracleType and evaluator (from the family), provenance and caseFamily."
@@ -62,14 +62,14 @@ class PackError(BlueprintError, ValueError):
     exit_code = 1
 
 
-class Concern(_Strict):
+class Concern(StrictModel):
     """One entry of a pack's palette of evaluation concerns."""
 
     id: KebabId = Field(description="Kebab-case name of the concern.")
     description: NonEmptyStr = Field(description="What failure the concern names.")
 
 
-class StarterRow(_Strict):
+class StarterRow(StrictModel):
     """A starter row: realistic input, an expected value in the family's shape, a profile."""
 
     id: KebabId = Field(description="Row id, unique across every pack and overlay.")
@@ -83,7 +83,7 @@ class StarterRow(_Strict):
     )
 
 
-class PackFamily(_Strict):
+class PackFamily(StrictModel):
     """A case family: rows that test one kind of failure and are graded the same way."""
 
     id: KebabId = Field(description="Kebab-case id, filled into case.caseFamily of its rows.")
@@ -98,7 +98,7 @@ class PackFamily(_Strict):
     rows: list[StarterRow] = Field(min_length=1, description="The starter rows.")
 
 
-class _PackBase(_Strict):
+class _PackBase(StrictModel):
     model_config = ConfigDict(populate_by_name=False)
 
     schema_version: str = Field(description="The format version.")
