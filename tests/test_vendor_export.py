@@ -31,8 +31,29 @@ def test_promptfoo_keeps_template_text_literal(tmp_path: Path) -> None:
     data = row("t", expected="{{7*7}}")
     data["input"] = "Is {% if %} valid?"
     _, (test,) = export("promptfoo", [data], tmp_path)
-    assert test["vars"]["input"] == "{% raw %}Is {% if %} valid?{% endraw %}"
-    assert test["assert"] == [{"type": "equals", "value": "{% raw %}{{7*7}}{% endraw %}"}]
+    assert test["vars"]["input"] == 'Is {{ "{" }}% if %} valid?'
+    assert test["assert"] == [{"type": "equals", "value": '{{ "{" }}{7*7}}'}]
+
+
+def test_promptfoo_never_loads_file_references(tmp_path: Path) -> None:
+    data = row("f", expected="file://answer.txt")
+    data["input"] = "package:left-pad"
+    data["metadata"]["source"] = "file://notes.md"
+    _, (test,) = export("promptfoo", [data], tmp_path)
+    assert test["vars"]["input"] == '{{ "" }}package:left-pad'
+    assert test["assert"][0]["value"] == '{{ "" }}file://answer.txt'
+    assert isinstance(test["metadata"]["blueprint"], str)  # JSON text: promptfoo leaves it
+
+
+def test_promptfoo_rows_without_an_assertion_are_left_out(tmp_path: Path) -> None:
+    rubric = row("r", "rubric", evaluationCriteria=["x"])  # no evaluator: nothing to assert
+    human = row("h", evaluator="human-expert", reviewerExpertise="x")
+    result, tests = export("promptfoo", [rubric, human], tmp_path, include_human_review=True)
+    assert [t["metadata"]["id"] for t in tests] == ["h"]
+    assert "assert" not in tests[0]  # marked for review, never auto-graded
+    assert [(item.field, item.row_ids) for item in result.lossy if item.scope == "row"] == [
+        ("*", ("r",))
+    ]
 
 
 def test_promptfoo_vars_never_null_and_lists_do_not_multiply(tmp_path: Path) -> None:

@@ -75,6 +75,7 @@ def convert(source_path: Path, target_path: Path, options: ConvertOptions) -> Co
     writer = resolve_codec(target_path, options.target_format, reading=False)
     source = reader.open(source_path)
     header, notes = complete_header(source)
+    made_up = frozenset(header) - frozenset(source.header or {})
     derived: Counter[str] = Counter()
 
     def tallied() -> Iterator[Any]:
@@ -92,6 +93,7 @@ def convert(source_path: Path, target_path: Path, options: ConvertOptions) -> Co
             force=options.force,
             strict=options.strict,
             include_human_review=options.include_human_review,
+            derived_fields=made_up,
         ),
     )
     if derived:
@@ -141,7 +143,9 @@ def roundtrip(path: Path, via: str, *, source_format: str | None = None) -> Roun
     header, _ = complete_header(original_source)
     with tempfile.TemporaryDirectory(prefix="blueprint-roundtrip-") as folder:
         target = Path(folder) / f"{path.stem}{codec.extensions[0]}"
-        export = codec.write(header, iter(original.rows.values()), target, WriteOptions())
+        made_up = frozenset(header) - frozenset(original_source.header or {})
+        options = WriteOptions(derived_fields=made_up)
+        export = codec.write(header, iter(original.rows.values()), target, options)
         back = collect(codec.open(target), f"{path.name} via {via}")
     if original.header is None:
         back.header = None  # the original had no set-level fields to compare against

@@ -59,6 +59,11 @@ def echo_set(tmp_path: Path, *, matching: bool) -> Path:
         ),
         case("assertion-like", "contains: x", answer("contains: x")),
         case("python-like", "python: 1+1", answer("python: 1+1")),
+        case("unknown-var", "Hello {{name}}, {% if x %}", answer("Hello {{name}}, {% if x %}")),
+        case("file-like", "file://nowhere.txt", answer("file://nowhere.txt")),
+        case(
+            "braced-member", "{{x}}", {"acceptable": ["{{y}}", answer("{{x}}")]}, "acceptable-set"
+        ),
         case("object-input", {"input": "same"}, answer("same")),
         case("unicode", "smile 😀 𝔘", answer("smile 😀 𝔘")),
         case("member", "yes", {"acceptable": ["no", answer("yes")]}, "acceptable-set"),

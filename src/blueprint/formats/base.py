@@ -117,6 +117,8 @@ class WriteOptions:
     strict: bool = False
     #: export rows no automated grader may score, marked for human review
     include_human_review: bool = False
+    #: set-level fields the reader made up (not in the source), never reported as lost
+    derived_fields: frozenset[str] = frozenset()
 
 
 class Codec(Protocol):

@@ -23,9 +23,29 @@ from blueprint.formats.vendor import (
     write_export,
 )
 
+_SERVER_KEYS = frozenset(
+    {
+        "_xact_id",
+        "created",
+        "span_id",
+        "root_span_id",
+        "is_root",
+        "_pagination_key",
+        "origin",
+        "dataset_id",
+        "project_id",
+        "comments",
+        "audit_data",
+        "facets",
+        "classifications",
+    }
+)
 _RECORD_KEYS = frozenset(
     {"id", "input", "expected", "metadata", "tags", "output", "_xact_id", "created"}
 )
+
+
+_KNOWN_KEYS = _RECORD_KEYS | _SERVER_KEYS
 
 
 def record_for(row: ExportRow) -> dict[str, Any]:
@@ -111,9 +131,16 @@ class BraintrustCodec:
 
     def sniff(self, head: bytes) -> bool:
         first = first_json_line(head)
-        if not isinstance(first, dict) or "input" not in first:
+        if not isinstance(first, dict) or "input" not in first or not set(first) <= _KNOWN_KEYS:
             return False
         metadata = first.get("metadata")
-        canonical = isinstance(metadata, dict) and isinstance(metadata.get("case"), dict)
-        known = _RECORD_KEYS | {"span_id", "root_span_id", "dataset_id", "project_id"}
-        return not canonical and set(first) <= known
+        if isinstance(metadata, dict) and isinstance(metadata.get("case"), dict):
+            return False  # a canonical row
+        # a record Braintrust wrote, or one of ours; a bare {id, input, metadata} could be a
+        # canonical row that lost its case profile, so it is not claimed
+        return (
+            payload_of(metadata) is not None
+            or "tags" in first
+            or bool(set(first) & _SERVER_KEYS)
+            or "metadata" not in first
+        )

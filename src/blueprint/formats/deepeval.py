@@ -27,6 +27,17 @@ from blueprint.formats.vendor import (
     write_export,
 )
 
+#: keys only a golden has; their presence, with "input", tells a goldens file apart
+_GOLDEN_KEYS: Final = (
+    "expected_output",
+    "actual_output",
+    "retrieval_context",
+    "expected_tools",
+    "tools_called",
+    "additional_metadata",
+    "source_file",
+    "custom_column_key_values",
+)
 #: row metadata keys with a native DeepEval field, when they hold a list of strings
 CONTEXT_KEYS: Final = ("context", "retrieval_context")
 
@@ -133,13 +144,20 @@ def _native_row(golden: dict[str, Any], position: int) -> dict[str, Any]:
         derived["metadata.case.expectedBehavior"] = (
             "DeepEval goldens carry no behaviour description"
         )
+    if not isinstance(value, str):
+        derived["input"] = "a golden's input is text; this one is not"
     metadata: dict[str, Any] = {}
     additional = golden.get("additional_metadata")
     if isinstance(additional, dict):
         metadata.update(additional)
+    elif additional is not None:
+        metadata["additional_metadata"] = additional
     for key in (*CONTEXT_KEYS, "comments", "source_file", "custom_column_key_values"):
         if golden.get(key) not in (None, [], ""):
-            metadata[key] = golden[key]
+            value_of_key = golden[key]
+            if key in CONTEXT_KEYS and isinstance(value_of_key, str):
+                value_of_key = value_of_key.split("|")  # DeepEval's own reading of a joined list
+            metadata[key] = value_of_key
     return imported_row(
         row_id=row_id,
         input_value=value,
@@ -214,4 +232,9 @@ class DeepevalCodec:
 
     def sniff(self, head: bytes) -> bool:
         text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-        return text.startswith(b"[") and b'"input"' in text[:4096]
+        first = text[:4096]
+        return (
+            text.startswith(b"[")
+            and b'"input"' in first
+            and any(f'"{key}"'.encode() in first for key in _GOLDEN_KEYS)
+        )

@@ -61,9 +61,16 @@ class VendorMapping(BaseModel):
     def set_loss(self, header: dict[str, Any]) -> list[LossyField]:
         """The set-level fields this format drops, among those the set actually has."""
         losses = []
+        known = {entry.field for entry in self.set}
         for entry in self.set:
             if entry.dropped and entry.field in header:
                 losses.append(LossyField(entry.field, entry.dropped, scope="set"))
+        for name in header:
+            if name not in known and name != "schemaVersion":
+                reason = (
+                    f"not a set-level field Blueprint knows, so {self.format} has no place for it"
+                )
+                losses.append(LossyField(name, reason, scope="set"))
         return losses
 
     def exclusion(self, kind: str, row_ids: list[str]) -> LossyField:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import glob
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -23,33 +25,61 @@ from blueprint.formats.vendor import (
     Framing,
     imported_row,
     payload_of,
+    read_json_document,
     restored_row,
     vendor_rows,
     write_export,
 )
 
+_YAML11_ONLY: Final = frozenset(
+    {
+        "tag:yaml.org,2002:bool",
+        "tag:yaml.org,2002:int",
+        "tag:yaml.org,2002:float",
+        "tag:yaml.org,2002:timestamp",
+    }
+)
 FINAL_STATE: Final = "final-state"
-_TEMPLATE: Final = re.compile(r"\{\{|\{%|\{#")
-_RAW_OPEN: Final = "{% raw %}"
-_RAW_CLOSE: Final = "{% endraw %}"
+NO_ASSERTION: Final = "no-assertion"
 _ID_PREFIX: Final = re.compile(r"^\[([^\]]+)\]")
 
-# --- keeping text literal through promptfoo's Nunjucks rendering ----------------------------
+# --- keeping text literal through promptfoo's template handling -----------------------------
+#
+# promptfoo renders var values and assertion values with Nunjucks, substitutes {{name}} for
+# known vars before that, and loads strings that start with file:// or package:. A "{" that
+# opens a tag is therefore written as the expression {{ "{" }}, which renders back to "{" and
+# leaves nothing for the substitution to find; a leading file:// or package: gets an empty
+# expression in front. Rendering gives back exactly the original text.
+
+_OPENER: Final = re.compile(r"\{(?=[{%#])")
+_BRACE: Final = '{{ "{" }}'
+_LOADED_PREFIXES: Final = ("file://", "package:")
+_GUARD: Final = '{{ "" }}'
 
 
 def literal(text: str) -> str:
-    """Text that promptfoo's template rendering turns back into exactly ``text``."""
-    if not _TEMPLATE.search(text) or "endraw" in text:
-        return text
-    return f"{_RAW_OPEN}{text}{_RAW_CLOSE}"
+    """Text that promptfoo's template handling turns back into exactly ``text``."""
+    escaped = _OPENER.sub(lambda match: _BRACE, text)
+    if escaped.startswith(_LOADED_PREFIXES):
+        escaped = _GUARD + escaped
+    return escaped
 
 
 def unliteral(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith(_RAW_OPEN) and value.endswith(_RAW_CLOSE):
-        inner = value[len(_RAW_OPEN) : -len(_RAW_CLOSE)]
-        if "endraw" not in inner:
-            return inner
-    return value
+    if not isinstance(value, str):
+        return value
+    return value.removeprefix(_GUARD).replace(_BRACE, "{")
+
+
+def risky(value: Any) -> bool:
+    """Whether promptfoo would load a string somewhere inside the value as a file or package."""
+    if isinstance(value, str):
+        return value.startswith(_LOADED_PREFIXES)
+    if isinstance(value, dict):
+        return any(risky(key) or risky(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(risky(item) for item in value)
+    return False
 
 
 def _same(left: Any, right: Any) -> bool:
@@ -62,13 +92,16 @@ def _same(left: Any, right: Any) -> bool:
 def vars_for(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         return {"input": literal(value)}
-    if isinstance(value, dict) and value:
+    nested_risk = isinstance(value, dict) and any(
+        risky(key) or (not isinstance(item, str) and risky(item)) for key, item in value.items()
+    )
+    if isinstance(value, dict) and value and not nested_risk:
         return {
             key: literal(item) if isinstance(item, str) else item
             for key, item in value.items()
             if item is not None  # promptfoo rejects null vars
         }
-    return {"input": jsonvalues.dumps_text(value)}
+    return {"input": literal(jsonvalues.dumps_text(value))}
 
 
 def input_from_vars(variables: Any) -> Any:
@@ -171,7 +204,7 @@ def assertions_for(row: ExportRow) -> list[dict[str, Any]]:
         text = expected if isinstance(expected, str) else jsonvalues.dumps_text(expected)
         if judge:
             return [{"type": "factuality", "value": literal(text)}]
-        if isinstance(expected, dict | list):
+        if isinstance(expected, dict | list) and not risky(expected):
             return [{"type": "equals", "value": expected}]
         return [{"type": "equals", "value": literal(text)}]
     if oracle == "acceptable-set":
@@ -211,7 +244,8 @@ def _description(row: ExportRow) -> str:
 
 def test_for(row: ExportRow) -> dict[str, Any]:
     variables = vars_for(row.input)
-    assertions = assertions_for(row)
+    # rows for human review go out unasserted: an automated check would misrepresent them
+    assertions = [] if row.human_only else assertions_for(row)
     markers: dict[str, Any] = {}
     if not _same(input_from_vars(variables), row.input):
         markers["input"] = row.input
@@ -235,7 +269,11 @@ def test_for(row: ExportRow) -> dict[str, Any]:
         metadata["starterExample"] = STARTER_NOTE
     if row.human_only:
         metadata["humanReview"] = True
-    metadata[NAMESPACE] = row.payload(**markers)
+    payload = row.payload(**markers)
+    # promptfoo would load file:// strings in metadata too; JSON text keeps them inert
+    metadata[NAMESPACE] = jsonvalues.dumps_text(payload) if risky(payload) else payload
+    if risky(row.id):
+        del metadata["id"]
     test["metadata"] = metadata
     return test
 
@@ -277,6 +315,43 @@ def dump_yaml(data: Any) -> bytes:
 
 
 # --- reading native promptfoo files ----------------------------------------------------------
+
+
+class Yaml12Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with YAML 1.2 core scalars, as js-yaml (and so promptfoo) reads:
+    only true/false are booleans, 0o17 is octal, and no dates or base-60 numbers."""
+
+
+Yaml12Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in _YAML11_ONLY]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:int",
+    re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+    list("-+0123456789"),
+)
+Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
+        r"|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+.0123456789"),
+)
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
+    text = loader.construct_scalar(node)  # type: ignore[arg-type]
+    if text.startswith("0o"):
+        return int(text[2:], 8)
+    return int(text, 0) if text.startswith("0x") else int(text)
+
+
+Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 _ASSERTION_TYPES: Final = frozenset(
     [
@@ -396,7 +471,13 @@ def _csv_tests(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield reader.line_num, test
 
 
-def _load_tests_file(path: Path) -> list[tuple[int | None, Any]]:
+def _load_tests_file(
+    path: Path, seen: frozenset[Path] = frozenset()
+) -> list[tuple[int | None, Any]]:
+    resolved = path.resolve()
+    if resolved in seen:
+        raise ParseError(path, "the promptfoo config includes itself")
+    seen = seen | {resolved}
     suffix = path.suffix.lower()
     if suffix == ".csv":
         return list(_csv_tests(path))
@@ -407,9 +488,9 @@ def _load_tests_file(path: Path) -> list[tuple[int | None, Any]]:
                 raise ParseError(path, item.reason, line=item.line, column=item.column)
             found.append(item)
         return found
-    data = _read_yaml(path)
+    data = read_json_document(path) if suffix == ".json" else _read_yaml(path)
     if isinstance(data, dict) and "tests" in data:
-        return _tests_of_config(path, data)
+        return _tests_of_config(path, data, seen)
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):
@@ -417,31 +498,54 @@ def _load_tests_file(path: Path) -> list[tuple[int | None, Any]]:
     return [(None, test) for test in data]
 
 
+def _json_compatible(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, dict):
+            if not all(isinstance(key, str) for key in current):
+                return False
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+        elif current is not None and not isinstance(current, str | int | float | bool):
+            return False
+    return True
+
+
 def _read_yaml(path: Path) -> Any:
     text = read_text(path)
     try:
-        return yaml.safe_load(text)
+        data = yaml.load(text, Loader=Yaml12Loader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         problem = getattr(error, "problem", None) or "not valid YAML"
         line = mark.line + 1 if mark is not None else None
         column = mark.column + 1 if mark is not None else None
         raise ParseError(path, f"not valid YAML: {problem}", line=line, column=column) from None
+    except RecursionError:
+        raise ParseError(path, "YAML nested too deeply") from None
+    if not _json_compatible(data):
+        raise ParseError(path, "holds YAML values that are not JSON (binary data, sets, dates)")
+    return data
 
 
-def _tests_of_config(path: Path, config: dict[str, Any]) -> list[tuple[int | None, Any]]:
+def _tests_of_config(
+    path: Path, config: dict[str, Any], seen: frozenset[Path]
+) -> list[tuple[int | None, Any]]:
     tests = config.get("tests")
     entries = tests if isinstance(tests, list) else [tests]
     found: list[tuple[int | None, Any]] = []
     for entry in entries:
         if isinstance(entry, str):
-            reference = entry.removeprefix("file://")
+            reference = str(path.parent / entry.removeprefix("file://"))
             if any(char in reference for char in "*?["):
-                targets = sorted(path.parent.glob(reference))
+                # absolute or relative, as promptfoo allows: Path.glob takes relative only
+                targets = [Path(match) for match in sorted(glob.glob(reference))]  # noqa: PTH207
             else:
-                targets = [path.parent / reference]
+                targets = [Path(reference)]
             for target in targets:
-                found += _load_tests_file(target)
+                found += _load_tests_file(target, seen)
         elif isinstance(entry, dict) and "path" in entry and "vars" not in entry:
             raise ParseError(path, "test generators (tests: {path: ...}) run code; not read")
         else:
@@ -471,7 +575,8 @@ def _oracle_from_assertions(
         return "rubric", ABSENT, {"evaluationCriteria": criteria}, "llm-judge"
     if "tool-call-f1" in by_type:
         names = by_type["tool-call-f1"].get("value")
-        names = names.split(",") if isinstance(names, str) else names or []
+        names = names.split(",") if isinstance(names, str) else names
+        names = names if isinstance(names, list) else []
         calls = [{"name": str(name).strip(), "arguments": {}} for name in names]
         return "expected-tool-calls", {"calls": calls, "order": "any"}, {}, "exact-or-programmatic"
     return "expected-behavior-only", ABSENT, {}, None
@@ -479,9 +584,17 @@ def _oracle_from_assertions(
 
 def row_from_test(test: dict[str, Any], position: int) -> dict[str, Any]:
     metadata = test.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get(NAMESPACE), str):
+        # a payload kept as JSON text (it held strings promptfoo would load)
+        with contextlib.suppress(jsonvalues.JSONError):
+            metadata = {**metadata, NAMESPACE: jsonvalues.loads(metadata[NAMESPACE])}
     payload = payload_of(metadata)
     raw_assertions = test.get("assert")
-    assertions: list[Any] = raw_assertions if isinstance(raw_assertions, list) else []
+    assertions: list[Any] = [
+        item
+        for item in (raw_assertions if isinstance(raw_assertions, list) else [])
+        if isinstance(item, dict)
+    ]
     if payload is not None:
         value = payload["input"] if "input" in payload else input_from_vars(test.get("vars"))
         if "expected" in payload:
@@ -554,7 +667,11 @@ class PromptfooCodec:
             return dump_yaml([test_for(row)])
 
         def skip(row: ExportRow) -> str | None:
-            return FINAL_STATE if row.oracle_type == "expected-final-state" else None
+            if row.oracle_type == "expected-final-state":
+                return FINAL_STATE
+            if not row.human_only and not assertions_for(row):
+                return NO_ASSERTION
+            return None
 
         opening = f"# promptfoo test cases; use them with: tests: file://{path.name}\n"
         framing = Framing(opening=opening.encode("utf-8"), empty=b"[]\n")

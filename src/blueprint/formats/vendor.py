@@ -98,8 +98,15 @@ def export_rows(rows: Iterable[Any], format_name: str) -> Iterator[ExportRow]:
                 f" a {format_name} export needs a valid set: run blueprint validate"
             ) from None
         metadata = data["metadata"]
+        case = metadata["case"]
+        evaluator = case.get("evaluator")
+        if evaluator and admissibility.verdict(case["oracleType"], evaluator) == "barred":
+            raise InvalidRowForExport(
+                f"row {index} ({data['id']!r}) names the evaluator {evaluator}, which"
+                f" {case['oracleType']} bars; fix the set first (blueprint validate)"
+            )
         extra = {key: value for key, value in metadata.items() if key != "case"}
-        yield ExportRow(data, data["id"], metadata["case"], extra)
+        yield ExportRow(data, data["id"], case, extra)
 
 
 @dataclass
@@ -120,8 +127,10 @@ class ExportTally:
             return False
         return True
 
-    def lossy(self, header: dict[str, Any]) -> list[LossyField]:
-        losses = self.mapping.set_loss(header)
+    def lossy(self, header: dict[str, Any], derived: frozenset[str]) -> list[LossyField]:
+        # set-level values the reader made up (a name taken from the file) are not losses
+        real = {key: value for key, value in header.items() if key not in derived}
+        losses = self.mapping.set_loss(real)
         losses += [self.mapping.exclusion(kind, ids) for kind, ids in self.excluded.items()]
         return losses
 
@@ -129,7 +138,7 @@ class ExportTally:
         self, header: dict[str, Any], files: list[Path], options: WriteOptions
     ) -> ExportResult:
         """The export result; raises (so nothing is committed) for a refused strict export."""
-        lossy = self.lossy(header)
+        lossy = self.lossy(header, options.derived_fields)
         if options.strict and lossy:
             dropped = "; ".join(
                 f"{item.field} ({item.count} rows)" if item.scope == "row" else item.field
@@ -166,8 +175,11 @@ def vendor_rows(
             problem = check(record) if check else None
         if problem:
             yield UnreadableRow(index, line, None, problem)
-        else:
+            continue
+        try:
             yield SourceRow(index, line, to_row(record, index))
+        except ValueError as error:  # e.g. a damaged blueprint payload
+            yield UnreadableRow(index, line, None, str(error))
 
 
 @dataclass(frozen=True)
@@ -251,10 +263,13 @@ def payload_of(metadata: Any) -> dict[str, Any] | None:
 
 def restored_row(payload: dict[str, Any], row_id: Any, input_value: Any, expected: Any) -> dict:
     """A canonical row from a blueprint payload; `expected` is ABSENT when there is none."""
+    extra = payload.get("metadata", {})
+    if not isinstance(extra, dict):
+        raise ValueError("its blueprint metadata is damaged: metadata is not an object")
     row: dict[str, Any] = {"id": payload.get("id", row_id), "input": input_value}
     if expected is not ABSENT:
         row["expected"] = expected
-    row["metadata"] = {"case": payload["case"], **(payload.get("metadata") or {})}
+    row["metadata"] = {"case": payload["case"], **extra}
     return row
 
 
@@ -298,7 +313,11 @@ def imported_row(
     row: dict[str, Any] = {"id": row_id, "input": input_value}
     if expected is not ABSENT:
         row["expected"] = expected
-    row["metadata"] = {"case": profile, **(metadata or {})}
+    extra = dict(metadata or {})
+    if "case" in extra:  # the key is the case profile's; keep the vendor's value beside it
+        extra["imported.case"] = extra.pop("case")
+        derived["metadata.imported.case"] = "the vendor metadata had a key named case"
+    row["metadata"] = {"case": profile, **extra}
     return row
 
 

@@ -1,0 +1,124 @@
+"""Vendor files that are odd or hostile: clear errors, never a crash, never a wrong format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from blueprint.convert import ConvertOptions, convert, data_rows, roundtrip
+from blueprint.errors import LossyExportRefused, ParseError
+from blueprint.formats import REGISTRY, resolve_codec
+from blueprint.validate import validate_file
+from conftest import EXAMPLES, document, row, write_json
+
+
+def test_canonical_files_are_not_taken_for_vendor_files(tmp_path: Path) -> None:
+    rows = json.loads((EXAMPLES / "support-refunds.json").read_text(encoding="utf-8"))["rows"]
+    array = tmp_path / "rows.json"
+    array.write_text(json.dumps(rows), encoding="utf-8")
+    assert resolve_codec(array, None, reading=True).name == "json"
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(
+        json.dumps({"id": "a", "input": "q", "metadata": {}}) + "\n", encoding="utf-8"
+    )
+    assert resolve_codec(broken, None, reading=True).name == "jsonl"
+
+
+def promptfoo_rows(path: Path) -> list:
+    return list(data_rows(REGISTRY["promptfoo"].open(path)))
+
+
+def test_promptfoo_odd_assertions_do_not_crash(tmp_path: Path) -> None:
+    path = tmp_path / "tests.yaml"
+    path.write_text(
+        "- vars: {input: a}\n  assert: [equals, 5]\n"
+        "- vars: {input: b}\n  assert: [{type: tool-call-f1, value: 5}]\n",
+        encoding="utf-8",
+    )
+    rows = promptfoo_rows(path)
+    assert [r["metadata"]["case"]["oracleType"] for r in rows] == [
+        "expected-behavior-only",
+        "expected-tool-calls",
+    ]
+
+
+def test_promptfoo_config_that_includes_itself(tmp_path: Path) -> None:
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text("tests: file://promptfooconfig.yaml\n", encoding="utf-8")
+    with pytest.raises(ParseError):
+        REGISTRY["promptfoo"].open(config)
+
+
+def test_promptfoo_absolute_globs_and_json_tests_with_tabs(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text('[\n\t{"vars": {"input": "x"}}\n]', encoding="utf-8")
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(f'tests: "file://{tmp_path}/*.json"\n', encoding="utf-8")
+    assert len(promptfoo_rows(config)) == 1
+
+
+def test_promptfoo_yaml_is_read_as_promptfoo_reads_it(tmp_path: Path) -> None:
+    path = tmp_path / "tests.yaml"
+    path.write_text(
+        "- vars: {input: no, time: 12:30:00, mode: 0o17}\n  assert: [{type: equals, value: yes}]\n",
+        encoding="utf-8",
+    )
+    (data,) = promptfoo_rows(path)
+    assert data["input"] == {"input": "no", "time": "12:30:00", "mode": 15}
+    assert data["expected"] == "yes"
+
+
+def test_promptfoo_yaml_that_is_not_json_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "tests.yaml"
+    path.write_text("- vars: {input: !!binary aGVsbG8=}\n", encoding="utf-8")
+    with pytest.raises(ParseError):
+        REGISTRY["promptfoo"].open(path)
+    assert validate_file(path).unreadable
+
+
+def test_damaged_payloads_are_unreadable_rows_not_crashes(tmp_path: Path) -> None:
+    path = tmp_path / "records.jsonl"
+    record = {"id": "a", "input": "q", "metadata": {"blueprint": {"case": {}, "metadata": 7}}}
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    report = validate_file(path, format="braintrust")
+    assert report.flatten(("code",)) == [("parse",)]
+
+
+@pytest.mark.parametrize("fmt", ["langsmith", "braintrust"])
+def test_vendor_metadata_named_case_is_kept_aside(tmp_path: Path, fmt: str) -> None:
+    record = (
+        {"inputs": {"q": 1}, "metadata": {"case": 1}}
+        if fmt == "langsmith"
+        else {"id": "r", "input": "a", "metadata": {"case": "x"}}
+    )
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    target = tmp_path / "out.json"
+    convert(path, target, ConvertOptions(source_format=fmt))
+    assert validate_file(target).valid
+    (data,) = data_rows(REGISTRY["json"].open(target))
+    assert "imported.case" in data["metadata"]
+
+
+def test_made_up_set_names_are_not_reported_lost(tmp_path: Path) -> None:
+    native = Path(__file__).parent / "fixtures" / "native" / "langsmith" / "examples.jsonl"
+    result = roundtrip(native, "braintrust", source_format="langsmith")
+    assert result.exact, (result.undeclared, result.unobserved)
+    out = convert(
+        native,
+        tmp_path / "r.jsonl",
+        ConvertOptions(source_format="langsmith", target_format="braintrust"),
+    )
+    assert [item for item in out.export.lossy if item.scope == "set"] == []
+
+
+def test_unknown_set_level_keys_are_reported_lost(tmp_path: Path) -> None:
+    source = write_json(tmp_path / "s.json", document(row("a"), owner="team-a"))
+    result = roundtrip(source, "braintrust")
+    assert result.exact
+    assert "owner" in {item.field for item in result.export.lossy}
+    with pytest.raises(LossyExportRefused):
+        convert(
+            source, tmp_path / "r.jsonl", ConvertOptions(target_format="braintrust", strict=True)
+        )
