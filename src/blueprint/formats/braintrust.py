@@ -52,20 +52,16 @@ def record_for(row: ExportRow) -> dict[str, Any]:
     record: dict[str, Any] = {"id": row.id, "input": row.input}
     if row.has_expected:
         record["expected"] = row.expected
-    metadata: dict[str, Any] = {NAMESPACE: row.payload(), "oracleType": row.oracle_type}
+    record["metadata"] = {NAMESPACE: row.payload(), **row.labels()}
     tags = [row.oracle_type, f"provenance:{row.case['provenance']}"]
     if "caseFamily" in row.case:
-        metadata["caseFamily"] = row.case["caseFamily"]
         tags.append(f"family:{row.case['caseFamily']}")
     if row.evaluator:
         tags.append(f"evaluator:{row.evaluator}")
     if row.starter:
-        metadata["starterExample"] = True
         tags.append("starter-example")
     if row.human_only:
-        metadata["humanReview"] = True
         tags.append(HUMAN_REVIEW)
-    record["metadata"] = metadata
     record["tags"] = list(dict.fromkeys(tags))
     return record
 

@@ -74,12 +74,8 @@ def golden_for(row: ExportRow) -> dict[str, Any]:
     golden["comments"] = f"{STARTER_NOTE}: {behaviour}" if row.starter else behaviour
     metadata: dict[str, Any] = {
         NAMESPACE: ExportRow(row.data, row.id, row.case, extra).payload(**markers),
-        "oracleType": row.oracle_type,
+        **row.labels(),
     }
-    if row.starter:
-        metadata["starterExample"] = True
-    if row.human_only:
-        metadata["humanReview"] = True
     golden["additional_metadata"] = metadata
     return golden
 

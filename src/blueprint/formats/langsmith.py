@@ -64,15 +64,7 @@ def example_for(row: ExportRow) -> dict[str, Any]:
     extra = dict(row.extra)
     split = extra.pop("split", None)
     payload = ExportRow(row.data, row.id, row.case, extra).payload(**markers)
-    metadata: dict[str, Any] = {NAMESPACE: payload, "oracleType": row.oracle_type}
-    metadata["provenance"] = row.case["provenance"]
-    if "caseFamily" in row.case:
-        metadata["caseFamily"] = row.case["caseFamily"]
-    if row.starter:
-        metadata["starterExample"] = True
-    if row.human_only:
-        metadata["humanReview"] = True
-    example["metadata"] = metadata
+    example["metadata"] = {NAMESPACE: payload, **row.labels()}
     if _is_split(split):
         example["split"] = split
     elif split is not None or "split" in row.extra:

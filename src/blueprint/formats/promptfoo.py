@@ -20,7 +20,6 @@ from blueprint.formats.base import ExportResult, SetSource, UnreadableRow, Write
 from blueprint.formats.mapping import NAMESPACE
 from blueprint.formats.vendor import (
     ABSENT,
-    STARTER_NOTE,
     ExportRow,
     Framing,
     imported_row,
@@ -258,17 +257,7 @@ def test_for(row: ExportRow) -> dict[str, Any]:
         test["assert"] = assertions
     if any(isinstance(value, list) for value in variables.values()):
         test["options"] = {"disableVarExpansion": True}
-    metadata: dict[str, Any] = {
-        "id": row.id,
-        "oracleType": row.oracle_type,
-        "provenance": row.case["provenance"],
-    }
-    if "caseFamily" in row.case:
-        metadata["caseFamily"] = row.case["caseFamily"]
-    if row.starter:
-        metadata["starterExample"] = STARTER_NOTE
-    if row.human_only:
-        metadata["humanReview"] = True
+    metadata: dict[str, Any] = {"id": row.id, **row.labels()}
     payload = row.payload(**markers)
     # promptfoo would load file:// strings in metadata too; JSON text keeps them inert
     metadata[NAMESPACE] = jsonvalues.dumps_text(payload) if risky(payload) else payload

@@ -75,6 +75,20 @@ class ExportRow:
     def human_only(self) -> bool:
         return not admissibility.automatically_gradable(self.oracle_type, self.evaluator)
 
+    def labels(self) -> dict[str, Any]:
+        """Plain metadata keys a vendor can filter on; the payload holds the full profile."""
+        labels: dict[str, Any] = {
+            "oracleType": self.oracle_type,
+            "provenance": self.case["provenance"],
+        }
+        if "caseFamily" in self.case:
+            labels["caseFamily"] = self.case["caseFamily"]
+        if self.starter:
+            labels["starterExample"] = True
+        if self.human_only:
+            labels["humanReview"] = True
+        return labels
+
     def payload(self, **more: Any) -> dict[str, Any]:
         """What travels under the namespaced metadata key: everything the vendor lacks."""
         body: dict[str, Any] = {"id": self.id, "case": self.case}
