@@ -194,6 +194,14 @@ class RowView:
         self.oracle_type: Any = oracle_type if _member(oracle_type, ORACLE_TYPES) else None
         self.evaluator: Any = evaluator if _member(evaluator, EVALUATOR_TYPES) else None
 
+    def imported(self) -> dict[str, Any]:
+        """The import record a vendor reader left in the profile (format, derived values)."""
+        extensions = self.case.get("extensions")
+        record = extensions.get("blueprint-import") if isinstance(extensions, dict) else None
+        if not isinstance(record, dict) or not isinstance(record.get("derived"), dict):
+            return {}
+        return record
+
     def issue(self, code: str, *location: str | int, **context: Any) -> Issue:
         return make_issue(
             code,
@@ -402,9 +410,8 @@ def check_rubric_criteria(row: RowView, state: SetState) -> Iterator[Issue]:
 
 
 def check_derived_values(row: RowView, state: SetState) -> Iterator[Issue]:
-    extensions = row.case.get("extensions")
-    imported = extensions.get("blueprint-import") if isinstance(extensions, dict) else None
-    if not isinstance(imported, dict) or not isinstance(imported.get("derived"), dict):
+    imported = row.imported()
+    if not imported:
         return
     source = imported.get("format", "another format")
     for path, how in imported["derived"].items():

@@ -81,7 +81,7 @@ def convert(source_path: Path, target_path: Path, options: ConvertOptions) -> Co
     def tallied() -> Iterator[Any]:
         # the import leg: count what the reader had to infer, for the report
         for row in data_rows(source):
-            for path in _derived_paths(row):
+            for path in RowView(0, row).imported().get("derived", {}):
                 derived[path] += 1
             yield row
 
@@ -103,14 +103,6 @@ def convert(source_path: Path, target_path: Path, options: ConvertOptions) -> Co
             " (blueprint validate lists them as derived-value)"
         )
     return ConvertResult(source_path, reader.name, export, notes)
-
-
-def _derived_paths(row: Any) -> list[str]:
-    case = RowView(0, row).case
-    extensions = case.get("extensions")
-    imported = extensions.get("blueprint-import") if isinstance(extensions, dict) else None
-    derived = imported.get("derived") if isinstance(imported, dict) else None
-    return list(derived) if isinstance(derived, dict) else []
 
 
 @dataclass

@@ -8,7 +8,7 @@ assert on codes and positions and the docs page is generated from this table.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -174,10 +174,6 @@ CODES: Final[dict[str, IssueCode]] = {
 }
 
 
-def severity_of(code: str) -> IssueSeverity:
-    return CODES[code].severity
-
-
 @dataclass(frozen=True, slots=True)
 class Issue:
     """One finding, positioned by row, JSON path and physical line."""
@@ -263,16 +259,3 @@ class ValidationReport:
             "source": self.source,
             "format": self.format,
         }
-
-
-def filter_codes(
-    issues: Iterable[Issue], select: Iterable[str] = (), ignore: Iterable[str] = ()
-) -> Iterable[Issue]:
-    """Keep only selected codes (all when none selected), then drop ignored ones."""
-    selected, ignored = frozenset(select), frozenset(ignore)
-    for issue in issues:
-        if selected and issue.code not in selected:
-            continue
-        if issue.code in ignored:
-            continue
-        yield issue
