@@ -139,3 +139,12 @@ def test_ambiguous_extension_needs_content_or_a_name(tmp_path: Path, monkeypatch
     assert caught.value.candidates == ["json", "other"]
     # writing to a shared extension means the canonical format
     assert formats.resolve_codec(tmp_path / "out.json", None, reading=False).name == "json"
+
+
+def test_an_extension_that_hides_the_format_gets_a_note(tmp_path: Path) -> None:
+    result = convert(
+        FIXTURES / "awkward" / "awkward.json",
+        tmp_path / "out.txt",
+        ConvertOptions(target_format="csv"),
+    )
+    assert any("--from csv" in note for note in result.notes)

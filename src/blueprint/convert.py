@@ -96,6 +96,11 @@ def convert(source_path: Path, target_path: Path, options: ConvertOptions) -> Co
             derived_fields=made_up,
         ),
     )
+    if target_path.suffix.lower() not in writer.extensions:
+        notes.append(
+            f"{target_path} holds {writer.name}, which its extension does not say;"
+            f" read it back with --from {writer.name}"
+        )
     if derived:
         listed = ", ".join(f"{path} ({count} rows)" for path, count in derived.most_common())
         notes.append(

@@ -207,6 +207,11 @@ def new_command(
     result = codec.write(header, iter(document["rows"]), output, WriteOptions(force=force))
     files = " and ".join(escape(str(path)) for path in result.files)
     err.print(f"wrote {files}: {result.rows} rows in {len(header['caseFamilies'])} case families")
+    if output.suffix.lower() not in codec.extensions:
+        err.print(
+            f"[yellow]note:[/] {escape(str(output))} holds {codec.name}, which its extension"
+            f" does not say; read it back with --from {codec.name}"
+        )
     table = Table()
     for heading in ("family", "oracle type", "evaluator", "severity"):
         table.add_column(heading)
