@@ -30,6 +30,7 @@ from blueprint.errors import (
     UsageError,
 )
 from blueprint.formats import REGISTRY, Codec, ExportResult, LossyField, get_codec
+from blueprint.frames import issues_frame, rows_frame
 from blueprint.issues import CODES, Issue, ValidationReport
 from blueprint.model import (
     EVALUATOR_TYPES,
@@ -80,8 +81,10 @@ __all__ = [
     "convert",
     "diff_files",
     "get_codec",
+    "issues_frame",
     "load_set",
     "roundtrip",
+    "rows_frame",
     "save_set",
     "validate_document",
     "validate_file",
