@@ -199,3 +199,22 @@ def test_missing_pack_folder_override(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("BLUEPRINT_PACKS", str(tmp_path / "nowhere"))
     result = run("new", "customer-support", "-o", tmp_path / "s.json")
     assert result.exit_code == 1 and "BLUEPRINT_PACKS" in result.stderr
+
+
+def test_one_broken_pack_does_not_hide_the_others(tmp_path: Path, monkeypatch) -> None:
+    import shutil
+
+    root = Path(__file__).parent.parent / "packs"
+    shutil.copytree(root, tmp_path / "packs")
+    (tmp_path / "packs" / "broken.yaml").write_text("id: [unclosed\n", encoding="utf-8")
+    monkeypatch.setenv("BLUEPRINT_PACKS", str(tmp_path / "packs"))
+    result = run("packs", "--report", "json")
+    assert result.exit_code == 1
+    assert len([e for e in json.loads(result.stdout) if e["kind"] == "pack"]) >= 8
+    assert "broken.yaml" in result.stderr
+
+
+def test_packs_show_reads_an_overlay_file() -> None:
+    overlay = Path(__file__).parent.parent / "packs" / "overlays" / "legal.yaml"
+    data = json.loads(run("packs", "show", overlay, "--report", "json").stdout)
+    assert data["kind"] == "overlay" and data["id"] == "legal"

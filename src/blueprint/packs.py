@@ -253,14 +253,6 @@ def load_overlay(name: str) -> Overlay:
     return load_overlay_file(_resolve(name, packs_root() / "overlays", "overlay"))
 
 
-def bundled_packs() -> list[Pack]:
-    return [load_pack_file(path) for path in sorted(packs_root().glob("*.yaml"))]
-
-
-def bundled_overlays() -> list[Overlay]:
-    return [load_overlay_file(path) for path in sorted((packs_root() / "overlays").glob("*.yaml"))]
-
-
 # --- building a set --------------------------------------------------------------------------
 
 

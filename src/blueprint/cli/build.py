@@ -34,12 +34,11 @@ from blueprint.packs import (
     PackError,
     build_pack_set,
     build_set,
-    bundled_overlays,
-    bundled_packs,
     load_any_file,
     load_overlay,
     load_pack,
     pack_problems,
+    packs_root,
 )
 from blueprint.validate import validate_document
 
@@ -73,10 +72,21 @@ def packs_command(ctx: typer.Context, report: Report = SimpleReport.text) -> Non
     """List the bundled task-family packs and domain overlays."""
     if ctx.invoked_subcommand is not None:
         return
-    entries = [_summary(p, "pack") for p in bundled_packs()]
-    entries += [_summary(o, "overlay") for o in bundled_overlays()]
+    entries, broken = [], []
+    root = packs_root()
+    for path in [*sorted(root.glob("*.yaml")), *sorted((root / "overlays").glob("*.yaml"))]:
+        try:  # one broken file must not hide the others
+            loaded = load_any_file(path)
+        except PackError as error:
+            broken.append(str(error))
+            continue
+        entries.append(_summary(loaded, "overlay" if isinstance(loaded, Overlay) else "pack"))
+    for problem in broken:
+        err.print(f"[red]{escape(problem)}[/]")
     if report is SimpleReport.json:
         print_json(entries)
+        if broken:
+            raise typer.Exit(1)
         return
     table = Table(title="task-family packs and overlays")
     for heading in ("id", "kind", "families", "rows", "oracle types"):
@@ -93,6 +103,8 @@ def packs_command(ctx: typer.Context, report: Report = SimpleReport.text) -> Non
         )
     err.print(table)
     err.print(f"[yellow]note:[/] {EXAMPLE_NOTICE}")
+    if broken:
+        raise typer.Exit(1)
 
 
 def _family_json(pack: Pack | Overlay) -> list[dict[str, Any]]:
@@ -112,6 +124,9 @@ def _family_json(pack: Pack | Overlay) -> list[dict[str, Any]]:
 
 
 def _load_any(name: str) -> tuple[Pack | Overlay, str]:
+    if name.endswith((".yaml", ".yml")):  # a file: its schemaVersion says which it is
+        loaded = load_any_file(Path(name))
+        return loaded, "overlay" if isinstance(loaded, Overlay) else "pack"
     try:
         return load_pack(name), "pack"
     except UsageError:
