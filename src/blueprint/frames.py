@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from blueprint.convert import data_rows, open_set
-from blueprint.issues import ValidationReport
+from blueprint.issues import ISSUE_FIELDS, ValidationReport
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,5 +42,5 @@ def issues_frame(report: ValidationReport) -> pd.DataFrame:
     """A validation report's issues as a DataFrame (columns as in the JSON report)."""
     import pandas as pd
 
-    columns = ["code", "severity", "rowIndex", "rowId", "path", "line", "message"]
-    return pd.DataFrame.from_records([issue.to_json() for issue in report.issues], columns=columns)
+    records = [issue.to_json() for issue in report.issues]
+    return pd.DataFrame.from_records(records, columns=list(ISSUE_FIELDS))

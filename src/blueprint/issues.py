@@ -174,6 +174,10 @@ CODES: Final[dict[str, IssueCode]] = {
 }
 
 
+#: the keys of an issue in JSON reports, in order
+ISSUE_FIELDS: Final = ("code", "severity", "rowIndex", "rowId", "path", "line", "message")
+
+
 @dataclass(frozen=True, slots=True)
 class Issue:
     """One finding, positioned by row, JSON path and physical line."""

@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, ClassVar
 
-from blueprint import jsonvalues
-from blueprint.formats._io import read_json_lines
-from blueprint.formats.base import ExportResult, SetSource, WriteOptions
 from blueprint.formats.mapping import NAMESPACE
 from blueprint.formats.vendor import (
     ABSENT,
     HUMAN_REVIEW,
     ExportRow,
+    JsonLinesVendorCodec,
     first_json_line,
     imported_row,
     oracle_for_expected,
     payload_of,
     restored_row,
-    vendor_rows,
-    write_export,
 )
 
 _SERVER_KEYS = frozenset(
@@ -104,7 +98,7 @@ def row_from_record(record: dict[str, Any], position: int) -> dict[str, Any]:
     )
 
 
-class BraintrustCodec:
+class BraintrustCodec(JsonLinesVendorCodec):
     name: ClassVar[str] = "braintrust"
     title: ClassVar[str] = "Braintrust dataset records (JSONL)"
     extensions: ClassVar[tuple[str, ...]] = (".jsonl",)
@@ -112,18 +106,13 @@ class BraintrustCodec:
     can_read: ClassVar[bool] = True
     can_write: ClassVar[bool] = True
 
-    def open(self, path: Path) -> SetSource:
-        records = read_json_lines(path)
-        rows = vendor_rows(records, row_from_record, what="a Braintrust record")
-        return SetSource(path=path, format=self.name, header=None, rows=rows)
+    what: ClassVar[str] = "a Braintrust record"
 
-    def write(
-        self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
-    ) -> ExportResult:
-        def encode(row: ExportRow) -> bytes:
-            return jsonvalues.dumps(record_for(row))
+    def to_row(self, record: dict[str, Any], position: int) -> dict[str, Any]:
+        return row_from_record(record, position)
 
-        return write_export(self.name, header, rows, path, options, encode=encode)
+    def to_record(self, row: ExportRow) -> dict[str, Any]:
+        return record_for(row)
 
     def sniff(self, head: bytes) -> bool:
         first = first_json_line(head)

@@ -3,24 +3,18 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from blueprint import jsonvalues
-from blueprint.formats._io import read_json_lines
-from blueprint.formats.base import ExportResult, SetSource, WriteOptions
 from blueprint.formats.mapping import NAMESPACE
 from blueprint.formats.vendor import (
     ABSENT,
     ExportRow,
+    JsonLinesVendorCodec,
     first_json_line,
     imported_row,
     oracle_for_expected,
     payload_of,
     restored_row,
-    vendor_rows,
-    write_export,
 )
 
 #: the namespace every example id is derived in: the same row id always gives the same UUID
@@ -136,7 +130,7 @@ def _inputs_problem(example: dict[str, Any]) -> str | None:
     return "a LangSmith example has an inputs object"
 
 
-class LangsmithCodec:
+class LangsmithCodec(JsonLinesVendorCodec):
     name: ClassVar[str] = "langsmith"
     title: ClassVar[str] = "LangSmith examples (JSONL)"
     extensions: ClassVar[tuple[str, ...]] = (".jsonl",)
@@ -144,22 +138,16 @@ class LangsmithCodec:
     can_read: ClassVar[bool] = True
     can_write: ClassVar[bool] = True
 
-    def open(self, path: Path) -> SetSource:
-        rows = vendor_rows(
-            read_json_lines(path),
-            row_from_example,
-            what="a LangSmith example",
-            check=_inputs_problem,
-        )
-        return SetSource(path=path, format=self.name, header=None, rows=rows)
+    what: ClassVar[str] = "a LangSmith example"
 
-    def write(
-        self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
-    ) -> ExportResult:
-        def encode(row: ExportRow) -> bytes:
-            return jsonvalues.dumps(example_for(row))
+    def to_row(self, record: dict[str, Any], position: int) -> dict[str, Any]:
+        return row_from_example(record, position)
 
-        return write_export(self.name, header, rows, path, options, encode=encode)
+    def to_record(self, row: ExportRow) -> dict[str, Any]:
+        return example_for(row)
+
+    def problem(self, record: dict[str, Any]) -> str | None:
+        return _inputs_problem(record)
 
     def sniff(self, head: bytes) -> bool:
         first = first_json_line(head)

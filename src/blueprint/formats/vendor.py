@@ -14,15 +14,22 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from pydantic import ValidationError
 
 from blueprint import admissibility, jsonvalues
 from blueprint.atomic import AtomicOutputs
 from blueprint.errors import BlueprintError, LossyExportRefused, ParseError
-from blueprint.formats._io import BOM
-from blueprint.formats.base import ExportResult, LossyField, SourceRow, UnreadableRow, WriteOptions
+from blueprint.formats._io import BOM, read_json_lines
+from blueprint.formats.base import (
+    ExportResult,
+    LossyField,
+    SetSource,
+    SourceRow,
+    UnreadableRow,
+    WriteOptions,
+)
 from blueprint.formats.mapping import NAMESPACE, VendorMapping, load_mapping
 from blueprint.model import STARTER_PROVENANCES, Row
 
@@ -347,3 +354,34 @@ def oracle_for_expected(expected: Any) -> str:
         if set(expected) == {"checks"}:
             return "expected-final-state"
     return "reference-answer"
+
+
+class JsonLinesVendorCodec:
+    """A vendor format of one JSON object per line: reading and writing, given the mapping
+    from a record to a row (``to_row``) and back (``to_record``)."""
+
+    name: ClassVar[str]
+    #: how a record is named in messages ("a Braintrust record")
+    what: ClassVar[str]
+
+    def to_row(self, record: dict[str, Any], position: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def to_record(self, row: ExportRow) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def problem(self, record: dict[str, Any]) -> str | None:
+        """Why a record that is an object still cannot be read, or None."""
+        return None
+
+    def open(self, path: Path) -> SetSource:
+        rows = vendor_rows(read_json_lines(path), self.to_row, what=self.what, check=self.problem)
+        return SetSource(path=path, format=self.name, header=None, rows=rows)
+
+    def write(
+        self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
+    ) -> ExportResult:
+        def encode(row: ExportRow) -> bytes:
+            return jsonvalues.dumps(self.to_record(row))
+
+        return write_export(self.name, header, rows, path, options, encode=encode)
