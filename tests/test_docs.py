@@ -38,3 +38,20 @@ def test_relative_links_in_docs_resolve() -> None:
     for page in [README, *DOCS.rglob("*.md")]:
         for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
             assert (page.parent / target).exists(), (page, target)
+
+
+def _python_blocks(page: Path) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", page.read_text(encoding="utf-8"), re.M | re.S)
+
+
+def test_readme_python_examples_run(tmp_path: Path, monkeypatch) -> None:
+    """Every Python example in the README runs as written, from a checkout's top folder."""
+    import shutil
+
+    shutil.copytree(README.parent / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    blocks = _python_blocks(README)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {"__name__": "readme_example"})
+    assert (tmp_path / "refunds.jsonl").is_file()

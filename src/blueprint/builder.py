@@ -17,7 +17,7 @@ from blueprint import admissibility, jsonvalues
 from blueprint.checks import RowView
 from blueprint.convert import complete_header, data_rows
 from blueprint.errors import BlueprintError
-from blueprint.formats import Codec, ExportResult, WriteOptions, resolve_codec
+from blueprint.formats import Codec, ExportResult, StrPath, WriteOptions, resolve_codec
 from blueprint.jsonvalues import dumps_text
 from blueprint.model import (
     EXPECTED_HINTS,
@@ -196,7 +196,7 @@ def _named(path: Path, error: EditRefused) -> EditRefused:
 
 
 def set_oracle(
-    path: Path | str, request: OracleRequest, *, format: str | None = None
+    path: StrPath, request: OracleRequest, *, format: str | None = None
 ) -> OracleOutcome:
     """Change a row's oracle type (and its family's, with scope="family") in place."""
     try:
@@ -373,7 +373,7 @@ def build_row(request: AddRequest, family: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def add_row(path: Path | str, request: AddRequest, *, format: str | None = None) -> AddOutcome:
+def add_row(path: StrPath, request: AddRequest, *, format: str | None = None) -> AddOutcome:
     """Add a row to a case family, after the family's last row; refuses an invalid row."""
     try:
         return _add_row(Path(path), request, format)

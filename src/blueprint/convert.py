@@ -16,6 +16,7 @@ from blueprint.formats import (
     ExportResult,
     LossyField,
     SetSource,
+    StrPath,
     UnreadableRow,
     WriteOptions,
     get_codec,
@@ -44,8 +45,9 @@ class ConvertResult:
     notes: list[str] = field(default_factory=list)
 
 
-def open_set(path: Path, format: str | None = None) -> SetSource:
+def open_set(path: StrPath, format: str | None = None) -> SetSource:
     """Open a set file for reading in the format named, or the one its extension implies."""
+    path = Path(path)
     return resolve_codec(path, format, reading=True).open(path)
 
 
@@ -70,7 +72,12 @@ def data_rows(source: SetSource) -> Iterator[Any]:
         yield item.data
 
 
-def convert(source_path: Path, target_path: Path, options: ConvertOptions) -> ConvertResult:
+def convert(
+    source_path: StrPath, target_path: StrPath, options: ConvertOptions | None = None
+) -> ConvertResult:
+    """Convert a set file to another format; the result lists every field the export lost."""
+    source_path, target_path = Path(source_path), Path(target_path)
+    options = options or ConvertOptions()
     reader = resolve_codec(source_path, options.source_format, reading=True)
     writer = resolve_codec(target_path, options.target_format, reading=False)
     source = reader.open(source_path)
@@ -132,8 +139,9 @@ def _covers(lossy: LossyField, path: str) -> bool:
     return name == "*" or path == name or path.startswith((name + ".", name + "["))
 
 
-def roundtrip(path: Path, via: str, *, source_format: str | None = None) -> RoundtripResult:
+def roundtrip(path: StrPath, via: str, *, source_format: str | None = None) -> RoundtripResult:
     """Export ``path`` through ``via``, read it back, and compare with the original."""
+    path = Path(path)
     codec = get_codec(via)
     original_source = open_set(path, source_format)
     original = collect(original_source, str(path))

@@ -17,7 +17,7 @@ from deepdiff import DeepDiff
 
 from blueprint import jsonpath, jsonvalues
 from blueprint.errors import ParseError
-from blueprint.formats import SetSource, UnreadableRow, resolve_codec
+from blueprint.formats import SetSource, StrPath, UnreadableRow, resolve_codec
 
 HEADER_FIELDS: Final = (
     "schemaVersion",
@@ -217,6 +217,13 @@ def diff_sets(left: LoadedSet, right: LoadedSet) -> SetDiff:
 
 
 def diff_files(
-    left: Path, right: Path, *, left_format: str | None = None, right_format: str | None = None
+    left: StrPath,
+    right: StrPath,
+    *,
+    left_format: str | None = None,
+    right_format: str | None = None,
 ) -> SetDiff:
-    return diff_sets(load_for_diff(left, left_format), load_for_diff(right, right_format))
+    """Compare two set files, whatever their formats."""
+    return diff_sets(
+        load_for_diff(Path(left), left_format), load_for_diff(Path(right), right_format)
+    )

@@ -7,10 +7,10 @@ a field a row does not have is missing (``NaN``/``None``), not an empty string.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from blueprint.convert import data_rows, open_set
+from blueprint.formats import StrPath
 from blueprint.issues import ISSUE_FIELDS, ValidationReport
 
 if TYPE_CHECKING:
@@ -30,11 +30,11 @@ def flatten_row(row: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def rows_frame(path: Path | str, *, format: str | None = None) -> pd.DataFrame:
+def rows_frame(path: StrPath, *, format: str | None = None) -> pd.DataFrame:
     """A set file's rows as a DataFrame, one row per case."""
     import pandas as pd
 
-    source = open_set(Path(path), format)
+    source = open_set(path, format)
     return pd.DataFrame.from_records([flatten_row(row) for row in data_rows(source)])
 
 

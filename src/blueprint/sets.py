@@ -6,12 +6,12 @@ from pathlib import Path
 
 from blueprint.convert import complete_header, data_rows
 from blueprint.errors import InvalidSetError
-from blueprint.formats import ExportResult, WriteOptions, resolve_codec
+from blueprint.formats import ExportResult, StrPath, WriteOptions, resolve_codec
 from blueprint.model import EvalSet, dump_row
 from blueprint.validate import validate_file
 
 
-def load_set(path: Path | str, *, format: str | None = None) -> EvalSet:
+def load_set(path: StrPath, *, format: str | None = None) -> EvalSet:
     """Read and validate a set; raises InvalidSetError listing the errors when it is not valid.
 
     Warnings and info findings do not stop loading; call validate_file to see them.
@@ -27,7 +27,7 @@ def load_set(path: Path | str, *, format: str | None = None) -> EvalSet:
 
 
 def save_set(
-    eval_set: EvalSet, path: Path | str, *, format: str | None = None, force: bool = False
+    eval_set: EvalSet, path: StrPath, *, format: str | None = None, force: bool = False
 ) -> ExportResult:
     """Write a set; fields never set on the model stay absent in the file."""
     path = Path(path)

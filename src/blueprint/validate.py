@@ -14,7 +14,7 @@ from typing import Any
 
 from blueprint import checks, jsonpath
 from blueprint.errors import ParseError, UsageError
-from blueprint.formats import SetSource, SourceRow, UnreadableRow, resolve_codec
+from blueprint.formats import SetSource, SourceRow, StrPath, UnreadableRow, resolve_codec
 from blueprint.issues import CODES, Issue, ValidationReport, make_issue
 
 
@@ -37,7 +37,7 @@ class ValidationOptions:
 
 
 def validate_file(
-    path: Path | str, *, format: str | None = None, options: ValidationOptions | None = None
+    path: StrPath, *, format: str | None = None, options: ValidationOptions | None = None
 ) -> ValidationReport:
     """Validate a set file of any readable format."""
     path = Path(path)

@@ -17,6 +17,7 @@ from blueprint.formats.base import (
     LossyField,
     SetSource,
     SourceRow,
+    StrPath,
     UnreadableRow,
     WriteOptions,
 )
@@ -120,6 +121,7 @@ __all__ = [
     "LossyField",
     "SetSource",
     "SourceRow",
+    "StrPath",
     "UnreadableRow",
     "WriteOptions",
     "codecs_for_extension",

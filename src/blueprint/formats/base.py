@@ -7,13 +7,17 @@ for rows that break the schema. Turning rows into models is the caller's choice.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, TypeAlias
 
 from blueprint.errors import ParseError
 from blueprint.issues import Issue
+
+#: what every public function accepts as a file path
+StrPath: TypeAlias = str | os.PathLike[str]
 
 
 @dataclass(frozen=True, slots=True)
