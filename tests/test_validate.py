@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -174,14 +176,75 @@ def test_case_family_mismatch_and_unknown_family() -> None:
         caseFamilies=[family],
     )
     assert found(doc) == [
+        ("inherited-evaluator", 0, "$.rows[0].metadata.case.evaluator"),
         ("case-family-mismatch", 1, "$.rows[1].metadata.case.evaluator"),
         ("case-family-mismatch", 2, "$.rows[2].metadata.case.oracleType"),
+        ("inherited-evaluator", 2, "$.rows[2].metadata.case.evaluator"),
         ("unknown-case-family", 3, "$.rows[3].metadata.case.caseFamily"),
     ]
 
 
-def test_case_family_not_checked_when_set_defines_none() -> None:
-    assert found(document(row("a", caseFamily="anything"))) == []
+def test_undeclared_case_family_is_flagged_once_and_its_rows_must_agree() -> None:
+    doc = document(
+        row("a", caseFamily="anything", evaluator="exact-or-programmatic"),
+        row("b", caseFamily="anything"),
+        row("c", caseFamily="anything", evaluator="human-expert", reviewerExpertise="x"),
+        row("d", "acceptable-set", expected={"acceptable": [1]}, caseFamily="anything"),
+    )
+    assert found(doc) == [
+        ("undeclared-case-family", 0, "$.rows[0].metadata.case.caseFamily"),
+        ("case-family-mismatch", 2, "$.rows[2].metadata.case.evaluator"),
+        ("case-family-mismatch", 3, "$.rows[3].metadata.case.oracleType"),
+    ]
+    assert "row 0" in validate_document(doc).issues[1].message
+
+
+def test_rows_of_a_family_without_an_evaluator_must_name_the_same_one() -> None:
+    family = {"id": "lookup", "oracleType": "reference-answer"}
+    doc = document(
+        row("a", caseFamily="lookup"),
+        row("b", caseFamily="lookup", evaluator="exact-or-programmatic"),
+        row("c", caseFamily="lookup", evaluator="exact-or-programmatic"),
+        row("d", caseFamily="lookup", evaluator="rubric-human"),
+        caseFamilies=[family],
+    )
+    assert found(doc) == [("case-family-mismatch", 3, "$.rows[3].metadata.case.evaluator")]
+
+
+def test_without_set_level_fields_families_are_compared_but_not_declared(tmp_path) -> None:
+    from blueprint.validate import validate_file
+
+    path = tmp_path / "s.jsonl"
+    rows = [
+        row("a", caseFamily="f", evaluator="exact-or-programmatic"),
+        row("b", caseFamily="f", evaluator="rubric-human"),
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    report = validate_file(path)
+    assert report.flatten(("code", "row_index")) == [
+        ("missing-set-file", None),
+        ("case-family-mismatch", 1),
+    ]
+
+
+def test_family_level_human_expert_needs_reviewer_expertise() -> None:
+    family = {"id": "judged", "oracleType": "rubric", "evaluator": "human-expert"}
+    doc = document(
+        row("a", "rubric", caseFamily="judged", evaluationCriteria=["x"]),
+        row(
+            "b",
+            "rubric",
+            caseFamily="judged",
+            evaluator="human-expert",
+            reviewerExpertise="pharmacist",
+            evaluationCriteria=["x"],
+        ),
+        caseFamilies=[family],
+    )
+    assert found(doc) == [
+        ("inherited-evaluator", 0, "$.rows[0].metadata.case.evaluator"),
+        ("missing-reviewer-expertise", 0, "$.rows[0].metadata.case.reviewerExpertise"),
+    ]
 
 
 def test_duplicate_case_family() -> None:

@@ -7,6 +7,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from blueprint.formats import REGISTRY, WriteOptions
@@ -152,3 +153,42 @@ def test_vendor_exports_refuse_invalid_rows(tmp_path: Path) -> None:
         with pytest.raises(InvalidRowForExport):
             export(fmt, [bad], tmp_path)
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("fmt", ["promptfoo", "deepeval", "langsmith", "braintrust"])
+def test_rows_inherit_their_family_evaluator_in_exports(fmt: str, tmp_path: Path) -> None:
+    """A row of a human-expert family that names no evaluator is for human review."""
+    header = {
+        **HEADER,
+        "caseFamilies": [
+            {"id": "expert", "oracleType": "reference-answer", "evaluator": "human-expert"},
+            {"id": "exact", "oracleType": "reference-answer", "evaluator": "exact-or-programmatic"},
+        ],
+    }
+    rows = [row("judged", caseFamily="expert"), row("checked", caseFamily="exact")]
+    target = tmp_path / f"out{REGISTRY[fmt].extensions[0]}"
+    result = REGISTRY[fmt].write(header, iter(rows), target, WriteOptions())
+    excluded = {i for lossy in result.lossy if lossy.field == "*" for i in lossy.row_ids}
+    assert excluded == {"judged"}
+    assert result.rows == 1
+    included = REGISTRY[fmt].write(
+        header, iter(rows), target, WriteOptions(force=True, include_human_review=True)
+    )
+    assert included.rows == 2
+    if fmt == "promptfoo":
+        tests = yaml.safe_load(target.read_text(encoding="utf-8"))
+        judged = next(t for t in tests if t["metadata"]["id"] == "judged")
+        assert "assert" not in judged and judged["metadata"]["humanReview"] is True
+
+
+def test_a_family_evaluator_the_oracle_bars_stops_the_export(tmp_path: Path) -> None:
+    from blueprint.formats.vendor import InvalidRowForExport
+
+    header = {
+        **HEADER,
+        "caseFamilies": [{"id": "f", "oracleType": "rubric", "evaluator": "exact-or-programmatic"}],
+    }
+    with pytest.raises(InvalidRowForExport, match="inherits"):
+        REGISTRY["braintrust"].write(
+            header, iter([row("r", "rubric", caseFamily="f")]), tmp_path / "o.jsonl", WriteOptions()
+        )

@@ -220,22 +220,45 @@ def _member(value: Any, members: tuple[str, ...]) -> bool:
 class SetState:
     """What the validator remembers across rows: family definitions and the ids seen."""
 
+    #: the declared case families by id; None when the set declares none (or is unknown)
     families: dict[str, dict[str, Any]] | None = None
+    #: whether the set-level fields are known at all (a CSV without its set file: no)
+    header_known: bool = False
     #: row id -> index of the first row that used it
     first_use: dict[str, int] = field(default_factory=dict)
     #: the line each row starts on (0 when unknown), kept compact: one machine int per row
     lines: array[int] = field(default_factory=lambda: array("q"))
+    #: family -> field -> (value, row index, row id) of the first row that gave it; bounded by
+    #: the number of families, not rows
+    family_firsts: dict[str, dict[str, tuple[Any, int, str | None]]] = field(default_factory=dict)
 
     @classmethod
     def from_header(cls, header: dict[str, Any] | None) -> SetState:
-        if header is None or not isinstance(header.get("caseFamilies"), list):
+        if header is None:
             return cls()
+        if not isinstance(header.get("caseFamilies"), list):
+            return cls(header_known=True)
         families = {
             family["id"]: family
             for family in header["caseFamilies"]
             if isinstance(family, dict) and isinstance(family.get("id"), str)
         }
-        return cls(families=families)
+        return cls(families=families, header_known=True)
+
+    def family_of(self, row: RowView) -> dict[str, Any] | None:
+        name = row.case.get("caseFamily")
+        if not isinstance(name, str) or self.families is None:
+            return None
+        return self.families.get(name)
+
+
+def effective_evaluator(row: RowView, state: SetState) -> str | None:
+    """The evaluator that grades a row: its own, else the one its case family names."""
+    if row.evaluator is not None or "evaluator" in row.case:
+        return row.evaluator
+    family = state.family_of(row)
+    inherited = family.get("evaluator") if family is not None else None
+    return inherited if _member(inherited, EVALUATOR_TYPES) else None
 
 
 # --- row rules -------------------------------------------------------------------------------
@@ -371,33 +394,62 @@ def check_starter(row: RowView, state: SetState) -> Iterator[Issue]:
 
 def check_case_family(row: RowView, state: SetState) -> Iterator[Issue]:
     name = row.case.get("caseFamily")
-    if not isinstance(name, str) or state.families is None:
+    if not isinstance(name, str):
         return
-    family = state.families.get(name)
-    if family is None:
+    family = state.families.get(name) if state.families is not None else None
+    if state.families is not None and family is None:
         defined = ", ".join(state.families) or "none"
         yield row.issue(
             "unknown-case-family", "metadata", "case", "caseFamily", family=name, defined=defined
         )
         return
+    firsts = state.family_firsts.get(name)
+    if firsts is None:
+        firsts = state.family_firsts[name] = {}
+        if state.families is None and state.header_known:
+            yield row.issue("undeclared-case-family", "metadata", "case", "caseFamily", family=name)
     for key in ("oracleType", "evaluator"):
-        row_value, family_value = row.case.get(key), family.get(key)
-        if key in row.case and key in family and row_value != family_value:
-            yield row.issue(
-                "case-family-mismatch",
-                "metadata",
-                "case",
-                key,
-                field=key,
-                row_value=dumps_text(row_value),
-                family=name,
-                family_value=dumps_text(family_value),
-            )
+        if key not in row.case:
+            continue
+        row_value = row.case[key]
+        if family is not None and key in family:
+            if row_value != family[key]:
+                yield _family_mismatch(row, key, name, dumps_text(family[key]))
+            continue
+        # the family does not say: the first row of the family that does sets the value
+        first = firsts.setdefault(key, (row_value, row.index, row.id))
+        if first[1] != row.index and first[0] != row_value:
+            by = f" (from row {first[1]}" + (f", {first[2]!r})" if first[2] else ")")
+            yield _family_mismatch(row, key, name, dumps_text(first[0]) + by)
+    if family is not None and "evaluator" not in row.case and "evaluator" in family:
+        evaluator = family["evaluator"]
+        yield row.issue(
+            "inherited-evaluator",
+            "metadata",
+            "case",
+            "evaluator",
+            evaluator=dumps_text(evaluator) if not isinstance(evaluator, str) else evaluator,
+            family=name,
+        )
+
+
+def _family_mismatch(row: RowView, key: str, family: str, family_value: str) -> Issue:
+    return row.issue(
+        "case-family-mismatch",
+        "metadata",
+        "case",
+        key,
+        field=key,
+        row_value=dumps_text(row.case[key]),
+        family=family,
+        family_value=family_value,
+    )
 
 
 def check_reviewer_expertise(row: RowView, state: SetState) -> Iterator[Issue]:
-    graded_by_expert = row.evaluator == "human-expert" or (
-        row.evaluator is None and row.oracle_type == "expected-behavior-only"
+    evaluator = effective_evaluator(row, state)
+    graded_by_expert = evaluator == "human-expert" or (
+        evaluator is None and row.oracle_type == "expected-behavior-only"
     )
     expertise = row.case.get("reviewerExpertise")
     if graded_by_expert and not (isinstance(expertise, str) and expertise.strip()):
@@ -432,7 +484,15 @@ ROW_RULES: Final[tuple[RowRule, ...]] = (
     RowRule(("expected-shape",), check_expected_shape),
     RowRule(("omitted-field",), check_omitted_fields),
     RowRule(("starter-example",), check_starter),
-    RowRule(("case-family-mismatch", "unknown-case-family"), check_case_family),
+    RowRule(
+        (
+            "case-family-mismatch",
+            "unknown-case-family",
+            "undeclared-case-family",
+            "inherited-evaluator",
+        ),
+        check_case_family,
+    ),
     RowRule(("missing-reviewer-expertise",), check_reviewer_expertise),
     RowRule(("rubric-without-criteria",), check_rubric_criteria),
     RowRule(("derived-value",), check_derived_values),

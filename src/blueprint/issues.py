@@ -118,7 +118,30 @@ CODES: Final[dict[str, IssueCode]] = {
             "Row differs from its case family",
             "{field} is {row_value} but case family {family!r} has {family_value}",
             "Rows of a case family share its oracle type and evaluator. A row that needs a"
-            " different one belongs to another family, or to none.",
+            " different one belongs to another family, or to none. Where the family itself does"
+            " not name an evaluator (or is not declared at all), the rows are compared with the"
+            " first row of the family that names one.",
+        ),
+        IssueCode(
+            "inherited-evaluator",
+            "warning",
+            "Row relies on its family's evaluator",
+            "the row names no evaluator; it is graded by {evaluator}, which its case family"
+            " {family!r} names",
+            "A row without `case.evaluator` in a case family that names one is graded by the"
+            " family's evaluator: Blueprint's validator and exports apply it. Write it on the row"
+            " too, so that a harness or spreadsheet reading rows alone does not take the row for"
+            " one any admissible evaluator may grade.",
+        ),
+        IssueCode(
+            "undeclared-case-family",
+            "warning",
+            "Case family not declared by the set",
+            "case family {family!r} is not declared: the set defines no caseFamilies, so the"
+            " family's oracle type, evaluator and severity are not recorded",
+            "A row names a case family but the set-level fields define no `caseFamilies`. Rows"
+            " naming the same family are still checked against each other (they must share an"
+            " oracle type and evaluator); declare the family to record its severity too.",
         ),
         IssueCode(
             "unknown-case-family",

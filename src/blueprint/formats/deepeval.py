@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -73,7 +74,7 @@ def golden_for(row: ExportRow) -> dict[str, Any]:
     behaviour = row.case["expectedBehavior"]
     golden["comments"] = f"{STARTER_NOTE}: {behaviour}" if row.starter else behaviour
     metadata: dict[str, Any] = {
-        NAMESPACE: ExportRow(row.data, row.id, row.case, extra).payload(**markers),
+        NAMESPACE: replace(row, extra=extra).payload(**markers),
         **row.labels(),
     }
     golden["additional_metadata"] = metadata

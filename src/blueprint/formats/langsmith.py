@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any, ClassVar, Final
 
 from blueprint.formats.mapping import NAMESPACE
@@ -57,7 +58,7 @@ def example_for(row: ExportRow) -> dict[str, Any]:
             }
     extra = dict(row.extra)
     split = extra.pop("split", None)
-    payload = ExportRow(row.data, row.id, row.case, extra).payload(**markers)
+    payload = replace(row, extra=extra).payload(**markers)
     example["metadata"] = {NAMESPACE: payload, **row.labels()}
     if _is_split(split):
         example["split"] = split

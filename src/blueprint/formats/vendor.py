@@ -53,6 +53,8 @@ class ExportRow:
     case: dict[str, Any]
     #: metadata keys other than `case`
     extra: dict[str, Any]
+    #: the evaluator the row's case family names, which the row inherits when it names none
+    family_evaluator: str | None = None
 
     @property
     def oracle_type(self) -> str:
@@ -60,7 +62,10 @@ class ExportRow:
 
     @property
     def evaluator(self) -> str | None:
-        return self.case.get("evaluator")
+        """The evaluator that grades the row: its own, else its case family's."""
+        if "evaluator" in self.case:
+            return self.case["evaluator"]
+        return self.family_evaluator
 
     @property
     def has_expected(self) -> bool:
@@ -105,8 +110,26 @@ class ExportRow:
         return body
 
 
-def export_rows(rows: Iterable[Any], format_name: str) -> Iterator[ExportRow]:
-    """Check each row against the schema and take it apart; a broken row stops the export."""
+def family_evaluators(header: dict[str, Any]) -> dict[str, str]:
+    """The evaluator each declared case family names, by family id."""
+    families = header.get("caseFamilies")
+    return {
+        family["id"]: family["evaluator"]
+        for family in (families if isinstance(families, list) else [])
+        if isinstance(family, dict)
+        and isinstance(family.get("id"), str)
+        and isinstance(family.get("evaluator"), str)
+    }
+
+
+def export_rows(
+    rows: Iterable[Any], format_name: str, header: dict[str, Any] | None = None
+) -> Iterator[ExportRow]:
+    """Check each row against the schema and take it apart; a broken row stops the export.
+
+    Rows that name no evaluator inherit their case family's, from ``header``.
+    """
+    inherited = family_evaluators(header or {})
     for index, data in enumerate(rows):
         try:
             Row.model_validate(data)
@@ -120,14 +143,17 @@ def export_rows(rows: Iterable[Any], format_name: str) -> Iterator[ExportRow]:
             ) from None
         metadata = data["metadata"]
         case = metadata["case"]
-        evaluator = case.get("evaluator")
+        family = inherited.get(case.get("caseFamily", ""))
+        exported = ExportRow(data, data["id"], case, {}, family)
+        evaluator = exported.evaluator
         if evaluator and admissibility.verdict(case["oracleType"], evaluator) == "barred":
+            whose = "names" if "evaluator" in case else "inherits from its case family"
             raise InvalidRowForExport(
-                f"row {index} ({data['id']!r}) names the evaluator {evaluator}, which"
+                f"row {index} ({data['id']!r}) {whose} the evaluator {evaluator}, which"
                 f" {case['oracleType']} bars; fix the set first (blueprint validate)"
             )
         extra = {key: value for key, value in metadata.items() if key != "case"}
-        yield ExportRow(data, data["id"], case, extra)
+        yield ExportRow(data, data["id"], case, extra, family)
 
 
 @dataclass
@@ -238,7 +264,7 @@ def write_export(
     with AtomicOutputs([path], force=options.force) as outputs:
         handle = outputs.open(path, "wb")
         handle.write(framing.opening)
-        for row in export_rows(rows, format_name):
+        for row in export_rows(rows, format_name, header):
             kind = skip(row)
             if kind is not None:
                 tally.exclude(kind, row)
