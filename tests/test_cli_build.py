@@ -218,3 +218,99 @@ def test_packs_show_reads_an_overlay_file() -> None:
     overlay = Path(__file__).parent.parent / "packs" / "overlays" / "legal.yaml"
     data = json.loads(run("packs", "show", overlay, "--report", "json").stdout)
     assert data["kind"] == "overlay" and data["id"] == "legal"
+
+
+VENDORS = {
+    "promptfoo": "tests.yaml",
+    "deepeval": "goldens.json",
+    "langsmith": "examples.jsonl",
+    "braintrust": "records.jsonl",
+}
+
+
+def _vendor_file(tmp_path: Path, fmt: str) -> Path:
+    canonical = tmp_path / "s.json"
+    assert run("new", "customer-support", "-o", canonical).exit_code == 0
+    target = tmp_path / VENDORS[fmt]
+    converted = run("convert", canonical, target, "--to", fmt, "--include-human-review")
+    assert converted.exit_code == 0, converted.output
+    canonical.unlink()
+    return target
+
+
+@pytest.mark.parametrize("fmt", list(VENDORS))
+def test_edits_of_vendor_files_are_refused_and_leave_them_byte_identical(
+    tmp_path: Path, fmt: str
+) -> None:
+    target = _vendor_file(tmp_path, fmt)
+    before = snapshot(tmp_path)
+    row_id = "cs-return-window-online"
+    for args in (
+        ("oracle", target, row_id, "acceptable-set", "--leave-family", "--from", fmt),
+        ("oracle", target, row_id, "expected-behavior-only", "--leave-family", "--drop-expected"),
+        (
+            "add",
+            target,
+            "--family",
+            "policy-lookup",
+            "--id",
+            "new-row",
+            "--input",
+            "q",
+            "--expected",
+            "a",
+            "--behavior",
+            "b",
+            "--provenance",
+            "expert-authored",
+            "--from",
+            fmt,
+        ),
+    ):
+        refused = run(*args)
+        assert refused.exit_code == 1, refused.output
+        assert "convert" in refused.stderr
+        assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl", ".csv"])
+def test_edits_of_canonical_files_keep_every_row(tmp_path: Path, suffix: str) -> None:
+    from blueprint.convert import data_rows, open_set
+
+    target = tmp_path / f"s{suffix}"
+    assert run("new", "customer-support", "-o", target).exit_code == 0
+    count = sum(1 for _ in data_rows(open_set(target)))
+    row_id = "cs-return-window-online"
+    assert run("oracle", target, row_id, "acceptable-set", "--leave-family").exit_code == 0
+    assert sum(1 for _ in data_rows(open_set(target))) == count
+    dropped = run("oracle", target, row_id, "expected-behavior-only", "--drop-expected")
+    assert dropped.exit_code == 0, dropped.output
+    ids = [row["id"] for row in data_rows(open_set(target))]
+    assert len(ids) == count and row_id in ids
+
+
+@pytest.mark.parametrize(
+    ("fmt", "name"), [("promptfoo", "tests.yaml"), ("langsmith", "examples.jsonl")]
+)
+def test_new_into_a_vendor_format_reports_what_it_leaves_out(
+    tmp_path: Path, fmt: str, name: str
+) -> None:
+    target = tmp_path / name
+    result = run("new", "customer-support", "-o", target, "--to", fmt)
+    assert result.exit_code == 0, result.output
+    assert "left out 6 row(s)" in result.stderr and "dropped set-level field" in result.stderr
+    strict = run(
+        "new", "customer-support", "-o", tmp_path / f"strict-{name}", "--to", fmt, "--strict"
+    )
+    assert strict.exit_code == 1
+    assert not (tmp_path / f"strict-{name}").exists()
+    everything = run(
+        "new", "customer-support", "-o", target, "--to", fmt, "--force", "--include-human-review"
+    )
+    assert everything.exit_code == 0
+
+
+def test_new_to_a_yaml_file_means_promptfoo_and_says_what_it_drops(tmp_path: Path) -> None:
+    result = run("new", "customer-support", "-o", tmp_path / "tests.yaml")
+    assert result.exit_code == 0
+    assert "(promptfoo," in result.stderr and "left out" in result.stderr

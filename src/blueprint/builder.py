@@ -58,14 +58,38 @@ class _Set:
     def rows(self) -> Iterator[Any]:
         return data_rows(self.codec.open(self.path))
 
-    def rewrite(self, rows: Iterator[Any]) -> ExportResult:
-        return self.codec.write(self.header, rows, self.path, WriteOptions(force=True))
+    def rewrite(self, rows: Iterator[Any], expected_rows: int) -> ExportResult:
+        """Replace the file with ``rows``. Strict, and the row count is checked before the
+        output is committed, so an edit that would lose anything leaves the file as it was."""
+        return self.codec.write(
+            self.header,
+            _exactly(rows, expected_rows, self.path),
+            self.path,
+            WriteOptions(force=True, strict=True),
+        )
+
+
+def _exactly(rows: Iterator[Any], expected: int, path: Path) -> Iterator[Any]:
+    """Pass rows through; raise (so the writer commits nothing) unless there are ``expected``."""
+    count = 0
+    for row in rows:
+        count += 1
+        yield row
+    if count != expected:
+        raise EditRefused(f"{path}: the edit would write {count} rows, not {expected}; unchanged")
 
 
 def _open(path: Path, format: str | None) -> _Set:
     codec = resolve_codec(path, format, reading=True)
-    if not codec.can_write:
-        raise EditRefused(f"{path}: the format {codec.name} can be read but not written")
+    if not codec.lossless:
+        # rewriting a vendor file means exporting the whole set again, which loses what that
+        # format cannot hold (set-level fields, rows it leaves out); an edit must lose nothing
+        raise EditRefused(
+            f"{path}: editing a {codec.name} file in place is refused: rewriting it would export"
+            f" the set again, and a {codec.name} export leaves out rows and fields it has no"
+            f" place for. Convert it to a canonical format first (blueprint convert {path.name}"
+            f" {path.stem}.json --from {codec.name}), edit that, and export again"
+        )
     source = codec.open(path)
     header, notes = complete_header(source)
     return _Set(path, codec, dict(header), notes)
@@ -322,7 +346,8 @@ def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> Oracl
         outcome.rows_changed.append(row["id"])
         return row
 
-    edited.rewrite(transform(position, row) for position, row in enumerate(edited.rows()))
+    total = sum(1 for _ in edited.rows())
+    edited.rewrite((transform(position, row) for position, row in enumerate(edited.rows())), total)
     return outcome
 
 
@@ -423,7 +448,7 @@ def _add_row(path: Path, request: AddRequest, format: str | None) -> AddOutcome:
         if insert_at >= position:
             yield row
 
-    edited.rewrite(with_new_row())
+    edited.rewrite(with_new_row(), position + 1)
     warnings = [
         issue.message
         for issue in report.issues

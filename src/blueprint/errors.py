@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 
 class BlueprintError(Exception):
@@ -92,6 +93,24 @@ class InvalidSetError(BlueprintError, ValueError):
 
 
 class LossyExportRefused(BlueprintError, ValueError):
-    """A strict conversion would have dropped fields, so nothing was written."""
+    """A strict export would have lost something (dropped, excluded, weakened): nothing was
+    written. ``lossy`` holds what the export would have reported."""
 
     exit_code = 1
+
+    def __init__(self, format_name: str, lossy: Sequence[Any]) -> None:
+        self.format = format_name
+        self.lossy = list(lossy)
+        parts = []
+        left_out = sum(item.count for item in self.lossy if item.kind == "excluded")
+        if left_out:
+            parts.append(f"leave out {left_out} row(s)")
+        for kind, verb in (("dropped", "drop"), ("weakened", "weaken")):
+            items = [item for item in self.lossy if item.kind == kind]
+            if items:
+                listed = ", ".join(
+                    f"{item.field} ({item.count} rows)" if item.scope == "row" else item.field
+                    for item in items
+                )
+                parts.append(f"{verb} {listed}")
+        super().__init__(f"refused (--strict): the {format_name} export would " + "; ".join(parts))

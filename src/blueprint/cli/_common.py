@@ -7,14 +7,14 @@ import json
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
+from typing import Annotated, Any, Final, NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from blueprint.errors import BlueprintError
-from blueprint.formats import REGISTRY
+from blueprint.formats import REGISTRY, ExportResult
 from blueprint.model import EVALUATOR_TYPES, ORACLE_TYPES, PROVENANCES
 
 #: people read stderr; stdout carries only machine output (--report json and friends)
@@ -71,6 +71,49 @@ def value_of(choice: StrEnum | None) -> str | None:
 def print_json(data: Any) -> None:
     """Machine output: JSON on stdout, nothing else there."""
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+Strict = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="Refuse (exit 1, write nothing) if the export would drop a field, leave out a row"
+        " or weaken a rule.",
+    ),
+]
+IncludeHumanReview = Annotated[
+    bool,
+    typer.Option(
+        "--include-human-review",
+        help="Export rows no automated grader may score, marked for human review.",
+    ),
+]
+
+#: how many row ids a loss line names before it says "and N more"
+ROW_ID_PREVIEW = 5
+_LOSS_LABELS: Final = {
+    "dropped": "[yellow]dropped[/]",
+    "excluded": "[yellow]left out[/]",
+    "weakened": "[magenta]weakened[/]",
+}
+
+
+def print_export(export: ExportResult) -> None:
+    """What a write produced, and every loss it declared, for people (stderr)."""
+    files = " and ".join(escape(str(path)) for path in export.files)
+    err.print(f"wrote {files} ({export.format}, {export.rows} rows)")
+    for lossy in export.lossy:
+        preview = ", ".join(lossy.row_ids[:ROW_ID_PREVIEW])
+        more = f" and {lossy.count - ROW_ID_PREVIEW} more" if lossy.count > ROW_ID_PREVIEW else ""
+        rows = f"{lossy.count} row(s) ({escape(preview)}{more})"
+        label = _LOSS_LABELS[lossy.kind]
+        if lossy.kind == "excluded":
+            what = rows
+        elif lossy.scope == "set":
+            what = f"set-level field {escape(lossy.field)}"
+        else:
+            what = f"{escape(lossy.field)} in {rows}"
+        err.print(f"{label} {what}: {escape(lossy.reason)}")
 
 
 P = ParamSpec("P")

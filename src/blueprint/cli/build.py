@@ -16,13 +16,16 @@ from blueprint.cli._common import (
     EvaluatorName,
     Force,
     FormatName,
+    IncludeHumanReview,
     OracleName,
     ProvenanceName,
     Report,
     SimpleReport,
+    Strict,
     ToFormat,
     boundary,
     err,
+    print_export,
     print_json,
     value_of,
 )
@@ -203,8 +206,13 @@ def new_command(
     name: Annotated[str | None, typer.Option("--name", help="The set's name.")] = None,
     target_format: ToFormat = None,
     force: Force = False,
+    strict: Strict = False,
+    include_human_review: IncludeHumanReview = False,
 ) -> None:
-    """Scaffold a new set from a pack (and overlays), in any canonical format."""
+    """Scaffold a new set from a pack (and overlays), in any format Blueprint writes.
+
+    A vendor format reports what it drops, leaves out or weakens, as convert does.
+    """
     chosen = load_pack(pack)
     overlays = [load_overlay(item) for item in overlay]
     if name is not None and not name.strip():
@@ -219,9 +227,9 @@ def new_command(
         )
     codec = resolve_codec(output, value_of(target_format), reading=False)
     header = {key: value for key, value in document.items() if key != "rows"}
-    result = codec.write(header, iter(document["rows"]), output, WriteOptions(force=force))
-    files = " and ".join(escape(str(path)) for path in result.files)
-    err.print(f"wrote {files}: {result.rows} rows in {len(header['caseFamilies'])} case families")
+    options = WriteOptions(force=force, strict=strict, include_human_review=include_human_review)
+    result = codec.write(header, iter(document["rows"]), output, options)
+    print_export(result)
     if output.suffix.lower() not in codec.extensions:
         err.print(
             f"[yellow]note:[/] {escape(str(output))} holds {codec.name}, which its extension"
@@ -233,7 +241,10 @@ def new_command(
     for family in header["caseFamilies"]:
         table.add_row(family["id"], family["oracleType"], family["evaluator"], family["severity"])
     err.print(table)
-    err.print(f"[yellow]note:[/] all {result.rows} {EXAMPLE_NOTICE}")
+    err.print(
+        f"[yellow]note:[/] all {len(document['rows'])} rows in"
+        f" {len(header['caseFamilies'])} case families: {EXAMPLE_NOTICE}"
+    )
 
 
 _FAMILY_SCOPE = typer.Option(

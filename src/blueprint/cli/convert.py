@@ -12,20 +12,20 @@ from blueprint.cli._common import (
     Force,
     FormatName,
     FromFormat,
+    IncludeHumanReview,
     InputFile,
     Report,
     SimpleReport,
+    Strict,
     ToFormat,
     boundary,
     err,
+    print_export,
     print_json,
     value_of,
 )
 from blueprint.convert import ConvertOptions, RoundtripResult, convert, roundtrip
 from blueprint.errors import UsageError
-from blueprint.formats import ExportResult
-
-ROW_ID_PREVIEW = 5
 
 
 @boundary
@@ -40,19 +40,12 @@ def convert_command(
     source_format: FromFormat = None,
     target_format: ToFormat = None,
     force: Force = False,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Refuse (exit 1, write nothing) if any field is lost.")
-    ] = False,
-    include_human_review: Annotated[
-        bool,
-        typer.Option(
-            "--include-human-review",
-            help="Export rows no automated grader may score, marked for human review.",
-        ),
-    ] = False,
+    strict: Strict = False,
+    include_human_review: IncludeHumanReview = False,
     report: Report = SimpleReport.text,
 ) -> None:
-    """Convert a set to another format; every dropped field is reported."""
+    """Convert a set to another format; every dropped field, left-out row and weakened rule
+    is reported."""
     if (target is None) == (output is None):
         raise UsageError("give the output file either as TARGET or with -o/--output, once")
     destination = target if target is not None else output
@@ -77,16 +70,6 @@ def convert_command(
                 **result.export.to_json(),
             }
         )
-
-
-def print_export(export: ExportResult) -> None:
-    files = " and ".join(escape(str(path)) for path in export.files)
-    err.print(f"wrote {files} ({export.format}, {export.rows} rows)")
-    for lossy in export.lossy:
-        preview = ", ".join(lossy.row_ids[:ROW_ID_PREVIEW])
-        more = f" and {lossy.count - ROW_ID_PREVIEW} more" if lossy.count > ROW_ID_PREVIEW else ""
-        rows = f" in {lossy.count} row(s) ({escape(preview)}{more})" if lossy.scope == "row" else ""
-        err.print(f"[yellow]dropped[/] {escape(lossy.field)}{rows}: {escape(lossy.reason)}")
 
 
 @boundary
@@ -124,7 +107,7 @@ def _print_roundtrip(result: RoundtripResult) -> None:
         err.print(f"declared lost by {result.via}:")
         for lossy in declared:
             where = "set-level field" if lossy.scope == "set" else f"{lossy.count} row(s)"
-            err.print(f"  {escape(lossy.field)} ({where}): {escape(lossy.reason)}")
+            err.print(f"  {lossy.kind} {escape(lossy.field)} ({where}): {escape(lossy.reason)}")
     else:
         err.print(f"declared lost by {result.via}: nothing")
     for row, path in result.undeclared:

@@ -65,26 +65,38 @@ class SetSource:
             raise ParseError(self.path, f"{broken[0].path}: {broken[0].message}")
 
 
+LossKind = Literal["dropped", "excluded", "weakened"]
+
+
 @dataclass(frozen=True)
 class LossyField:
-    """One canonical field an export dropped: where, for which rows, and why.
+    """One thing an export lost: which field (or rule), for which rows, of which kind, and why.
 
-    ``field`` is the canonical path inside a row (``metadata.case.reviewerExpertise``), or
-    ``*`` when whole rows were left out; with ``scope="set"`` it names a set-level field.
-    ``row_ids`` lists every row that actually had a value there.
+    Three kinds: ``dropped``, a field not written; ``excluded``, whole rows not written
+    (``field`` is ``*``); ``weakened``, a rule that is written but that the vendor's grader
+    will not enforce (a forbidden tool call, an order, a normalisation). ``field`` is the
+    canonical path inside a row (``metadata.case.reviewerExpertise``); with ``scope="set"`` it
+    names a set-level field. ``row_ids`` lists every row that actually had a value there.
     """
 
     field: str
     reason: str
     row_ids: tuple[str, ...] = ()
     scope: Literal["row", "set"] = "row"
+    kind: LossKind = "dropped"
 
     @property
     def count(self) -> int:
         return len(self.row_ids)
 
+    @property
+    def changes_data(self) -> bool:
+        """Whether importing the export back shows the loss (a weakened rule comes back)."""
+        return self.kind != "weakened"
+
     def to_json(self) -> dict[str, Any]:
         return {
+            "kind": self.kind,
             "field": self.field,
             "scope": self.scope,
             "reason": self.reason,

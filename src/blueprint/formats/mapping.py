@@ -74,7 +74,7 @@ class VendorMapping(BaseModel):
         return losses
 
     def exclusion(self, kind: str, row_ids: list[str]) -> LossyField:
-        return LossyField("*", self.excluded[kind], tuple(row_ids))
+        return LossyField("*", self.excluded[kind], tuple(row_ids), kind="excluded")
 
 
 def exporters_root() -> Path:

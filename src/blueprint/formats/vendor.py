@@ -31,7 +31,7 @@ from blueprint.formats.base import (
     WriteOptions,
 )
 from blueprint.formats.mapping import NAMESPACE, VendorMapping, load_mapping
-from blueprint.model import STARTER_PROVENANCES, Row
+from blueprint.model import EVALUATOR_TYPES, STARTER_PROVENANCES, Row
 
 IMPORT_EXTENSION: Final = "blueprint-import"
 HUMAN_REVIEW: Final = "human-review"
@@ -118,7 +118,7 @@ def family_evaluators(header: dict[str, Any]) -> dict[str, str]:
         for family in (families if isinstance(families, list) else [])
         if isinstance(family, dict)
         and isinstance(family.get("id"), str)
-        and isinstance(family.get("evaluator"), str)
+        and family.get("evaluator") in EVALUATOR_TYPES
     }
 
 
@@ -146,7 +146,8 @@ def export_rows(
         family = inherited.get(case.get("caseFamily", ""))
         exported = ExportRow(data, data["id"], case, {}, family)
         evaluator = exported.evaluator
-        if evaluator and admissibility.verdict(case["oracleType"], evaluator) == "barred":
+        barred = evaluator and admissibility.verdict(case["oracleType"], evaluator) == "barred"  # type: ignore[arg-type]
+        if barred:
             whose = "names" if "evaluator" in case else "inherits from its case family"
             raise InvalidRowForExport(
                 f"row {index} ({data['id']!r}) {whose} the evaluator {evaluator}, which"
@@ -187,13 +188,7 @@ class ExportTally:
         """The export result; raises (so nothing is committed) for a refused strict export."""
         lossy = self.lossy(header, options.derived_fields)
         if options.strict and lossy:
-            dropped = "; ".join(
-                f"{item.field} ({item.count} rows)" if item.scope == "row" else item.field
-                for item in lossy
-            )
-            raise LossyExportRefused(
-                f"refused (--strict): the {self.mapping.format} export would drop {dropped}"
-            )
+            raise LossyExportRefused(self.mapping.format, lossy)
         return ExportResult(format=self.mapping.format, files=files, rows=self.written, lossy=lossy)
 
 
