@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -50,7 +52,7 @@ def test_no_overwrite_without_force(tmp_path: Path) -> None:
 
 def test_missing_set_file_gets_a_name_and_a_note(tmp_path: Path) -> None:
     source = tmp_path / "hand-made.jsonl"
-    source.write_text('{"id": "a", "input": 1, "metadata": {}}\n', encoding="utf-8")
+    source.write_text(json.dumps(row("a")) + "\n", encoding="utf-8")
     result = convert(source, tmp_path / "out.json", ConvertOptions())
     assert result.notes and "hand-made" in result.notes[0]
     header = REGISTRY["json"].open(tmp_path / "out.json").header
@@ -110,17 +112,21 @@ def test_roundtrip_compares_declared_and_actual_loss(tmp_path: Path, monkeypatch
 
 def test_ambiguous_extension_needs_content_or_a_name(tmp_path: Path, monkeypatch) -> None:
     from blueprint import formats
+    from blueprint.formats.sniffing import Fit
 
     class OtherJson:
         name = "other"
         title = "another JSON format"
         extensions = (".json",)
+        read_extensions = (".json",)
+        write_forms: ClassVar[dict[str, str]] = {".json": "json"}
+        refused_forms: ClassVar[dict[str, str]] = {}
         lossless = False
         can_read = True
         can_write = True
 
-        def sniff(self, head: bytes) -> bool:
-            return b'"other"' in head
+        def sniff(self, path: Path, head: bytes) -> Fit:
+            return Fit(b'"other"' in head, "no other key")
 
     monkeypatch.setitem(formats.REGISTRY, "other", OtherJson())
     ours = FIXTURES / "awkward" / "awkward.json"
@@ -128,10 +134,16 @@ def test_ambiguous_extension_needs_content_or_a_name(tmp_path: Path, monkeypatch
     theirs = tmp_path / "theirs.json"
     theirs.write_text('{"other": 1}', encoding="utf-8")
     assert formats.resolve_codec(theirs, None, reading=True).name == "other"
-    # content that fits no vendor format can only be the canonical one
+    # an empty object fits only the canonical format
     neither = tmp_path / "plain.json"
     neither.write_text("{}", encoding="utf-8")
     assert formats.resolve_codec(neither, None, reading=True).name == "json"
+    # content that fits nothing is refused, with what each format looked for
+    nothing = tmp_path / "nothing.json"
+    nothing.write_text('[{"input": "q", "ideal": "a"}]', encoding="utf-8")
+    with pytest.raises(UnknownFormatError) as refused:
+        formats.resolve_codec(nothing, None, reading=True)
+    assert "deepeval:" in str(refused.value) and "other:" in str(refused.value)
     both = tmp_path / "both.json"
     both.write_text('{"schemaVersion": "blueprint.eval-set/v1", "other": 1}', encoding="utf-8")
     with pytest.raises(AmbiguousFormatError) as caught:

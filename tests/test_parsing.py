@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from blueprint.convert import ConvertOptions, convert
-from blueprint.errors import ParseError
+from blueprint.errors import ParseError, UnknownFormatError
 from blueprint.formats import REGISTRY, WriteOptions
 from blueprint.validate import validate_file
 from conftest import document, row
@@ -153,7 +153,9 @@ def test_json_rejects_nan(tmp_path: Path) -> None:
 def test_json_document_that_is_not_an_object(tmp_path: Path) -> None:
     path = tmp_path / "set.json"
     path.write_text("[1, 2]", encoding="utf-8")
-    report = validate_file(path)
+    with pytest.raises(UnknownFormatError):  # an array of numbers fits no format
+        validate_file(path)
+    report = validate_file(path, format="json")
     assert report.flatten(("code", "path")) == [("schema", "$")]
 
 

@@ -125,7 +125,8 @@ def test_langsmith_ids_are_stable_uuids_and_splits_are_native(tmp_path: Path) ->
     data["metadata"]["split"] = ["test", "smoke"]
     rubric = row("rub", "rubric", evaluationCriteria=["polite", "brief"], evaluator="llm-judge")
     _, examples = export("langsmith", [data, rubric], tmp_path)
-    assert examples[0]["id"] == example_id("row-1") == str(uuid.UUID(examples[0]["id"]))
+    assert examples[0]["id"] == example_id("row-1", "t") == str(uuid.UUID(examples[0]["id"]))
+    assert example_id("row-1", "t") != example_id("row-1", "another set")
     assert examples[0]["split"] == ["test", "smoke"]
     assert examples[0]["inputs"] == {"input": "question for row-1"}
     assert examples[0]["outputs"] == {"output": "yes"}

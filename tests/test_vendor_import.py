@@ -59,13 +59,15 @@ def test_promptfoo_config_inference() -> None:
     assert rubric["evaluationCriteria"][0].startswith("Declines politely")
     tools = rows["test-3"]
     assert [c["name"] for c in tools["expected"]["calls"]] == ["find_restaurant", "book_table"]
-    assert "expected.calls" in derived(tools)
-    unknown = rows["test-4"]
-    assert unknown["input"] == {"question": "Where do I send returns?", "locale": "en-GB"}
-    assert unknown["metadata"]["case"]["oracleType"] == "expected-behavior-only"
-    assert (
-        unknown["metadata"]["case"]["extensions"]["promptfoo"]["assert"][0]["type"] == "icontains"
-    )
+    assert "expected" in derived(tools)
+    programmatic = rows["test-4"]
+    assert programmatic["input"] == {"question": "Where do I send returns?", "locale": "en-GB"}
+    case = programmatic["metadata"]["case"]
+    assert (case["oracleType"], case["evaluator"]) == ("reference-answer", "exact-or-programmatic")
+    assert programmatic["expected"] == "returns centre"
+    assert "icontains 'returns centre'" in case["passLogic"]
+    kept = case["extensions"]["promptfoo"]["native"]["assert"]["value"]
+    assert kept == [{"type": "icontains", "value": "returns centre"}]  # written back as it was
     assert rows["test-5"]["metadata"]["case"]["evaluator"] == "llm-judge"  # factuality
 
 
@@ -74,7 +76,9 @@ def test_promptfoo_csv_expected_grammar() -> None:
     assert rows[0]["expected"] == "4"  # equals:4
     assert rows[0]["metadata"]["tags"] == ["easy", "smoke"]
     assert rows[1]["expected"] == "necessary"  # a bare cell means equals
-    assert rows[2]["metadata"]["case"]["oracleType"] == "expected-behavior-only"  # contains
+    contains = rows[2]["metadata"]["case"]
+    assert (contains["oracleType"], rows[2]["expected"]) == ("reference-answer", "Bonjour")
+    assert "contains 'Bonjour'" in contains["passLogic"]
 
 
 def test_deepeval_inference() -> None:
@@ -106,7 +110,8 @@ def test_langsmith_inference() -> None:
 
 def test_braintrust_inference() -> None:
     rows = list(data_rows(REGISTRY["braintrust"].open(NATIVE / "braintrust" / "records.jsonl")))
-    assert rows[0]["metadata"]["tags"] == ["faq", "shipping"]
+    kept = rows[0]["metadata"]["case"]["extensions"]["braintrust"]
+    assert kept["record"]["tags"] == ["faq", "shipping"]  # the record's own, written back
     assert rows[1]["metadata"]["case"]["oracleType"] == "expected-tool-calls"
     assert rows[2]["id"] == "record-3" and "id" in derived(rows[2])
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from blueprint.checks import RowView
 from blueprint.diff import SetDiff, collect, diff_sets
-from blueprint.errors import ParseError
+from blueprint.errors import ConversionRefused, ParseError
 from blueprint.formats import (
     ExportResult,
     LossyField,
@@ -22,7 +22,9 @@ from blueprint.formats import (
     get_codec,
     resolve_codec,
 )
+from blueprint.issues import ValidationReport
 from blueprint.model import SCHEMA_VERSION
+from blueprint.validate import StreamValidator, ValidationOptions
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,8 @@ class ConvertOptions:
     strict: bool = False
     #: export rows no automated grader may score, marked for human review
     include_human_review: bool = False
+    #: write the output even when the set is not valid (the result says it is not)
+    allow_invalid: bool = False
 
 
 @dataclass
@@ -43,6 +47,12 @@ class ConvertResult:
     export: ExportResult
     #: what the conversion had to make up, e.g. a set name taken from the file name
     notes: list[str] = field(default_factory=list)
+    #: what validating the set on its way through found
+    report: ValidationReport | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.report is None or self.report.valid
 
 
 def open_set(path: StrPath, format: str | None = None) -> SetSource:
@@ -52,16 +62,19 @@ def open_set(path: StrPath, format: str | None = None) -> SetSource:
 
 
 def complete_header(source: SetSource) -> tuple[dict[str, Any], list[str]]:
-    """The set-level fields to write, and a note for each one that had to be made up."""
+    """The set-level fields to write, and a note for each one that had to be made up.
+
+    A canonical file's set-level fields are taken as they are (valid or not); a vendor file
+    that has some (a promptfoo config's description) gets the required ones made up.
+    """
     source.require_structure()
-    if source.header is not None:
-        return source.header, []
+    header = source.header
+    if header is not None and ("name" in header or get_codec(source.format).lossless):
+        return header, []
     name = source.path.stem
-    why = "no set file" if source.format in ("csv", "jsonl") else "no set-level fields"
-    return (
-        {"schemaVersion": SCHEMA_VERSION, "name": name},
-        [f"{source.path}: {why}, so the set is named {name!r} after the file"],
-    )
+    why = "no set file" if source.format in ("csv", "jsonl") else "no set name"
+    completed = {"schemaVersion": SCHEMA_VERSION, "name": name, **(header or {})}
+    return completed, [f"{source.path}: {why}, so the set is named {name!r} after the file"]
 
 
 def data_rows(source: SetSource) -> Iterator[Any]:
@@ -84,13 +97,23 @@ def convert(
     header, notes = complete_header(source)
     made_up = frozenset(header) - frozenset(source.header or {})
     derived: Counter[str] = Counter()
+    report = ValidationReport(source=str(source_path), format=reader.name)
+    validator = StreamValidator(report, ValidationOptions())
+    validator.check_header(header, source.notes)
 
     def tallied() -> Iterator[Any]:
-        # the import leg: count what the reader had to infer, for the report
-        for row in data_rows(source):
-            for path in RowView(0, row).imported().get("derived", {}):
+        # the import leg: count what the reader had to infer, and validate every row on its
+        # way through, so that an invalid set is never written as if it were fine
+        for item in source.rows:
+            if isinstance(item, UnreadableRow):
+                raise ParseError(source.path, item.reason, line=item.line, column=item.column)
+            validator.check_row(item, reader.name)
+            for path in RowView(0, item.data).imported().get("derived", {}):
                 derived[path] += 1
-            yield row
+            yield item.data
+        if not report.valid and not options.allow_invalid:
+            # raised inside the writer's loop, so the output is never committed
+            raise ConversionRefused(source_path, report)
 
     export = writer.write(
         header,
@@ -114,7 +137,7 @@ def convert(
             f"read from {reader.name}: values derived on import, to review: {listed}"
             " (blueprint validate lists them as derived-value)"
         )
-    return ConvertResult(source_path, reader.name, export, notes)
+    return ConvertResult(source_path, reader.name, export, notes, report)
 
 
 @dataclass

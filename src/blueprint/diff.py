@@ -26,6 +26,7 @@ HEADER_FIELDS: Final = (
     "description",
     "taskFamily",
     "caseFamilies",
+    "extensions",
 )
 
 

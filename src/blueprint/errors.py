@@ -114,3 +114,24 @@ class LossyExportRefused(BlueprintError, ValueError):
                 )
                 parts.append(f"{verb} {listed}")
         super().__init__(f"refused (--strict): the {format_name} export would " + "; ".join(parts))
+
+
+class ConversionRefused(BlueprintError, ValueError):
+    """A conversion read a set that is not valid, so it wrote nothing. ``report`` holds the
+    validation report of what was read."""
+
+    exit_code = 1
+
+    def __init__(self, path: Path, report: Any) -> None:
+        self.path = path
+        self.report = report
+        errors = [issue for issue in report.issues if issue.severity == "error"]
+        shown = "; ".join(
+            f"{issue.row_id or '(set)'}: [{issue.code}] {issue.message}" for issue in errors[:3]
+        )
+        more = f" and {len(errors) - 3} more" if len(errors) > 3 else ""
+        what = f"{len(errors)} error(s): {shown}{more}" if errors else "parts that cannot be read"
+        super().__init__(
+            f"{path}: not converted, the set is not valid ({what}); run blueprint validate to"
+            " see every finding, or pass --allow-invalid to write it anyway"
+        )

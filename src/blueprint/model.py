@@ -257,6 +257,14 @@ class EvalSetHeader(StrictModel):
     case_families: list[CaseFamily] | None = Field(
         default=None, description="The case families rows may belong to."
     )
+    extensions: dict[str, dict[str, JsonValue]] | None = Field(
+        default=None,
+        description=(
+            "Set-level fields the schema does not cover, as namespace -> object: what an import"
+            " keeps of a vendor suite (a promptfoo config's prompts and defaultTest), written"
+            " back when the set is exported to that format again."
+        ),
+    )
 
 
 class EvalSet(EvalSetHeader):

@@ -93,33 +93,62 @@ def _parse_issue(
     )
 
 
-def _validate_source(
-    source: SetSource, options: ValidationOptions, report: ValidationReport
-) -> None:
-    def emit(found: Iterable[Issue]) -> None:
-        report.issues.extend(issue for issue in found if options.wants(issue.code))
+class StreamValidator:
+    """Validation one row at a time, for code that reads rows for another purpose (convert).
 
-    emit(source.notes)
-    if source.header is not None:
-        emit(checks.header_issues(source.header))
-    state = checks.SetState.from_header(source.header)
-    rules = [rule for rule in checks.ROW_RULES if any(options.wants(c) for c in rule.codes)]
-    check_schema = options.wants("schema")
-    for item in source.rows:
+    ``check_header`` first, then ``check_row`` for each row as it passes; the report fills
+    as it goes. Memory stays bounded as in :func:`validate_file`.
+    """
+
+    def __init__(self, report: ValidationReport, options: ValidationOptions) -> None:
+        self.report = report
+        self.options = options
+        self.state = checks.SetState()
+        self.rules = [
+            rule for rule in checks.ROW_RULES if any(options.wants(c) for c in rule.codes)
+        ]
+        self.check_schema = options.wants("schema")
+
+    def emit(self, found: Iterable[Issue]) -> None:
+        self.report.issues.extend(issue for issue in found if self.options.wants(issue.code))
+
+    def check_header(self, header: dict[str, Any] | None, notes: Iterable[Issue] = ()) -> None:
+        self.emit(notes)
+        if header is not None:
+            self.emit(checks.header_issues(header))
+        self.state = checks.SetState.from_header(header)
+
+    def check_row(self, item: SourceRow | UnreadableRow, format_name: str) -> list[Issue]:
+        """Check one row; returns its findings (already added to the report)."""
+        report, state = self.report, self.state
         report.rows += 1
         state.lines.append(item.line or 0)
         if isinstance(item, UnreadableRow):
             report.unreadable = True
             report.row_ids.append(None)
-            emit([_parse_issue(source.format, item.reason, item.line, item.column, item.index)])
-            continue
+            issue = _parse_issue(format_name, item.reason, item.line, item.column, item.index)
+            self.emit([issue])
+            return [issue]
         row = checks.RowView(item.index, item.data, item.line)
         report.row_ids.append(row.id)
         found: list[Issue] = []
-        if check_schema:
+        if self.check_schema:
             found.extend(checks.check_schema(row, item.data))
-        for rule in rules:
+        for rule in self.rules:
             found.extend(rule.check(row, state))
         if found:
+            self.emit(found)
+        return found
+
+
+def _validate_source(
+    source: SetSource, options: ValidationOptions, report: ValidationReport
+) -> None:
+    validator = StreamValidator(report, options)
+    validator.check_header(source.header, source.notes)
+    for item in source.rows:
+        start = len(report.issues)
+        found = validator.check_row(item, source.format)
+        if found and isinstance(item, SourceRow):
             line = item.line if item.line is not None else source.line_of(item.index)
-            emit(replace(issue, line=line) for issue in found)
+            report.issues[start:] = [replace(issue, line=line) for issue in report.issues[start:]]

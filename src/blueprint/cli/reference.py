@@ -41,6 +41,7 @@ def _format_json(name: str, *, details: bool = False) -> dict[str, Any]:
         "name": codec.name,
         "title": codec.title,
         "extensions": list(codec.extensions),
+        "readExtensions": list(codec.read_extensions),
         "reads": codec.can_read,
         "writes": codec.can_write,
         "lossless": codec.lossless,
@@ -62,6 +63,17 @@ def _print_mapping(name: str) -> None:
     err.print(table)
     for kind, reason in mapping.excluded.items():
         err.print(f"[yellow]rows left out ({kind}):[/] {escape(reason)}")
+    grading = mapping.grading
+    err.print(f"\n[bold]what {name} enforces[/]: {escape(grading.summary)}")
+    enforced = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    enforced.add_column("oracle type", no_wrap=True)
+    enforced.add_column("enforced", overflow="fold")
+    for oracle_type, text in grading.enforced.items():
+        enforced.add_row(oracle_type, escape(text))
+    err.print(enforced)
+    for rule in grading.weakened:
+        scope = ", ".join(rule.oracle_types or ["every oracle type"])
+        err.print(f"[magenta]weakened[/] {escape(rule.field)} ({scope}): {escape(rule.reason)}")
 
 
 @boundary
@@ -78,7 +90,7 @@ def formats_command(
             print_json(_format_json(names[0], details=True))
         return
     table = Table(title="formats")
-    for heading in ("name", "title", "extensions", "reads", "writes", "lossless"):
+    for heading in ("name", "title", "writes as", "reads", "writes", "lossless"):
         table.add_column(heading)
     for entry in map(_format_json, names):
         table.add_row(

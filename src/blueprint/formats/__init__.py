@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from blueprint.errors import AmbiguousFormatError, UnknownFormatError
+from blueprint.errors import AmbiguousFormatError, UnknownFormatError, UsageError
 from blueprint.formats.base import (
     Codec,
     ExportResult,
@@ -28,6 +28,7 @@ from blueprint.formats.canonical_jsonl import JsonlCodec
 from blueprint.formats.deepeval import DeepevalCodec
 from blueprint.formats.langsmith import LangsmithCodec
 from blueprint.formats.promptfoo import PromptfooCodec
+from blueprint.formats.setfile import set_file_for
 
 REGISTRY: Final[dict[str, Codec]] = {
     codec.name: codec
@@ -57,61 +58,86 @@ def _extension(path: Path) -> str:
     return path.suffix.lower()
 
 
-def codecs_for_extension(path: Path) -> list[Codec]:
+def codecs_reading(path: Path) -> list[Codec]:
     suffix = _extension(path)
-    return [codec for codec in REGISTRY.values() if suffix in codec.extensions]
+    return [
+        codec for codec in REGISTRY.values() if codec.can_read and suffix in codec.read_extensions
+    ]
+
+
+def codecs_writing(path: Path) -> list[Codec]:
+    suffix = _extension(path)
+    return [codec for codec in REGISTRY.values() if codec.can_write and suffix in codec.write_forms]
 
 
 def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:
-    """The codec for a file: the one named, else the one its extension (and content) decide."""
+    """The codec for a file: the one named, else the one its extension and content decide.
+
+    Reading, a file whose extension several formats share is read by the one its content
+    fits; none fitting, or several, is an error that says what each one looked for.
+    Writing, a shared extension means the lossless canonical format; a vendor format is
+    written only when named, and refuses an extension whose form it cannot write faithfully.
+    """
     if name is not None:
         codec = get_codec(name)
-    else:
-        candidates = [
-            codec
-            for codec in codecs_for_extension(path)
-            if (codec.can_read if reading else codec.can_write)
-        ]
-        if not candidates:
-            known = ", ".join(sorted({ext for c in REGISTRY.values() for ext in c.extensions}))
-            extension = _extension(path) or "(none)"
-            raise UnknownFormatError(
-                f"{path}: cannot tell the format from the extension {extension!r}"
-                f" (known: {known}); name it with --from/--to"
+        if reading and not codec.can_read:
+            raise UnknownFormatError(f"the format {codec.name!r} can be written but not read")
+        if not reading and not codec.can_write:
+            raise UnknownFormatError(f"the format {codec.name!r} can be read but not written")
+        if not reading and _extension(path) in codec.refused_forms:
+            raise UsageError(
+                f"{path}: {codec.name} is not written as {_extension(path)}:"
+                f" {codec.refused_forms[_extension(path)]}"
             )
-        decided = candidates[0] if len(candidates) == 1 else None
-        if decided is None and reading:
-            decided, candidates = _sniff(path, candidates)
-        if decided is None and not reading:
-            # writing to a shared extension means the lossless canonical format; a vendor
-            # format is only ever written when named with --to
-            lossless = [codec for codec in candidates if codec.lossless]
-            decided = lossless[0] if len(lossless) == 1 else None
-        if decided is None:
-            raise AmbiguousFormatError(path, [c.name for c in candidates])
-        codec = decided
-    if reading and not codec.can_read:
-        raise UnknownFormatError(f"the format {codec.name!r} can be written but not read")
-    if not reading and not codec.can_write:
-        raise UnknownFormatError(f"the format {codec.name!r} can be read but not written")
-    return codec
+        return codec
+    candidates = codecs_reading(path) if reading else codecs_writing(path)
+    if not candidates:
+        known = sorted(
+            {
+                ext
+                for codec in REGISTRY.values()
+                for ext in (codec.read_extensions if reading else tuple(codec.write_forms))
+            }
+        )
+        extension = _extension(path) or "(none)"
+        raise UnknownFormatError(
+            f"{path}: cannot tell the format from the extension {extension!r}"
+            f" (known: {', '.join(known)}); name it with --from/--to"
+        )
+    if len(candidates) == 1:
+        return candidates[0]
+    if reading:
+        return _sniff(path, candidates)
+    # writing to a shared extension means the lossless canonical format; a vendor format is
+    # only ever written when named with --to
+    lossless = [codec for codec in candidates if codec.lossless]
+    if len(lossless) == 1:
+        return lossless[0]
+    raise AmbiguousFormatError(path, [c.name for c in candidates])
 
 
-def _sniff(path: Path, candidates: list[Codec]) -> tuple[Codec | None, list[Codec]]:
-    """The one candidate the content fits; failing that, the canonical format when every
-    vendor format's own test has ruled itself out. Also returns the candidates still open."""
+def _sniff(path: Path, candidates: list[Codec]) -> Codec:
+    """The one candidate the content fits; an error listing what was tried otherwise."""
     try:
         with path.open("rb") as handle:
             head = handle.read(_SNIFF_BYTES)
     except OSError:
-        head = b""  # unreadable: the canonical reader will say why, with the file name
-    matches = [codec for codec in candidates if codec.sniff(head)]
+        # unreadable: the canonical reader will say why, with the file name
+        return next((codec for codec in candidates if codec.lossless), candidates[0])
+    fits = {codec.name: codec.sniff(path, head) for codec in candidates}
+    matches = [codec for codec in candidates if fits[codec.name].ok]
+    if len(matches) > 1 and set_file_for(path).is_file():
+        # a set file beside the data is Blueprint's own mark
+        matches = [codec for codec in matches if codec.lossless] or matches
     if len(matches) == 1:
-        return matches[0], matches
-    lossless = [codec for codec in candidates if codec.lossless]
-    if not matches and len(lossless) == 1:
-        return lossless[0], lossless
-    return None, matches or candidates
+        return matches[0]
+    if matches:
+        raise AmbiguousFormatError(path, [codec.name for codec in matches])
+    tried = "; ".join(f"{name}: {fit.why}" for name, fit in fits.items())
+    raise UnknownFormatError(
+        f"{path}: the content fits none of the formats that read {_extension(path)} files"
+        f" ({tried}); name one with --from if you know it"
+    )
 
 
 __all__ = [
@@ -124,7 +150,8 @@ __all__ = [
     "StrPath",
     "UnreadableRow",
     "WriteOptions",
-    "codecs_for_extension",
+    "codecs_reading",
+    "codecs_writing",
     "get_codec",
     "resolve_codec",
 ]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias
 
 from blueprint.errors import ParseError
+from blueprint.formats.sniffing import Fit
 from blueprint.issues import Issue
 
 #: what every public function accepts as a file path
@@ -113,6 +114,8 @@ class ExportResult:
     files: list[Path]
     rows: int
     lossy: list[LossyField] = field(default_factory=list)
+    #: what a person should know about the export that is not a loss
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -120,6 +123,7 @@ class ExportResult:
             "files": [str(path) for path in self.files],
             "rows": self.rows,
             "lossy": [item.to_json() for item in self.lossy],
+            "notes": self.notes,
         }
 
 
@@ -142,10 +146,21 @@ class Codec(Protocol):
 
     name: ClassVar[str]
     title: ClassVar[str]
-    extensions: ClassVar[tuple[str, ...]]
     lossless: ClassVar[bool]
     can_read: ClassVar[bool]
     can_write: ClassVar[bool]
+    #: extensions of files this format reads
+    read_extensions: ClassVar[tuple[str, ...]]
+    #: the form each extension it writes takes ("yaml", "json", "jsonl"); the first is the
+    #: default for an output whose extension says nothing
+    write_forms: ClassVar[dict[str, str]]
+    #: extensions it will not write, with the reason
+    refused_forms: ClassVar[dict[str, str]]
+
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        """The extensions it writes."""
+        ...
 
     def open(self, path: Path) -> SetSource:
         """Open a file for reading; raises ParseError when nothing of it can be read."""
@@ -161,6 +176,6 @@ class Codec(Protocol):
         """Write a set; the output appears whole or not at all."""
         ...
 
-    def sniff(self, head: bytes) -> bool:
-        """Whether the first bytes of a file are certainly this format."""
+    def sniff(self, path: Path, head: bytes) -> Fit:
+        """Whether a file (its path, and its first bytes) fits this format, and if not, why."""
         ...

@@ -1,23 +1,29 @@
-"""Braintrust dataset records: JSON Lines of {id, input, expected, metadata, tags}."""
+"""Braintrust dataset records: {id, input, expected, metadata, tags}, JSON Lines or an array."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, Final
 
-from blueprint.formats.mapping import NAMESPACE
+from blueprint.formats._io import read_json_lines
+from blueprint.formats.native import ABSENT, NativeShape
+from blueprint.formats.sniffing import Fit, first_line_object, json_head
 from blueprint.formats.vendor import (
-    ABSENT,
     HUMAN_REVIEW,
     ExportRow,
-    JsonLinesVendorCodec,
-    first_json_line,
+    Records,
+    Values,
+    VendorCodec,
+    WriteContext,
+    extras_of,
     imported_row,
+    json_array_records,
     oracle_for_expected,
     payload_of,
-    restored_row,
 )
 
-_SERVER_KEYS = frozenset(
+#: fields Braintrust's server adds to a stored record
+SERVER_KEYS: Final = frozenset(
     {
         "_xact_id",
         "created",
@@ -32,100 +38,131 @@ _SERVER_KEYS = frozenset(
         "audit_data",
         "facets",
         "classifications",
+        "upsert_id",
+        "trial_count",
     }
 )
-_RECORD_KEYS = frozenset(
-    {"id", "input", "expected", "metadata", "tags", "output", "_xact_id", "created"}
+RECORD_KEYS: Final = frozenset({"id", "input", "expected", "metadata", "tags", "output"})
+
+_SHAPE: Final = NativeShape(
+    mapped={
+        "id": ("id",),
+        "input": ("input",),
+        "expected": ("expected", "case.oracleType"),
+        "output": ("expected", "case.oracleType"),
+        "metadata": ("extras",),
+    },
+    grading=("expected", "output"),
 )
 
 
-_KNOWN_KEYS = _RECORD_KEYS | _SERVER_KEYS
-
-
-def record_for(row: ExportRow) -> dict[str, Any]:
-    record: dict[str, Any] = {"id": row.id, "input": row.input}
-    if row.has_expected:
-        record["expected"] = row.expected
-    record["metadata"] = {NAMESPACE: row.payload(), **row.labels()}
-    tags = [row.oracle_type, f"provenance:{row.case['provenance']}"]
-    if "caseFamily" in row.case:
-        tags.append(f"family:{row.case['caseFamily']}")
-    if row.evaluator:
-        tags.append(f"evaluator:{row.evaluator}")
-    if row.starter:
-        tags.append("starter-example")
-    if row.human_only:
-        tags.append(HUMAN_REVIEW)
-    record["tags"] = list(dict.fromkeys(tags))
-    return record
-
-
-def row_from_record(record: dict[str, Any], position: int) -> dict[str, Any]:
-    """A canonical row from one record: restored exactly, or inferred and flagged."""
-    expected = record.get("expected", record.get("output", ABSENT))
-    payload = payload_of(record.get("metadata"))
-    if payload is not None:
-        return restored_row(payload, record.get("id"), record.get("input"), expected)
-    derived: dict[str, str] = {}
-    row_id = record.get("id")
-    if not isinstance(row_id, str) or not row_id:
-        row_id = f"record-{position + 1}"
-        derived["id"] = "the record has no id; numbered by position"
-    if "input" not in record:
-        derived["input"] = "the record has no input"
-    if expected is ABSENT:
-        oracle = "expected-behavior-only"
-        derived["metadata.case.oracleType"] = "the record has no expected value"
-    else:
-        oracle = oracle_for_expected(expected)
-        derived["metadata.case.oracleType"] = "inferred from the shape of expected"
-    derived["metadata.case.expectedBehavior"] = "Braintrust records carry no behaviour description"
-    raw_metadata = record.get("metadata")
-    metadata = dict(raw_metadata) if isinstance(raw_metadata, dict) else {}
-    if record.get("tags"):
-        metadata["tags"] = record["tags"]
-    extra = {k: v for k, v in record.items() if k not in _RECORD_KEYS}
-    return imported_row(
-        row_id=row_id,
-        input_value=record.get("input"),
-        expected=expected,
-        oracle_type=oracle,
-        expected_behavior="(imported from Braintrust without a behaviour description)",
-        format_name="braintrust",
-        derived=derived,
-        metadata=metadata,
-        vendor_extension={"record": extra} if extra else None,
-    )
-
-
-class BraintrustCodec(JsonLinesVendorCodec):
+class BraintrustCodec(VendorCodec):
     name: ClassVar[str] = "braintrust"
-    title: ClassVar[str] = "Braintrust dataset records (JSONL)"
-    extensions: ClassVar[tuple[str, ...]] = (".jsonl",)
-    lossless: ClassVar[bool] = False
-    can_read: ClassVar[bool] = True
-    can_write: ClassVar[bool] = True
-
+    title: ClassVar[str] = "Braintrust dataset records (JSONL, or a JSON array)"
+    read_extensions: ClassVar[tuple[str, ...]] = (".jsonl", ".json")
+    write_forms: ClassVar[dict[str, str]] = {".jsonl": "jsonl", ".json": "json"}
+    refused_forms: ClassVar[dict[str, str]] = {
+        ".csv": "a CSV cell holds text only, so Braintrust's importer cannot tell a number or"
+        " an object from its text; write .jsonl"
+    }
     what: ClassVar[str] = "a Braintrust record"
+    shape: ClassVar[NativeShape] = _SHAPE
 
-    def to_row(self, record: dict[str, Any], position: int) -> dict[str, Any]:
-        return row_from_record(record, position)
+    def records(self, path: Path) -> Records:
+        if path.suffix.lower() == ".json":
+            return json_array_records(path, "Braintrust record")
+        return read_json_lines(path)
 
-    def to_record(self, row: ExportRow) -> dict[str, Any]:
-        return record_for(row)
+    # --- reading -----------------------------------------------------------------------------
 
-    def sniff(self, head: bytes) -> bool:
-        first = first_json_line(head)
-        if not isinstance(first, dict) or "input" not in first or not set(first) <= _KNOWN_KEYS:
-            return False
-        metadata = first.get("metadata")
-        if isinstance(metadata, dict) and isinstance(metadata.get("case"), dict):
-            return False  # a canonical row
-        # a record Braintrust wrote, or one of ours; a bare {id, input, metadata} could be a
-        # canonical row that lost its case profile, so it is not claimed
-        return (
-            payload_of(metadata) is not None
-            or "tags" in first
-            or bool(set(first) & _SERVER_KEYS)
-            or "metadata" not in first
+    def values_of(self, record: dict[str, Any], native_mode: bool, suite: Any) -> Values:
+        expected = record.get("expected", record.get("output", ABSENT))
+        return Values(
+            input=record.get("input", ABSENT),
+            expected=expected,
+            extras=extras_of(record.get("metadata")) if native_mode else {},
         )
+
+    def native_row(self, record: dict[str, Any], position: int, suite: Any) -> dict[str, Any]:
+        derived: dict[str, str] = {}
+        row_id = record.get("id")
+        if not isinstance(row_id, str) or not row_id:
+            row_id = f"record-{position + 1}"
+            derived["id"] = "the record has no id; numbered by position"
+        values = self.values_of(record, True, suite)
+        value = values.input
+        if value is ABSENT:
+            value = None
+            derived["input"] = "the record has no input"
+        if values.expected is ABSENT:
+            oracle = "expected-behavior-only"
+            derived["metadata.case.oracleType"] = "the record has no expected value"
+        else:
+            oracle = oracle_for_expected(values.expected)
+            derived["metadata.case.oracleType"] = "inferred from the shape of expected"
+        derived["metadata.case.expectedBehavior"] = (
+            "Braintrust records carry no behaviour description"
+        )
+        return imported_row(
+            row_id=row_id,
+            input_value=value,
+            expected=values.expected,
+            oracle_type=oracle,
+            expected_behavior="(imported from Braintrust without a behaviour description)",
+            format_name=self.name,
+            derived=derived,
+            metadata=values.extras,
+        )
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        record: dict[str, Any] = {"id": row.id, "input": row.input}
+        if row.has_expected:
+            record["expected"] = row.expected
+        record["metadata"] = row.labels()
+        tags = [row.oracle_type, f"provenance:{row.case['provenance']}"]
+        if "caseFamily" in row.case:
+            tags.append(f"family:{row.case['caseFamily']}")
+        if row.evaluator:
+            tags.append(f"evaluator:{row.evaluator}")
+        if row.starter:
+            tags.append("starter-example")
+        if row.human_only:
+            tags.append(HUMAN_REVIEW)
+        record["tags"] = list(dict.fromkeys(tags))
+        return record
+
+    def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        record: dict[str, Any] = {"id": row.id, "input": row.input}
+        if row.has_expected:
+            record["expected"] = row.expected
+        if row.extra:
+            record["metadata"] = dict(row.extra)
+        return record
+
+    def sniff(self, path: Path, head: bytes) -> Fit:
+        if path.suffix.lower() == ".json":
+            outline = json_head(head)
+            keys = set(outline.keys) if outline.kind == "array" else set()
+            first = outline.first
+        else:
+            first = first_line_object(head)
+            keys = set(first) if isinstance(first, dict) else set()
+        why = "a Braintrust record has input and expected, metadata or tags (or server fields)"
+        if not keys & {"input", "expected"}:
+            return Fit.no(why)
+        metadata = first.get("metadata") if isinstance(first, dict) else None
+        if isinstance(metadata, dict) and isinstance(metadata.get("case"), dict):
+            return Fit.no("a row with a case profile is a Blueprint row, not a record")
+        if payload_of(metadata) is not None or keys & _STORED_MARKS:
+            return Fit.yes()  # written by Blueprint, or stored by Braintrust's server
+        if keys <= RECORD_KEYS | SERVER_KEYS:
+            return Fit.yes()
+        return Fit.no(why)
+
+
+#: fields only a record Braintrust stored has
+_STORED_MARKS: Final = frozenset(
+    {"_xact_id", "span_id", "root_span_id", "_pagination_key", "project_id", "dataset_id"}
+)

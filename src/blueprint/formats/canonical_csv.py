@@ -30,6 +30,7 @@ from blueprint.formats.cells import (
     encode_cell,
     encode_list_cell,
 )
+from blueprint.formats.sniffing import Fit, csv_header
 from blueprint.model import CaseProfile, case_profile_fields
 
 ROW_KEYS: Final = ("id", "input", "expected")
@@ -70,6 +71,9 @@ class CsvCodec:
     name: ClassVar[str] = "csv"
     title: ClassVar[str] = "Blueprint CSV (+ set file)"
     extensions: ClassVar[tuple[str, ...]] = (".csv",)
+    read_extensions: ClassVar[tuple[str, ...]] = (".csv",)
+    write_forms: ClassVar[dict[str, str]] = {".csv": "csv"}
+    refused_forms: ClassVar[dict[str, str]] = {}
     lossless: ClassVar[bool] = True
     can_read: ClassVar[bool] = True
     can_write: ClassVar[bool] = True
@@ -131,9 +135,13 @@ class CsvCodec:
             setfile.write_set_file(outputs.open(set_path, "wb"), header)
         return ExportResult(format=self.name, files=[path, set_path], rows=count)
 
-    def sniff(self, head: bytes) -> bool:
-        first = head.removeprefix(BOM).split(b"\n", 1)[0]
-        return first.startswith(b"id,") and b"case.oracleType" in first
+    def sniff(self, path: Path, head: bytes) -> Fit:
+        if setfile.set_file_for(path).is_file() or not head.strip():
+            return Fit.yes()
+        columns = csv_header(head)
+        if "id" in columns or any(column.startswith(("case.", "metadata.")) for column in columns):
+            return Fit.yes()
+        return Fit.no("a Blueprint CSV has an id column and case.<field> columns")
 
 
 # --- reading ---------------------------------------------------------------------------------

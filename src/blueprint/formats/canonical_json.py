@@ -17,14 +17,17 @@ from blueprint.atomic import AtomicOutputs
 from blueprint.errors import ParseError
 from blueprint.formats._io import read_text
 from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
+from blueprint.formats.sniffing import Fit, json_head
 from blueprint.issues import make_issue
-from blueprint.model import SCHEMA_VERSION
 
 
 class JsonCodec:
     name: ClassVar[str] = "json"
     title: ClassVar[str] = "Blueprint JSON document"
     extensions: ClassVar[tuple[str, ...]] = (".json",)
+    read_extensions: ClassVar[tuple[str, ...]] = (".json",)
+    write_forms: ClassVar[dict[str, str]] = {".json": "json"}
+    refused_forms: ClassVar[dict[str, str]] = {}
     lossless: ClassVar[bool] = True
     can_read: ClassVar[bool] = True
     can_write: ClassVar[bool] = True
@@ -113,8 +116,26 @@ class JsonCodec:
             handle.write(b"\n  ]\n}\n" if count else b"]\n}\n")
         return ExportResult(format=self.name, files=[path], rows=count)
 
-    def sniff(self, head: bytes) -> bool:
-        return head.lstrip().startswith(b"{") and SCHEMA_VERSION.encode() in head
+    def sniff(self, path: Path, head: bytes) -> Fit:
+        outline = json_head(head)
+        if outline.kind == "object":
+            keys = set(outline.keys)
+            if keys & {"rows", "schemaVersion"} or keys <= _SET_KEYS:
+                return Fit.yes()
+            return Fit.no("a Blueprint set is one JSON object with schemaVersion, name and rows")
+        if outline.kind == "array":
+            first = outline.first
+            metadata = first.get("metadata") if isinstance(first, dict) else None
+            if isinstance(metadata, dict) and isinstance(metadata.get("case"), dict):
+                return Fit.yes()  # rows without their document: the reader says what is wrong
+            return Fit.no("a Blueprint set is one JSON object, not an array")
+        return Fit.yes()  # not JSON at all: the reader says where it breaks
+
+
+_SET_KEYS = frozenset(
+    {"schemaVersion", "name", "version", "description", "taskFamily", "caseFamilies", "rows"}
+    | {"extensions"}
+)
 
 
 def _iterate(rows: list[Any]) -> Iterator[SourceRow | UnreadableRow]:

@@ -11,13 +11,16 @@ from blueprint.atomic import AtomicOutputs
 from blueprint.formats import setfile
 from blueprint.formats._io import read_json_lines, require_file
 from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
-from blueprint.formats.vendor import first_json_line
+from blueprint.formats.sniffing import Fit, first_line_object
 
 
 class JsonlCodec:
     name: ClassVar[str] = "jsonl"
     title: ClassVar[str] = "Blueprint JSON Lines (+ set file)"
     extensions: ClassVar[tuple[str, ...]] = (".jsonl", ".ndjson")
+    read_extensions: ClassVar[tuple[str, ...]] = (".jsonl", ".ndjson")
+    write_forms: ClassVar[dict[str, str]] = {".jsonl": "jsonl", ".ndjson": "jsonl"}
+    refused_forms: ClassVar[dict[str, str]] = {}
     lossless: ClassVar[bool] = True
     can_read: ClassVar[bool] = True
     can_write: ClassVar[bool] = True
@@ -51,10 +54,21 @@ class JsonlCodec:
             setfile.write_set_file(outputs.open(set_path, "wb"), header)
         return ExportResult(format=self.name, files=[path, set_path], rows=count)
 
-    def sniff(self, head: bytes) -> bool:
-        first = first_json_line(head)
+    def sniff(self, path: Path, head: bytes) -> Fit:
+        if setfile.set_file_for(path).is_file() or not head.strip():
+            return Fit.yes()
+        first = first_line_object(head)
+        if first is None:
+            return Fit.yes()  # not JSON: the reader says which line breaks
         metadata = first.get("metadata") if isinstance(first, dict) else None
-        return isinstance(metadata, dict) and isinstance(metadata.get("case"), dict)
+        if isinstance(metadata, dict) and isinstance(metadata.get("case"), dict):
+            return Fit.yes()
+        if isinstance(first, dict) and set(first) <= ROW_KEYS:
+            return Fit.yes()
+        return Fit.no("a Blueprint row has id, input, expected and metadata.case, nothing else")
+
+
+ROW_KEYS = frozenset({"id", "input", "expected", "metadata"})
 
 
 def _read_lines(path: Path) -> Iterator[SourceRow | UnreadableRow]:

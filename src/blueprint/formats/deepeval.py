@@ -1,171 +1,292 @@
-"""DeepEval goldens: a JSON array loadable by EvaluationDataset.add_goldens_from_json_file."""
+"""DeepEval goldens: JSON (an array) or JSON Lines, loadable by EvaluationDataset; reads CSV.
+
+Single-turn goldens carry ``input`` and ``expected_output`` (or ``expected_tools``);
+conversational goldens carry a ``scenario``, ``turns`` and an ``expected_outcome``. A DeepEval
+dataset holds one kind or the other, never both, so an export writes the kind of its first
+row and leaves out rows of the other kind, saying so.
+"""
 
 from __future__ import annotations
 
 import csv
 import sys
-from collections.abc import Iterable, Iterator
-from dataclasses import replace
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from blueprint import jsonvalues
 from blueprint.errors import ParseError
 from blueprint.formats._io import read_json_lines, read_text
-from blueprint.formats.base import ExportResult, SetSource, WriteOptions
-from blueprint.formats.mapping import NAMESPACE
+from blueprint.formats.native import ABSENT, NativeShape
+from blueprint.formats.sniffing import Fit, csv_header, first_line_object, json_head
 from blueprint.formats.vendor import (
-    ABSENT,
     STARTER_NOTE,
     ExportRow,
-    Framing,
+    ExportTally,
     Records,
+    Values,
+    VendorCodec,
+    WriteContext,
+    extras_of,
     imported_row,
-    payload_of,
-    read_json_document,
-    restored_row,
-    vendor_rows,
-    write_export,
+    json_array_records,
 )
 
-#: keys only a golden has; their presence, with "input", tells a goldens file apart
-_GOLDEN_KEYS: Final = (
-    "expected_output",
-    "actual_output",
-    "retrieval_context",
-    "expected_tools",
-    "tools_called",
-    "additional_metadata",
-    "source_file",
-    "custom_column_key_values",
+#: keys only a single-turn golden has; with "input", they tell a goldens file apart
+GOLDEN_KEYS: Final = frozenset(
+    {
+        "expected_output",
+        "actual_output",
+        "retrieval_context",
+        "context",
+        "expected_tools",
+        "tools_called",
+        "additional_metadata",
+        "source_file",
+        "custom_column_key_values",
+        "comments",
+        "name",
+        "expectations",
+    }
+)
+#: keys only a conversational golden has
+CONVERSATIONAL_KEYS: Final = frozenset(
+    {"scenario", "turns", "expected_outcome", "user_description", "persona"}
 )
 #: row metadata keys with a native DeepEval field, when they hold a list of strings
 CONTEXT_KEYS: Final = ("context", "retrieval_context")
+MIXED_TURNS: Final = "mixed-turns"
 
 
 def _text_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
-def golden_for(row: ExportRow) -> dict[str, Any]:
-    extra = dict(row.extra)
-    golden: dict[str, Any] = {}
-    markers: dict[str, Any] = {}
-    if isinstance(row.input, str):
-        golden["input"] = row.input
-    else:
-        golden["input"] = jsonvalues.dumps_text(row.input)
-        markers["input"] = row.input
-    if row.oracle_type == "reference-answer" and isinstance(row.expected, str):
-        golden["expected_output"] = row.expected
-    elif row.has_expected:
-        if row.oracle_type == "reference-answer":
-            golden["expected_output"] = jsonvalues.dumps_text(row.expected)
-        markers["expected"] = row.expected
-    if row.oracle_type == "expected-tool-calls":
-        golden["expected_tools"] = [
-            {"name": call["name"], "type": "FUNCTION", "inputParameters": call["arguments"]}
-            for call in row.expected["calls"]
-        ]
-    for key in CONTEXT_KEYS:
-        if _text_list(extra.get(key)):
-            golden[key] = extra.pop(key)
-    golden["name"] = row.id
-    behaviour = row.case["expectedBehavior"]
-    golden["comments"] = f"{STARTER_NOTE}: {behaviour}" if row.starter else behaviour
-    metadata: dict[str, Any] = {
-        NAMESPACE: replace(row, extra=extra).payload(**markers),
-        **row.labels(),
-    }
-    golden["additional_metadata"] = metadata
-    return golden
+def _conversational(row: ExportRow) -> bool:
+    """A row imported from a conversational golden (its turns are the input)."""
+    extension = row.extension("deepeval") or {}
+    return "scenario" in (extension.get("keys") or [])
 
 
-def row_from_golden(golden: dict[str, Any], position: int) -> dict[str, Any]:
-    payload = payload_of(golden.get("additional_metadata"))
-    if payload is not None:
-        value = payload["input"] if "input" in payload else golden.get("input")
-        if "expected" in payload:
-            expected = payload["expected"]
-        elif golden.get("expected_output") is not None:
-            expected = golden["expected_output"]
-        else:
-            expected = ABSENT
-        bare = {k: v for k, v in payload.items() if k not in ("input", "expected")}
-        row = restored_row(bare, golden.get("name"), value, expected)
-        for key in CONTEXT_KEYS:
-            if golden.get(key) is not None:
-                row["metadata"][key] = golden[key]
-        return row
-    return _native_row(golden, position)
+def _tools(expected: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"name": call["name"], "type": "FUNCTION", "inputParameters": call["arguments"]}
+        for call in expected["calls"]
+    ]
 
 
-def _native_row(golden: dict[str, Any], position: int) -> dict[str, Any]:
-    derived: dict[str, str] = {}
-    row_id = golden.get("name")
-    if not isinstance(row_id, str) or not row_id:
-        row_id = f"golden-{position + 1}"
-        derived["id"] = "the golden has no name; numbered by position"
-    case: dict[str, Any] = {}
-    conversational = bool(golden.get("scenario"))
-    if conversational:
-        value: Any = {"scenario": golden["scenario"], "turns": golden.get("turns") or []}
-    else:
-        value = golden.get("input")
-    tools = golden.get("expected_tools")
-    expected: Any = ABSENT
-    if golden.get("expected_output") is not None:
-        oracle, expected = "reference-answer", golden["expected_output"]
-        derived["metadata.case.oracleType"] = "the golden has an expected_output"
-    elif isinstance(tools, list) and tools:
-        oracle = "expected-tool-calls"
-        expected = {
-            "calls": [
-                {
-                    "name": str(tool.get("name", "")),
-                    "arguments": tool.get("inputParameters") or tool.get("input_parameters") or {},
-                }
-                for tool in tools
-                if isinstance(tool, dict)
-            ],
-            "order": "any",
-        }
-        derived["metadata.case.oracleType"] = "the golden has expected_tools"
-        derived["expected.order"] = "DeepEval does not say whether the tool order matters"
-    else:
-        oracle = "expected-behavior-only"
-        derived["metadata.case.oracleType"] = "the golden has no expected output or tools"
-    behaviour = golden.get("expected_outcome") if conversational else None
-    if not isinstance(behaviour, str) or not behaviour:
-        behaviour = "(imported from DeepEval without a behaviour description)"
-        derived["metadata.case.expectedBehavior"] = (
-            "DeepEval goldens carry no behaviour description"
+def _calls(tools: list[Any]) -> list[dict[str, Any]]:
+    calls = []
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        arguments = tool.get("inputParameters", tool.get("input_parameters"))
+        calls.append(
+            {"name": str(tool.get("name", "")), "arguments": arguments if arguments else {}}
         )
-    if not isinstance(value, str):
-        derived["input"] = "a golden's input is text; this one is not"
-    metadata: dict[str, Any] = {}
-    additional = golden.get("additional_metadata")
-    if isinstance(additional, dict):
-        metadata.update(additional)
-    elif additional is not None:
-        metadata["additional_metadata"] = additional
-    for key in (*CONTEXT_KEYS, "comments", "source_file", "custom_column_key_values"):
-        if golden.get(key) not in (None, [], ""):
-            value_of_key = golden[key]
-            if key in CONTEXT_KEYS and isinstance(value_of_key, str):
-                value_of_key = value_of_key.split("|")  # DeepEval's own reading of a joined list
-            metadata[key] = value_of_key
-    return imported_row(
-        row_id=row_id,
-        input_value=value,
-        expected=expected,
-        oracle_type=oracle,
-        expected_behavior=behaviour,
-        format_name="deepeval",
-        derived=derived,
-        case=case,
-        metadata=metadata,
-    )
+    return calls
+
+
+_SHAPE: Final = NativeShape(
+    mapped={
+        "name": ("id",),
+        "input": ("input",),
+        "expected_output": ("expected", "case.oracleType"),
+        "expected_tools": ("expected", "case.oracleType"),
+        "context": ("extras",),
+        "retrieval_context": ("extras",),
+        "additional_metadata": ("extras",),
+        "scenario": ("case.scenario",),
+        "turns": ("input",),
+        "expected_outcome": ("case.expectedBehavior",),
+    },
+    grading=("expected_output", "expected_tools"),
+)
+
+
+class DeepevalCodec(VendorCodec):
+    name: ClassVar[str] = "deepeval"
+    title: ClassVar[str] = "DeepEval goldens (JSON, JSONL; reads CSV)"
+    read_extensions: ClassVar[tuple[str, ...]] = (".json", ".jsonl", ".csv")
+    write_forms: ClassVar[dict[str, str]] = {".json": "json", ".jsonl": "jsonl"}
+    refused_forms: ClassVar[dict[str, str]] = {
+        ".csv": "DeepEval reads CSV goldens through pandas, which turns text such as NA, null"
+        " or 0123 into other values, and splits lists on | without an escape; write .json or"
+        " .jsonl"
+    }
+    what: ClassVar[str] = "a golden"
+    shape: ClassVar[NativeShape] = _SHAPE
+    metadata_key: ClassVar[str] = "additional_metadata"
+
+    def records(self, path: Path) -> Records:
+        suffix = path.suffix.lower()
+        if suffix == ".jsonl":
+            return read_json_lines(path)
+        if suffix == ".csv":
+            return list(_csv_goldens(path))
+        return json_array_records(path, "golden")
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def values_of(self, record: dict[str, Any], native_mode: bool, suite: Any) -> Values:
+        values = Values()
+        if record.get("scenario"):
+            turns = record.get("turns")
+            values.input = turns if turns is not None else []
+        elif "input" in record:
+            values.input = record["input"]
+        if record.get("expected_output") is not None:
+            values.expected = record["expected_output"]
+        elif isinstance(record.get("expected_tools"), list) and record["expected_tools"]:
+            values.expected = {"calls": _calls(record["expected_tools"]), "order": "any"}
+        if native_mode:
+            values.extras = extras_of(record.get("additional_metadata"))
+        for key in CONTEXT_KEYS:
+            value = record.get(key)
+            if isinstance(value, str):
+                value = value.split("|")  # DeepEval's own reading of a joined list
+            if value not in (None, []):
+                values.extras[key] = value
+        return values
+
+    def native_row(self, record: dict[str, Any], position: int, suite: Any) -> dict[str, Any]:
+        derived: dict[str, str] = {}
+        row_id = record.get("name")
+        if not isinstance(row_id, str) or not row_id:
+            row_id = f"golden-{position + 1}"
+            derived["id"] = "the golden has no name; numbered by position"
+        values = self.values_of(record, True, suite)
+        case: dict[str, Any] = {}
+        conversational = bool(record.get("scenario"))
+        expected = values.expected
+        if conversational:
+            oracle = "expected-behavior-only"
+            expected = ABSENT
+            if isinstance(record.get("scenario"), str):
+                case["scenario"] = record["scenario"]
+            derived["metadata.case.oracleType"] = (
+                "a conversational golden describes the outcome it expects; no metric is named"
+            )
+        elif record.get("expected_output") is not None:
+            oracle = "reference-answer"
+            derived["metadata.case.oracleType"] = "the golden has an expected_output"
+            if not isinstance(expected, str):
+                derived["expected"] = "DeepEval's expected_output is text; this one is not"
+        elif expected is not ABSENT:
+            oracle = "expected-tool-calls"
+            derived["metadata.case.oracleType"] = "the golden has expected_tools"
+            derived["expected.order"] = "DeepEval does not say whether the tool order matters"
+        else:
+            oracle = "expected-behavior-only"
+            derived["metadata.case.oracleType"] = "the golden has no expected output or tools"
+        behaviour = record.get("expected_outcome") if conversational else None
+        if isinstance(behaviour, str) and behaviour:
+            derived["metadata.case.expectedBehavior"] = "taken from the golden's expected_outcome"
+        else:
+            behaviour = "(imported from DeepEval without a behaviour description)"
+            derived["metadata.case.expectedBehavior"] = (
+                "DeepEval goldens carry no behaviour description"
+            )
+        value = values.input
+        if value is ABSENT:
+            value = None
+            derived["input"] = "the golden has no input"
+        elif not conversational and not isinstance(value, str):
+            derived["input"] = "a golden's input is text; this one is not"
+        return imported_row(
+            row_id=row_id,
+            input_value=value,
+            expected=expected,
+            oracle_type=oracle,
+            expected_behavior=behaviour,
+            format_name=self.name,
+            derived=derived,
+            case=case,
+            metadata=values.extras,
+        )
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        golden: dict[str, Any] = {}
+        golden["input"] = (
+            row.input if isinstance(row.input, str) else jsonvalues.dumps_text(row.input)
+        )
+        if row.oracle_type == "reference-answer":
+            golden["expected_output"] = (
+                row.expected
+                if isinstance(row.expected, str)
+                else jsonvalues.dumps_text(row.expected)
+            )
+        if row.oracle_type == "expected-tool-calls":
+            golden["expected_tools"] = _tools(row.expected)
+        for key in CONTEXT_KEYS:
+            if _text_list(row.extra.get(key)):
+                golden[key] = row.extra[key]
+        golden["name"] = row.id
+        behaviour = row.case["expectedBehavior"]
+        golden["comments"] = f"{STARTER_NOTE}: {behaviour}" if row.starter else behaviour
+        golden["additional_metadata"] = row.labels()
+        return golden
+
+    def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        golden: dict[str, Any] = {}
+        extras = dict(row.extra)
+        if _conversational(row):
+            if "scenario" in row.case:
+                golden["scenario"] = row.case["scenario"]
+            golden["turns"] = row.input
+            golden["expected_outcome"] = row.case["expectedBehavior"]
+        else:
+            golden["input"] = (
+                row.input if isinstance(row.input, str) else jsonvalues.dumps_text(row.input)
+            )
+            if row.oracle_type == "reference-answer":
+                golden["expected_output"] = (
+                    row.expected
+                    if isinstance(row.expected, str)
+                    else jsonvalues.dumps_text(row.expected)
+                )
+            if row.oracle_type == "expected-tool-calls":
+                golden["expected_tools"] = _tools(row.expected)
+        for key in CONTEXT_KEYS:
+            if _text_list(extras.get(key)):
+                golden[key] = extras.pop(key)
+        golden["name"] = row.id
+        if extras:
+            golden["additional_metadata"] = extras
+        return golden
+
+    def record_for(
+        self, row: ExportRow, context: WriteContext, tally: ExportTally
+    ) -> dict[str, Any] | None:
+        # one file holds single-turn or conversational goldens: the first row decides
+        kind = "conversational" if _conversational(row) else "single-turn"
+        if tally.memo.get("kind", kind) != kind:
+            tally.exclude(MIXED_TURNS, row)
+            return None
+        record = super().record_for(row, context, tally)
+        if record is not None:
+            tally.memo["kind"] = kind
+        return record
+
+    def sniff(self, path: Path, head: bytes) -> Fit:
+        suffix = path.suffix.lower()
+        why = (
+            "a golden has input and one of expected_output, context, expected_tools, name"
+            " (or scenario and turns)"
+        )
+        if suffix == ".csv":
+            keys = set(csv_header(head))
+        elif suffix == ".jsonl":
+            first = first_line_object(head)
+            keys = set(first) if isinstance(first, dict) else set()
+        else:
+            outline = json_head(head)
+            keys = set(outline.keys) if outline.kind == "array" else set()
+        if ("input" in keys and keys & GOLDEN_KEYS) or {"scenario", "turns"} <= keys:
+            return Fit.yes()
+        return Fit.no(why)
 
 
 def _csv_goldens(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -179,7 +300,14 @@ def _csv_goldens(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 continue
             if key in CONTEXT_KEYS:
                 golden[key] = cell.split("|")
-            elif key in ("expected_tools", "tools_called", "additional_metadata", "turns"):
+            elif key in (
+                "expected_tools",
+                "tools_called",
+                "additional_metadata",
+                "custom_column_key_values",
+                "turns",
+                "persona",
+            ):
                 try:
                     golden[key] = jsonvalues.loads(cell)
                 except jsonvalues.JSONError as error:
@@ -187,51 +315,3 @@ def _csv_goldens(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             else:
                 golden[key] = cell
         yield reader.line_num, golden
-
-
-_JSON_ARRAY: Final = Framing(
-    opening=b"[", first=b"\n  ", between=b",\n  ", closing=b"\n]\n", empty=b"]\n"
-)
-
-
-class DeepevalCodec:
-    name: ClassVar[str] = "deepeval"
-    title: ClassVar[str] = "DeepEval goldens (JSON; reads JSON, JSONL, CSV)"
-    extensions: ClassVar[tuple[str, ...]] = (".json",)
-    lossless: ClassVar[bool] = False
-    can_read: ClassVar[bool] = True
-    can_write: ClassVar[bool] = True
-
-    def open(self, path: Path) -> SetSource:
-        suffix = path.suffix.lower()
-        items: Records
-        if suffix == ".jsonl":
-            items = read_json_lines(path)
-        elif suffix == ".csv":
-            items = list(_csv_goldens(path))
-        else:
-            document = read_json_document(path)
-            if not isinstance(document, list):
-                raise ParseError(path, "a DeepEval goldens file is a JSON array of goldens")
-            items = [(None, golden) for golden in document]
-        rows = vendor_rows(items, row_from_golden, what="a golden")
-        return SetSource(path=path, format=self.name, header=None, rows=rows)
-
-    def write(
-        self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
-    ) -> ExportResult:
-        def encode(row: ExportRow) -> bytes:
-            return jsonvalues.dumps(golden_for(row))
-
-        return write_export(
-            self.name, header, rows, path, options, encode=encode, framing=_JSON_ARRAY
-        )
-
-    def sniff(self, head: bytes) -> bool:
-        text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-        first = text[:4096]
-        return (
-            text.startswith(b"[")
-            and b'"input"' in first
-            and any(f'"{key}"'.encode() in first for key in _GOLDEN_KEYS)
-        )

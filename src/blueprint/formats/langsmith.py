@@ -1,29 +1,66 @@
-"""LangSmith examples: JSON Lines of {id, inputs, outputs, metadata, split} (ExampleCreate)."""
+"""LangSmith examples: {id, inputs, outputs, metadata, split}, as JSON Lines or a JSON array.
+
+Each line is what ``Client.create_examples`` takes (``ExampleCreate``). Example ids are UUIDs:
+an imported example keeps its own; a row authored in Blueprint gets a UUID derived from the
+set's name and the row's id, so two sets never share example ids.
+"""
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
+from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from blueprint.formats.mapping import NAMESPACE
+from blueprint.formats._io import read_json_lines
+from blueprint.formats.native import ABSENT, NativeShape
+from blueprint.formats.sniffing import Fit, first_line_object, json_head
 from blueprint.formats.vendor import (
-    ABSENT,
     ExportRow,
-    JsonLinesVendorCodec,
-    first_json_line,
+    Records,
+    Values,
+    VendorCodec,
+    WriteContext,
+    extras_of,
     imported_row,
+    json_array_records,
     oracle_for_expected,
-    payload_of,
-    restored_row,
 )
 
-#: the namespace every example id is derived in: the same row id always gives the same UUID
+#: the namespace example ids are derived in: one set and row id always give the same UUID
 ID_NAMESPACE: Final = uuid.uuid5(uuid.NAMESPACE_URL, "urn:blueprint:row")
 
+#: keys LangSmith's example records may carry besides inputs and outputs
+EXAMPLE_KEYS: Final = frozenset(
+    {
+        "id",
+        "inputs",
+        "outputs",
+        "reference_outputs",
+        "metadata",
+        "split",
+        "created_at",
+        "modified_at",
+        "dataset_id",
+        "source_run_id",
+        "attachments",
+        "name",
+    }
+)
 
-def example_id(row_id: str) -> str:
-    return str(uuid.uuid5(ID_NAMESPACE, row_id))
+
+def _is_uuid(text: str) -> bool:
+    try:
+        return str(uuid.UUID(text)) == text.lower()
+    except ValueError:
+        return False
+
+
+def example_id(row_id: str, set_name: str) -> str:
+    """The UUID an example gets: the row id itself when it is a UUID (an imported example's),
+    else one derived from the set's name and the row id."""
+    if _is_uuid(row_id):
+        return row_id
+    return str(uuid.uuid5(ID_NAMESPACE, f"{set_name}\x00{row_id}"))
 
 
 def _is_split(value: Any) -> bool:
@@ -32,124 +69,174 @@ def _is_split(value: Any) -> bool:
     )
 
 
-def example_for(row: ExportRow) -> dict[str, Any]:
-    markers: dict[str, Any] = {}
-    if isinstance(row.input, dict):
-        inputs = row.input
-    else:
-        inputs = {"input": row.input}
-        markers["input"] = "inputs.input"
-    example: dict[str, Any] = {"id": example_id(row.id), "inputs": inputs}
+def _outputs(row: ExportRow, *, native: bool) -> Any:
+    """The example's outputs for a row; ABSENT when it has none."""
     if row.oracle_type == "reference-answer":
-        example["outputs"] = {"output": row.expected}
-        markers["expected"] = "outputs.output"
-    elif row.has_expected:
-        example["outputs"] = row.expected
-        markers["expected"] = "outputs"
-    else:
-        markers["expected"] = "none"
-        criteria = row.case.get("evaluationCriteria") or []
-        if criteria:
-            example["outputs"] = {
-                "assertions": [
-                    {"key": f"criterion-{number}", "comment": text}
-                    for number, text in enumerate(criteria, start=1)
-                ]
-            }
-    extra = dict(row.extra)
-    split = extra.pop("split", None)
-    payload = replace(row, extra=extra).payload(**markers)
-    example["metadata"] = {NAMESPACE: payload, **row.labels()}
-    if _is_split(split):
-        example["split"] = split
-    elif split is not None or "split" in row.extra:
-        payload.setdefault("metadata", {})["split"] = split
-    return example
+        if native and isinstance(row.expected, dict):
+            return row.expected  # an imported example's outputs, as they were
+        return {"output": row.expected}
+    if row.has_expected:
+        return row.expected
+    criteria = row.case.get("evaluationCriteria") or []
+    if criteria:
+        return {
+            "assertions": [
+                {"key": f"criterion-{number}", "comment": text}
+                for number, text in enumerate(criteria, start=1)
+            ]
+        }
+    return ABSENT
 
 
-def row_from_example(example: dict[str, Any], position: int) -> dict[str, Any]:
-    inputs = example.get("inputs")
-    outputs = example.get("outputs", ABSENT)
-    payload = payload_of(example.get("metadata"))
-    if payload is not None:
-        wrapped = payload.get("input") == "inputs.input" and isinstance(inputs, dict)
-        value = inputs.get("input") if wrapped and isinstance(inputs, dict) else inputs
-        where = payload.get("expected")
-        if where == "outputs.output" and isinstance(outputs, dict):
-            expected = outputs.get("output")
-        elif where == "outputs":
-            expected = outputs
-        else:
-            expected = ABSENT
-        bare = {k: v for k, v in payload.items() if k not in ("input", "expected")}
-        row = restored_row(bare, example.get("id"), value, expected)
-        if "split" in example:
-            row["metadata"]["split"] = example["split"]
-        return row
-    derived: dict[str, str] = {}
-    row_id = example.get("id")
-    if not isinstance(row_id, str) or not row_id:
-        row_id = f"example-{position + 1}"
-        derived["id"] = "the example has no id; numbered by position"
-    case: dict[str, Any] = {}
-    assertions = outputs.get("assertions") if isinstance(outputs, dict) else None
-    if outputs is ABSENT or outputs is None or outputs == {}:
-        oracle, expected = "expected-behavior-only", ABSENT
-        derived["metadata.case.oracleType"] = "the example has no outputs"
-    elif isinstance(assertions, list) and set(outputs) == {"assertions"}:
-        oracle, expected = "rubric", ABSENT
-        case["evaluationCriteria"] = [
-            str(item.get("comment") or item.get("key")) if isinstance(item, dict) else str(item)
-            for item in assertions
-        ]
-        derived["metadata.case.oracleType"] = "outputs hold only assertions"
-    else:
-        expected = outputs
-        oracle = oracle_for_expected(outputs)
-        derived["metadata.case.oracleType"] = "inferred from the shape of outputs"
-    derived["metadata.case.expectedBehavior"] = "LangSmith examples carry no behaviour description"
-    raw_metadata = example.get("metadata")
-    metadata = dict(raw_metadata) if isinstance(raw_metadata, dict) else {}
-    if "split" in example:
-        metadata["split"] = example["split"]
-    return imported_row(
-        row_id=row_id,
-        input_value=inputs,
-        expected=expected,
-        oracle_type=oracle,
-        expected_behavior="(imported from LangSmith without a behaviour description)",
-        format_name="langsmith",
-        derived=derived,
-        case=case,
-        metadata=metadata,
-    )
+_SHAPE: Final = NativeShape(
+    mapped={
+        "id": ("id",),
+        "inputs": ("input",),
+        "outputs": (
+            "expected",
+            "case.oracleType",
+            "case.evaluationCriteria",
+        ),
+        "metadata": ("extras",),
+        "split": ("extras",),
+    },
+    grading=("outputs",),
+)
 
 
-def _inputs_problem(example: dict[str, Any]) -> str | None:
-    if isinstance(example.get("inputs"), dict):
-        return None
-    return "a LangSmith example has an inputs object"
-
-
-class LangsmithCodec(JsonLinesVendorCodec):
+class LangsmithCodec(VendorCodec):
     name: ClassVar[str] = "langsmith"
-    title: ClassVar[str] = "LangSmith examples (JSONL)"
-    extensions: ClassVar[tuple[str, ...]] = (".jsonl",)
-    lossless: ClassVar[bool] = False
-    can_read: ClassVar[bool] = True
-    can_write: ClassVar[bool] = True
-
+    title: ClassVar[str] = "LangSmith examples (JSONL, or a JSON array)"
+    read_extensions: ClassVar[tuple[str, ...]] = (".jsonl", ".json")
+    write_forms: ClassVar[dict[str, str]] = {".jsonl": "jsonl", ".json": "json"}
+    refused_forms: ClassVar[dict[str, str]] = {
+        ".csv": "LangSmith parses uploaded CSV on its server, by rules it does not publish;"
+        " write .jsonl and load it with Client.create_examples"
+    }
     what: ClassVar[str] = "a LangSmith example"
+    shape: ClassVar[NativeShape] = _SHAPE
 
-    def to_row(self, record: dict[str, Any], position: int) -> dict[str, Any]:
-        return row_from_example(record, position)
-
-    def to_record(self, row: ExportRow) -> dict[str, Any]:
-        return example_for(row)
+    def records(self, path: Path) -> Records:
+        if path.suffix.lower() == ".json":
+            return json_array_records(path, "LangSmith example")
+        return read_json_lines(path)
 
     def problem(self, record: dict[str, Any]) -> str | None:
-        return _inputs_problem(record)
+        if isinstance(record.get("inputs"), dict):
+            return None
+        return "a LangSmith example has an inputs object"
 
-    def sniff(self, head: bytes) -> bool:
-        first = first_json_line(head)
-        return isinstance(first, dict) and isinstance(first.get("inputs"), dict)
+    # --- reading -----------------------------------------------------------------------------
+
+    def values_of(self, record: dict[str, Any], native_mode: bool, suite: Any) -> Values:
+        inputs = record.get("inputs", ABSENT)
+        outputs = record.get("outputs", ABSENT)
+        values = Values()
+        if native_mode:
+            values.input = inputs
+            values.expected = outputs if isinstance(outputs, dict) and outputs else ABSENT
+            values.extras = extras_of(record.get("metadata"))
+            if "split" in record:
+                values.extras["split"] = record["split"]
+            return values
+        values.input = inputs
+        if isinstance(inputs, dict) and set(inputs) == {"input"}:
+            values.input = inputs["input"]
+        if isinstance(outputs, dict) and set(outputs) == {"output"}:
+            values.expected = outputs["output"]
+        elif isinstance(outputs, dict) and "assertions" not in outputs:
+            values.expected = outputs
+        if "split" in record:
+            values.extras["split"] = record["split"]
+        return values
+
+    def native_row(self, record: dict[str, Any], position: int, suite: Any) -> dict[str, Any]:
+        derived: dict[str, str] = {}
+        row_id = record.get("id")
+        if not isinstance(row_id, str) or not row_id:
+            row_id = f"example-{position + 1}"
+            derived["id"] = "the example has no id; numbered by position"
+        values = self.values_of(record, True, suite)
+        outputs = record.get("outputs", ABSENT)
+        case: dict[str, Any] = {}
+        assertions = outputs.get("assertions") if isinstance(outputs, dict) else None
+        expected = values.expected
+        if expected is ABSENT:
+            oracle = "expected-behavior-only"
+            derived["metadata.case.oracleType"] = "the example has no outputs"
+        elif isinstance(assertions, list) and set(outputs) == {"assertions"}:
+            oracle, expected = "rubric", ABSENT
+            case["evaluationCriteria"] = [
+                str(item.get("comment") or item.get("key")) if isinstance(item, dict) else str(item)
+                for item in assertions
+            ]
+            derived["metadata.case.oracleType"] = "outputs hold only assertions"
+            derived["metadata.case.evaluationCriteria"] = "taken from the outputs' assertions"
+        else:
+            oracle = oracle_for_expected(expected)
+            derived["metadata.case.oracleType"] = "inferred from the shape of outputs"
+        derived["metadata.case.expectedBehavior"] = (
+            "LangSmith examples carry no behaviour description"
+        )
+        return imported_row(
+            row_id=row_id,
+            input_value=record.get("inputs"),
+            expected=expected,
+            oracle_type=oracle,
+            expected_behavior="(imported from LangSmith without a behaviour description)",
+            format_name=self.name,
+            derived=derived,
+            case=case,
+            metadata=values.extras,
+        )
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def _set_name(self, context: WriteContext) -> str:
+        name = context.header.get("name")
+        return name if isinstance(name, str) else ""
+
+    def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        inputs = row.input if isinstance(row.input, dict) else {"input": row.input}
+        example: dict[str, Any] = {
+            "id": example_id(row.id, self._set_name(context)),
+            "inputs": inputs,
+        }
+        outputs = _outputs(row, native=False)
+        if outputs is not ABSENT:
+            example["outputs"] = outputs
+        example["metadata"] = row.labels()
+        split = row.extra.get("split")
+        if _is_split(split):
+            example["split"] = split
+        return example
+
+    def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        extras = dict(row.extra)
+        split = extras.pop("split", ABSENT)
+        inputs = row.input if isinstance(row.input, dict) else {"input": row.input}
+        example: dict[str, Any] = {
+            "id": example_id(row.id, self._set_name(context)),
+            "inputs": inputs,
+        }
+        outputs = _outputs(row, native=True)
+        if outputs is not ABSENT:
+            example["outputs"] = outputs
+        if extras:
+            example["metadata"] = extras
+        if split is not ABSENT:
+            example["split"] = split
+        return example
+
+    def sniff(self, path: Path, head: bytes) -> Fit:
+        if path.suffix.lower() == ".json":
+            outline = json_head(head)
+            keys = set(outline.keys) if outline.kind == "array" else set()
+        else:
+            first = first_line_object(head)
+            keys = set(first) if isinstance(first, dict) else set()
+        if "inputs" in keys and keys <= EXAMPLE_KEYS | {"use_source_run_io"}:
+            return Fit.yes()
+        if "inputs" in keys and keys & {"outputs", "metadata", "split", "created_at"}:
+            return Fit.yes()
+        return Fit.no("a LangSmith example has inputs (with outputs, metadata or split)")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from blueprint.errors import BlueprintError
 from blueprint.formats.base import LossyField
@@ -22,7 +22,14 @@ from blueprint.formats.base import LossyField
 NAMESPACE: Final = "blueprint"
 
 #: set-level fields, in the order reports list them
-SET_FIELDS: Final = ("name", "version", "description", "taskFamily", "caseFamilies")
+SET_FIELDS: Final = (
+    "name",
+    "version",
+    "description",
+    "taskFamily",
+    "caseFamilies",
+    "extensions",
+)
 
 
 class MappingError(BlueprintError, ValueError):
@@ -41,6 +48,78 @@ class FieldMapping(BaseModel):
     dropped: str | None = Field(default=None, description="Why the field is dropped.")
 
 
+class WeakenedRule(BaseModel):
+    """A rule an export writes but the vendor's grader does not enforce, and for which rows.
+
+    The rule applies to a row when its oracle type and (effective) evaluator are listed (an
+    omitted list means any; ``none`` stands for a row that names no evaluator) and the value
+    at ``field`` says something: present and not empty, or, with ``equals``, equal to it
+    (``default`` standing in when the field is absent). ``[*]`` in ``field`` means every item
+    of a list.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    field: str = Field(description="The canonical field carrying the rule.")
+    reason: str = Field(description="What the vendor's grader does instead.")
+    oracle_types: list[str] | None = Field(default=None, alias="oracleTypes")
+    evaluators: list[str] | None = None
+    #: the JSON types the value must have (string, object, array, number, boolean, null)
+    types: list[str] | None = None
+    equals: JsonValue = None
+    default: JsonValue = None
+
+    def applies(self, row: dict[str, Any], oracle_type: str, evaluator: str | None) -> bool:
+        if self.oracle_types is not None and oracle_type not in self.oracle_types:
+            return False
+        if self.evaluators is not None and (evaluator or "none") not in self.evaluators:
+            return False
+        values = values_at(row, self.field)
+        if self.types is not None:
+            values = [value for value in values if _json_kind(value) in self.types]
+        if "equals" in self.model_fields_set:
+            if not values and "default" in self.model_fields_set:
+                values = [self.default]
+            return any(value == self.equals for value in values)
+        return any(value not in (None, "", [], {}) for value in values)
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return "string"
+    return "object" if isinstance(value, dict) else "array" if isinstance(value, list) else "other"
+
+
+def values_at(data: Any, path: str) -> list[Any]:
+    """Every value at a dotted path (``expected.calls[*].arguments``); [] when absent."""
+    found = [data]
+    for part in path.split("."):
+        each = part.endswith("[*]")
+        name = part.removesuffix("[*]")
+        found = [item[name] for item in found if isinstance(item, dict) and name in item]
+        if each:
+            found = [element for item in found if isinstance(item, list) for element in item]
+    return found
+
+
+class Grading(BaseModel):
+    """How the vendor grades what an export writes, and what it does not enforce."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    summary: str = Field(description="Which grader reads the export, and from where.")
+    enforced: dict[str, str] = Field(
+        description="For each oracle type, what the vendor's grader checks of it."
+    )
+    weakened: list[WeakenedRule] = Field(default_factory=list)
+
+
 class VendorMapping(BaseModel):
     """A vendor format's mapping file."""
 
@@ -55,15 +134,38 @@ class VendorMapping(BaseModel):
         default_factory=dict,
         description="Kinds of rows left out of an export by default, with the reason.",
     )
+    grading: Grading
     notes: list[str] = Field(default_factory=list)
     example: str = Field(description="A worked example, in Markdown, for the docs.")
 
-    def set_loss(self, header: dict[str, Any]) -> list[LossyField]:
-        """The set-level fields this format drops, among those the set actually has."""
+    def weakened_rules(
+        self, row: dict[str, Any], oracle_type: str, evaluator: str | None
+    ) -> list[WeakenedRule]:
+        return [rule for rule in self.grading.weakened if rule.applies(row, oracle_type, evaluator)]
+
+    def set_loss(
+        self, header: dict[str, Any], written: frozenset[str] = frozenset()
+    ) -> list[LossyField]:
+        """The set-level fields this format drops, among those the set actually has.
+
+        ``written`` names what this export did write: set-level fields, or single namespaces
+        of ``extensions`` (``extensions.promptfoo``), whose siblings are then reported alone.
+        """
         losses = []
         known = {entry.field for entry in self.set}
+        header = {key: value for key, value in header.items() if key not in written}
         for entry in self.set:
-            if entry.dropped and entry.field in header:
+            if not entry.dropped or entry.field not in header:
+                continue
+            value = header[entry.field]
+            kept = {name.split(".", 1)[1] for name in written if name.startswith(entry.field + ".")}
+            if kept and isinstance(value, dict):
+                losses += [
+                    LossyField(f"{entry.field}.{name}", entry.dropped, scope="set")
+                    for name in value
+                    if name not in kept
+                ]
+            else:
                 losses.append(LossyField(entry.field, entry.dropped, scope="set"))
         for name in header:
             if name not in known and name != "schemaVersion":

@@ -1,13 +1,20 @@
-"""promptfoo test cases: a YAML tests file, and reading promptfoo configs and test files."""
+"""promptfoo: test cases (YAML, JSON, JSONL) and configs; reads CSV test files too.
+
+Rows authored in Blueprint become tests whose assertions are chosen from the oracle type and
+the evaluator, with every text kept literal through promptfoo's template rendering. Tests
+imported from a promptfoo suite go back as they came: their own assertions, vars (live
+templates, file references and lists included), options and thresholds, and the config's
+``defaultTest``, prompts and providers, kept at set level.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import glob
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -16,20 +23,23 @@ import yaml
 from blueprint import jsonvalues
 from blueprint.errors import ParseError
 from blueprint.formats._io import read_json_lines, read_text
-from blueprint.formats.base import ExportResult, SetSource, UnreadableRow, WriteOptions
-from blueprint.formats.mapping import NAMESPACE
+from blueprint.formats.base import SetSource, UnreadableRow
+from blueprint.formats.native import ABSENT, NativeShape, Restored
+from blueprint.formats.sniffing import Fit, csv_header, first_line_object, json_head, text_of
 from blueprint.formats.vendor import (
-    ABSENT,
     ExportRow,
     Framing,
+    Values,
+    VendorCodec,
+    WriteContext,
+    extras_of,
     imported_row,
-    payload_of,
     read_json_document,
-    restored_row,
-    vendor_rows,
-    write_export,
 )
 
+FINAL_STATE: Final = "final-state"
+NO_ASSERTION: Final = "no-assertion"
+_ID_PREFIX: Final = re.compile(r"^\[([^\]]+)\]")
 _YAML11_ONLY: Final = frozenset(
     {
         "tag:yaml.org,2002:bool",
@@ -38,9 +48,6 @@ _YAML11_ONLY: Final = frozenset(
         "tag:yaml.org,2002:timestamp",
     }
 )
-FINAL_STATE: Final = "final-state"
-NO_ASSERTION: Final = "no-assertion"
-_ID_PREFIX: Final = re.compile(r"^\[([^\]]+)\]")
 
 # --- keeping text literal through promptfoo's template handling -----------------------------
 #
@@ -54,6 +61,7 @@ _OPENER: Final = re.compile(r"\{(?=[{%#])")
 _BRACE: Final = '{{ "{" }}'
 _LOADED_PREFIXES: Final = ("file://", "package:")
 _GUARD: Final = '{{ "" }}'
+_TEMPLATE: Final = re.compile(r"\{[{%#]")
 
 
 def literal(text: str) -> str:
@@ -81,11 +89,10 @@ def risky(value: Any) -> bool:
     return False
 
 
-def _same(left: Any, right: Any) -> bool:
-    return jsonvalues.dumps(left, sort_keys=True) == jsonvalues.dumps(right, sort_keys=True)
-
-
 # --- input <-> vars --------------------------------------------------------------------------
+
+#: row metadata carried as promptfoo vars too, so a prompt can use {{retrieval_context}}
+CONTEXT_VARS: Final = ("context", "retrieval_context")
 
 
 def vars_for(value: Any) -> dict[str, Any]:
@@ -103,12 +110,15 @@ def vars_for(value: Any) -> dict[str, Any]:
     return {"input": literal(jsonvalues.dumps_text(value))}
 
 
-def input_from_vars(variables: Any) -> Any:
+def input_from_vars(variables: Any, *, authored: bool) -> Any:
+    """The input a test's vars give: one ``input`` text var is the text itself. Vars written
+    by Blueprint (``authored``) are read back through the literal escape."""
     if not isinstance(variables, dict):
-        return None
+        return variables if variables is not None else ABSENT
+    read = unliteral if authored else (lambda item: item)
     if set(variables) == {"input"} and isinstance(variables["input"], str):
-        return unliteral(variables["input"])
-    return {key: unliteral(item) for key, item in variables.items()}
+        return read(variables["input"])
+    return {key: read(item) for key, item in variables.items()}
 
 
 # --- expected <-> assertions -----------------------------------------------------------------
@@ -183,8 +193,8 @@ def _javascript(template: str, data: Any) -> dict[str, Any]:
     return {"type": "javascript", "value": literal(code)}
 
 
-def _rubric_text(row: ExportRow) -> str:
-    lines = [row.case["expectedBehavior"]]
+def _rubric_text(row: ExportRow, lead: str) -> str:
+    lines = [lead]
     criteria = row.case.get("evaluationCriteria") or []
     if criteria:
         lines.append("The output passes only if it meets every criterion:")
@@ -193,6 +203,8 @@ def _rubric_text(row: ExportRow) -> str:
     if unacceptable:
         lines.append("The output fails if it does any of these:")
         lines += [f"- {behaviour}" for behaviour in unacceptable]
+    if row.case.get("passLogic"):
+        lines.append(f"How to decide pass or fail: {row.case['passLogic']}")
     return "\n".join(lines)
 
 
@@ -208,27 +220,30 @@ def assertions_for(row: ExportRow) -> list[dict[str, Any]]:
         return [{"type": "equals", "value": literal(text)}]
     if oracle == "acceptable-set":
         if judge:
-            prompt = (
+            lead = (
                 f"{row.case['expectedBehavior']}\nThe output passes only if it matches one of"
                 f" these acceptable answers: {jsonvalues.dumps_text(expected)}"
             )
-            return [{"type": "llm-rubric", "value": literal(prompt)}]
+            return [{"type": "llm-rubric", "value": literal(_rubric_text(row, lead))}]
         if "graded" in expected:
             return [_javascript(_JS_GRADED, expected["graded"])]
         return [_javascript(_JS_ACCEPTABLE, expected["acceptable"])]
     if oracle == "rubric" and judge:
-        return [{"type": "llm-rubric", "value": literal(_rubric_text(row))}]
+        lead = row.case["expectedBehavior"]
+        return [{"type": "llm-rubric", "value": literal(_rubric_text(row, lead))}]
     if oracle == "expected-tool-calls":
         return [_javascript(_JS_TOOL_CALLS, expected)]
     return []
 
 
 def expected_from_assertions(assertions: Any) -> Any:
-    """The reference answer an equals or factuality assertion gives back, or ABSENT."""
+    """The reference answer Blueprint's own equals or factuality assertion gives back."""
     if isinstance(assertions, list) and len(assertions) == 1 and isinstance(assertions[0], dict):
         only = assertions[0]
         if only.get("type") in ("equals", "factuality") and isinstance(only.get("value"), str):
             return unliteral(only["value"])
+        if only.get("type") == "equals" and isinstance(only.get("value"), dict | list):
+            return only["value"]
     return ABSENT
 
 
@@ -241,30 +256,190 @@ def _description(row: ExportRow) -> str:
     return f"[{row.id}]{review}{note} {behaviour}".rstrip()
 
 
-def test_for(row: ExportRow) -> dict[str, Any]:
-    variables = vars_for(row.input)
-    # rows for human review go out unasserted: an automated check would misrepresent them
-    assertions = [] if row.human_only else assertions_for(row)
-    markers: dict[str, Any] = {}
-    if not _same(input_from_vars(variables), row.input):
-        markers["input"] = row.input
-    if row.has_expected:
-        back = expected_from_assertions(assertions)
-        if back is ABSENT or not _same(back, row.expected):
-            markers["expected"] = row.expected
-    test: dict[str, Any] = {"description": _description(row), "vars": variables}
-    if assertions:
-        test["assert"] = assertions
-    if any(isinstance(value, list) for value in variables.values()):
-        test["options"] = {"disableVarExpansion": True}
-    metadata: dict[str, Any] = {"id": row.id, **row.labels()}
-    payload = row.payload(**markers)
-    # promptfoo would load file:// strings in metadata too; JSON text keeps them inert
-    metadata[NAMESPACE] = jsonvalues.dumps_text(payload) if risky(payload) else payload
-    if risky(row.id):
-        del metadata["id"]
-    test["metadata"] = metadata
-    return test
+# --- native assertions -> oracle types -------------------------------------------------------
+
+#: assertion types graded by a model against a written reference
+_JUDGED_REFERENCE: Final = frozenset({"factuality", "model-graded-factuality"})
+#: assertion types graded by a model against criteria
+_RUBRIC: Final = frozenset({"llm-rubric", "g-eval", "model-graded-closedqa"})
+#: assertion types a model grades with no reference or criteria of the test's own
+_MODEL_GRADED: Final = frozenset(
+    {
+        "answer-relevance",
+        "classifier",
+        "context-faithfulness",
+        "context-recall",
+        "context-relevance",
+        "conversation-relevance",
+        "guardrails",
+        "max-score",
+        "moderation",
+        "pi",
+        "select-best",
+        "trajectory:goal-success",
+    }
+)
+#: "any of these" checks
+_MEMBERSHIP: Final = frozenset({"contains-any", "icontains-any"})
+
+
+def _flat(assertions: list[Any]) -> list[dict[str, Any]]:
+    """Assertions with assert-sets opened up, for telling what grades a test."""
+    found: list[dict[str, Any]] = []
+    for item in assertions:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "assert-set" and isinstance(item.get("assert"), list):
+            found += _flat(item["assert"])
+        else:
+            found.append(item)
+    return found
+
+
+def _describe(assertion: dict[str, Any]) -> str:
+    kind = str(assertion.get("type"))
+    text = kind
+    if "value" in assertion:
+        value = assertion["value"]
+        shown = value if isinstance(value, str) else jsonvalues.dumps_text(value)
+        shown = shown.strip().replace("\n", " ")
+        text += f" {shown[:77] + '...' if len(shown) > 80 else shown!r}"
+    extras = [f"{key} {assertion[key]}" for key in ("threshold", "weight") if key in assertion]
+    return text + (f" ({', '.join(extras)})" if extras else "")
+
+
+def _resolve_template(value: Any, variables: dict[str, Any]) -> tuple[Any, str | None]:
+    """A value that is only ``{{ name }}`` of a var is that var's value (and why)."""
+    if isinstance(value, str):
+        match = re.fullmatch(r"\s*\{\{\s*([A-Za-z_][\w]*)\s*\}\}\s*", value)
+        if match and match.group(1) in variables:
+            return variables[match.group(1)], f"the assertion's value is {value.strip()}"
+    return value, None
+
+
+@dataclass
+class Inference:
+    oracle: str
+    expected: Any
+    evaluator: str | None
+    case: dict[str, Any] = field(default_factory=dict)
+    derived: dict[str, str] = field(default_factory=dict)
+
+
+def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
+    """The oracle type, expected value and evaluator a test's assertions amount to."""
+    flat = _flat(assertions)
+    if not flat:
+        return Inference("expected-behavior-only", ABSENT, None)
+    listed = "; ".join(_describe(item) for item in flat)
+    base = {"passLogic": f"promptfoo grades it with: {listed}"}
+    derived = {"metadata.case.passLogic": "a description of the test's promptfoo assertions"}
+
+    def first(kinds_wanted: frozenset[str] | set[str]) -> dict[str, Any] | None:
+        return next((item for item in flat if item.get("type") in kinds_wanted), None)
+
+    def expected_of(assertion: dict[str, Any], why: str) -> Any:
+        value, template = _resolve_template(assertion.get("value"), variables)
+        derived["expected"] = why + (
+            f"; {template}, resolved from the test's vars" if template else ""
+        )
+        return value
+
+    if (chosen := first({"equals"})) is not None:
+        value = expected_of(chosen, "the value of the test's equals assertion")
+        return Inference("reference-answer", value, "exact-or-programmatic", base, derived)
+    if (chosen := first(_JUDGED_REFERENCE)) is not None:
+        value = expected_of(chosen, f"the reference of the test's {chosen['type']} assertion")
+        return Inference("reference-answer", value, "llm-judge", base, derived)
+    if (chosen := first(_MEMBERSHIP)) is not None:
+        members = chosen.get("value")
+        if isinstance(members, str):
+            members = [part.strip() for part in members.split(",")]
+        if isinstance(members, list) and members:
+            derived["expected"] = f"the values of the test's {chosen['type']} assertion"
+            return Inference(
+                "acceptable-set", {"acceptable": members}, "exact-or-programmatic", base, derived
+            )
+    if (chosen := first({"tool-call-f1"})) is not None:
+        names = chosen.get("value")
+        names = names.split(",") if isinstance(names, str) else names
+        names = [str(name).strip() for name in names] if isinstance(names, list) else []
+        names = [name for name in names if name]
+        if names:
+            derived["expected"] = (
+                "tool-call-f1 names tools only, in no order; arguments are unknown"
+            )
+            calls = [{"name": name, "arguments": {}} for name in names]
+            expected = {"calls": calls, "order": "any"}
+            return Inference(
+                "expected-tool-calls", expected, "exact-or-programmatic", base, derived
+            )
+    programmatic = [item for item in flat if item.get("type") not in _RUBRIC | _MODEL_GRADED]
+    if programmatic:
+        chosen = programmatic[0]
+        value = expected_of(
+            chosen,
+            f"the value of the test's {chosen.get('type')} assertion; passLogic says how it"
+            " is checked",
+        )
+        return Inference(
+            "reference-answer",
+            value if "value" in chosen else None,
+            "exact-or-programmatic",
+            base,
+            derived,
+        )
+    rubric = [item for item in flat if item.get("type") in _RUBRIC]
+    criteria: list[str] = []
+    for item in rubric or flat:
+        value = item.get("value")
+        if rubric:
+            values = value if isinstance(value, list) else [value]
+            criteria += [v if isinstance(v, str) else jsonvalues.dumps_text(v) for v in values]
+        else:
+            criteria.append(f"promptfoo {_describe(item)}")
+    derived["metadata.case.evaluationCriteria"] = (
+        "the criteria of the test's model-graded assertions"
+    )
+    case = {**base, "evaluationCriteria": [c for c in criteria if c] or [listed]}
+    return Inference("rubric", ABSENT, "llm-judge", case, derived)
+
+
+# --- the suite around the tests: defaultTest and the config ---------------------------------
+
+
+@dataclass
+class Suite:
+    """What a config says for every test: its defaultTest, and the rest of it."""
+
+    defaults: dict[str, Any] = field(default_factory=dict)
+    #: the config's keys other than tests and description, as it wrote them
+    config: dict[str, Any] | None = None
+    description: Any = ABSENT
+
+
+def merged_vars(test: dict[str, Any], suite: Suite) -> Any:
+    own = test.get("vars")
+    defaults = suite.defaults.get("vars")
+    if isinstance(own, dict) or own is None:
+        merged = dict(defaults) if isinstance(defaults, dict) else {}
+        merged.update(own or {})
+        return merged
+    return own  # a file reference or a list of them: kept as it is
+
+
+def suite_of_header(header: dict[str, Any]) -> Suite:
+    extensions = header.get("extensions")
+    ours = extensions.get("promptfoo") if isinstance(extensions, dict) else None
+    config = ours.get("config") if isinstance(ours, dict) else None
+    if not isinstance(config, dict):
+        return Suite()
+    defaults = config.get("defaultTest")
+    return Suite(
+        defaults=defaults if isinstance(defaults, dict) else {},
+        config=config,
+        description=header.get("description", ABSENT),
+    )
 
 
 # --- YAML that js-yaml and PyYAML read alike -------------------------------------------------
@@ -342,9 +517,11 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
 
 Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
-_ASSERTION_TYPES: Final = frozenset(
+#: the base assertion types promptfoo knows (a "not-" prefix negates any of them)
+ASSERTION_TYPES: Final = frozenset(
     [
         "answer-relevance",
+        "assert-set",
         "bleu",
         "classifier",
         "contains",
@@ -380,17 +557,19 @@ _ASSERTION_TYPES: Final = frozenset(
         "latency",
         "levenshtein",
         "llm-rubric",
-        "pi",
+        "max-score",
         "meteor",
         "model-graded-closedqa",
         "model-graded-factuality",
         "moderation",
         "perplexity",
         "perplexity-score",
+        "pi",
         "python",
         "regex",
         "rouge-n",
         "ruby",
+        "select-best",
         "similar",
         "starts-with",
         "tool-call-f1",
@@ -398,13 +577,29 @@ _ASSERTION_TYPES: Final = frozenset(
         "word-count",
     ]
 )
+#: types whose CSV form takes a threshold, with the one promptfoo assumes when none is given
+_CSV_THRESHOLDS: Final = {
+    "answer-relevance": 0.75,
+    "classifier": 0.75,
+    "context-faithfulness": 0.75,
+    "context-recall": 0.75,
+    "context-relevance": 0.75,
+    "cost": 0.75,
+    "latency": 0.75,
+    "levenshtein": 0.75,
+    "perplexity": 0.75,
+    "perplexity-score": 0.75,
+    "rouge-n": 0.75,
+    "similar": 0.8,
+    "starts-with": 0.75,
+}
 _CSV_ASSERTION: Final = re.compile(
     r"^(not-)?([a-z0-9-]+(?::[a-z-]+)??)(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$"
 )
 
 
 def assertion_from_cell(cell: str) -> dict[str, Any]:
-    """promptfoo's reading of an __expected cell, for the types that matter here."""
+    """promptfoo's reading of an __expected cell."""
     text = cell.strip()
     for prefix, kind in (
         ("javascript:", "javascript"),
@@ -415,18 +610,29 @@ def assertion_from_cell(cell: str) -> dict[str, Any]:
         ("python:", "python"),
     ):
         if text.startswith(prefix):
-            return {"type": kind, "value": text[len(prefix) :].strip()}
+            value = text[len(prefix) :]
+            return {"type": kind, "value": value if kind == "llm-rubric" else value.strip()}
+    if text.startswith("file://"):
+        target = text.split(":", 2)[1] if text.count(":") > 1 else text
+        if re.search(r"\.(?:js|cjs|mjs|ts)$", target):
+            return {"type": "javascript", "value": text}
+        if re.search(r"\.py(?::\w+)?$", text):
+            return {"type": "python", "value": text}
     match = _CSV_ASSERTION.match(text)
-    if match and match.group(2) in _ASSERTION_TYPES:
+    if match and match.group(2) in ASSERTION_TYPES:
         negate, kind, threshold, value = match.groups()
         assertion: dict[str, Any] = {"type": f"{negate or ''}{kind}"}
         if value is not None:
             if kind.endswith(("-any", "-all")):
                 assertion["value"] = [part.strip() for part in value.split(",")]
+            elif kind in ("is-json", "contains-json"):
+                assertion["value"] = value
             else:
                 assertion["value"] = value
         if threshold is not None:
             assertion["threshold"] = float(threshold)
+        elif kind in _CSV_THRESHOLDS:
+            assertion["threshold"] = _CSV_THRESHOLDS[kind]
         return assertion
     return {"type": "equals", "value": text}
 
@@ -436,6 +642,8 @@ def _csv_tests(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     reader = csv.DictReader(read_text(path).splitlines(keepends=True))
     for record in reader:
         test: dict[str, Any] = {"vars": {}}
+        thresholds: list[tuple[int, str]] = []
+        metric = None
         for raw_key, cell in record.items():
             if raw_key is None or cell is None:
                 continue
@@ -445,6 +653,19 @@ def _csv_tests(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     test.setdefault("assert", []).append(assertion_from_cell(cell))
             elif key == "__description":
                 test["description"] = cell
+            elif key == "__metric":
+                metric = cell
+            elif key == "__threshold":
+                if cell.strip() and float(cell) != 0:
+                    test["threshold"] = float(cell)
+            elif key in ("__prefix", "__suffix"):
+                test.setdefault("options", {})[key[2:]] = cell
+            elif key == "__providerOutput":
+                test["providerOutput"] = cell
+            elif key.startswith("__config:"):
+                target = key.split(":")[1]
+                number = int(target.removeprefix("__expected") or "1")
+                thresholds.append((number, cell))
             elif key.startswith("__metadata:") and cell.strip():
                 name = key[len("__metadata:") :]
                 if name.endswith("[]"):
@@ -453,38 +674,19 @@ def _csv_tests(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     ]
                 else:
                     test.setdefault("metadata", {})[name] = cell
-            elif key.startswith("__"):
-                test.setdefault("options", {})[key[2:]] = cell
+            elif key == "__metadata":
+                continue  # promptfoo warns and ignores a __metadata column without a key
             else:
                 test["vars"][key] = cell
+        assertions = test.get("assert", [])
+        if metric is not None:
+            for assertion in assertions:
+                assertion["metric"] = metric
+        for number, cell in thresholds:
+            if 0 < number <= len(assertions):
+                assertions[number - 1]["threshold"] = float(cell)
+                test.setdefault("metadata", {})["threshold"] = float(cell)
         yield reader.line_num, test
-
-
-def _load_tests_file(
-    path: Path, seen: frozenset[Path] = frozenset()
-) -> list[tuple[int | None, Any]]:
-    resolved = path.resolve()
-    if resolved in seen:
-        raise ParseError(path, "the promptfoo config includes itself")
-    seen = seen | {resolved}
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        return list(_csv_tests(path))
-    if suffix == ".jsonl":
-        found: list[tuple[int | None, Any]] = []
-        for item in read_json_lines(path):
-            if isinstance(item, UnreadableRow):
-                raise ParseError(path, item.reason, line=item.line, column=item.column)
-            found.append(item)
-        return found
-    data = read_json_document(path) if suffix == ".json" else _read_yaml(path)
-    if isinstance(data, dict) and "tests" in data:
-        return _tests_of_config(path, data, seen)
-    if isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list):
-        raise ParseError(path, "a promptfoo tests file is a list of test cases")
-    return [(None, test) for test in data]
 
 
 def _json_compatible(value: Any) -> bool:
@@ -502,7 +704,7 @@ def _json_compatible(value: Any) -> bool:
     return True
 
 
-def _read_yaml(path: Path) -> Any:
+def read_yaml(path: Path) -> Any:
     text = read_text(path)
     try:
         data = yaml.load(text, Loader=Yaml12Loader)
@@ -519,9 +721,77 @@ def _read_yaml(path: Path) -> Any:
     return data
 
 
-def _tests_of_config(
-    path: Path, config: dict[str, Any], seen: frozenset[Path]
-) -> list[tuple[int | None, Any]]:
+def _document(path: Path) -> Any:
+    suffix = path.suffix.lower()
+    return read_json_document(path) if suffix == ".json" else read_yaml(path)
+
+
+def _pointer(document: Any, pointer: str, path: Path) -> Any:
+    target = document
+    for part in pointer.removeprefix("#/").split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, dict) and part in target:
+            target = target[part]
+        elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+            target = target[int(part)]
+        else:
+            raise ParseError(path, f"$ref {pointer!r} points at nothing in the config")
+    return target
+
+
+def _dereference(value: Any, document: Any, path: Path, depth: int = 0) -> Any:
+    """``{$ref: '#/...'}`` objects replaced by what they point at in the same document."""
+    if depth > 32:
+        raise ParseError(path, "$ref references nest too deeply (or form a loop)")
+    if isinstance(value, dict):
+        reference = value.get("$ref")
+        if isinstance(reference, str) and reference.startswith("#/") and len(value) == 1:
+            return _dereference(_pointer(document, reference, path), document, path, depth + 1)
+        return {key: _dereference(item, document, path, depth) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_dereference(item, document, path, depth) for item in value]
+    return value
+
+
+@dataclass
+class Loaded:
+    """A promptfoo file read: its tests (each with the line it starts on, where known)."""
+
+    tests: list[tuple[int | None, Any]]
+    suite: Suite
+
+
+def load(path: Path) -> Loaded:
+    """Read a promptfoo config or tests file, following ``tests: file://...`` references."""
+    return _load(path, frozenset(), top=True)
+
+
+def _load(path: Path, seen: frozenset[Path], *, top: bool = False) -> Loaded:
+    resolved = path.resolve()
+    if resolved in seen:
+        raise ParseError(path, "the promptfoo config includes itself")
+    seen = seen | {resolved}
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return Loaded(list(_csv_tests(path)), Suite())
+    if suffix == ".jsonl":
+        found: list[tuple[int | None, Any]] = []
+        for item in read_json_lines(path):
+            if isinstance(item, UnreadableRow):
+                raise ParseError(path, item.reason, line=item.line, column=item.column)
+            found.append(item)
+        return Loaded(found, Suite())
+    data = _document(path)
+    if isinstance(data, dict) and "tests" in data:
+        return _config(path, data, seen, top=top)
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        raise ParseError(path, "a promptfoo tests file is a list of test cases")
+    return Loaded([(None, _dereference(test, data, path)) for test in data], Suite())
+
+
+def _config(path: Path, config: dict[str, Any], seen: frozenset[Path], *, top: bool) -> Loaded:
     tests = config.get("tests")
     entries = tests if isinstance(tests, list) else [tests]
     found: list[tuple[int | None, Any]] = []
@@ -534,140 +804,327 @@ def _tests_of_config(
             else:
                 targets = [Path(reference)]
             for target in targets:
-                found += _load_tests_file(target, seen)
+                found += _load(target, seen).tests
         elif isinstance(entry, dict) and "path" in entry and "vars" not in entry:
             raise ParseError(path, "test generators (tests: {path: ...}) run code; not read")
         else:
-            found.append((None, entry))
-    return found
+            found.append((None, _dereference(entry, config, path)))
+    defaults = config.get("defaultTest")
+    if isinstance(defaults, str) and defaults.startswith("file://"):
+        defaults = _document(path.parent / defaults.removeprefix("file://"))
+    defaults = _dereference(defaults, config, path) if isinstance(defaults, dict) else {}
+    rest = {key: value for key, value in config.items() if key not in ("tests", "description")}
+    suite = Suite(defaults=defaults, config=rest if top else None)
+    if top and "description" in config:
+        suite.description = config["description"]
+    return Loaded(found, suite)
 
 
-def _oracle_from_assertions(
-    assertions: list[dict[str, Any]],
-) -> tuple[str, Any, dict[str, Any], str | None]:
-    """(oracle type, expected, extra case fields, evaluator) inferred from a test's asserts."""
-    by_type = {str(a.get("type")): a for a in assertions if isinstance(a, dict)}
-    if "equals" in by_type:
-        value = by_type["equals"].get("value")
-        return "reference-answer", unliteral(value), {}, "exact-or-programmatic"
-    for kind in ("factuality", "model-graded-factuality"):
-        if kind in by_type:
-            return "reference-answer", unliteral(by_type[kind].get("value")), {}, "llm-judge"
-    rubric = [
-        a for a in assertions if a.get("type") in ("llm-rubric", "g-eval", "model-graded-closedqa")
-    ]
-    if rubric:
-        criteria: list[str] = []
-        for assertion in rubric:
-            value = assertion.get("value")
-            criteria += [str(v) for v in value] if isinstance(value, list) else [str(value)]
-        return "rubric", ABSENT, {"evaluationCriteria": criteria}, "llm-judge"
-    if "tool-call-f1" in by_type:
-        names = by_type["tool-call-f1"].get("value")
-        names = names.split(",") if isinstance(names, str) else names
-        names = names if isinstance(names, list) else []
-        calls = [{"name": str(name).strip(), "arguments": {}} for name in names]
-        return "expected-tool-calls", {"calls": calls, "order": "any"}, {}, "exact-or-programmatic"
-    return "expected-behavior-only", ABSENT, {}, None
+# --- the codec -------------------------------------------------------------------------------
+
+_SHAPE: Final = NativeShape(
+    mapped={
+        "description": ("case.expectedBehavior",),
+        "vars": ("input",),
+        "assert": (
+            "expected",
+            "case.oracleType",
+            "case.evaluator",
+            "case.evaluationCriteria",
+            "case.expectedBehavior",
+            "case.unacceptableBehavior",
+            "case.passLogic",
+        ),
+        "metadata": ("id", "extras"),
+    },
+    grading=("assert",),
+)
 
 
-def row_from_test(test: dict[str, Any], position: int) -> dict[str, Any]:
-    metadata = test.get("metadata")
-    if isinstance(metadata, dict) and isinstance(metadata.get(NAMESPACE), str):
-        # a payload kept as JSON text (it held strings promptfoo would load)
-        with contextlib.suppress(jsonvalues.JSONError):
-            metadata = {**metadata, NAMESPACE: jsonvalues.loads(metadata[NAMESPACE])}
-    payload = payload_of(metadata)
-    raw_assertions = test.get("assert")
-    assertions: list[Any] = [
-        item
-        for item in (raw_assertions if isinstance(raw_assertions, list) else [])
-        if isinstance(item, dict)
-    ]
-    if payload is not None:
-        value = payload["input"] if "input" in payload else input_from_vars(test.get("vars"))
-        if "expected" in payload:
-            expected = payload["expected"]
-        else:
-            expected = expected_from_assertions(assertions)
-        bare = {k: v for k, v in payload.items() if k not in ("input", "expected")}
-        return restored_row(bare, bare.get("id"), value, expected)
-    derived: dict[str, str] = {}
-    description = test.get("description")
-    match = _ID_PREFIX.match(description) if isinstance(description, str) else None
-    row_id = metadata.get("id") if isinstance(metadata, dict) else None
-    if not isinstance(row_id, str) or not row_id:
-        if match:
-            row_id = match.group(1)
-        else:
-            row_id = f"test-{position + 1}"
-            derived["id"] = "promptfoo tests have no id; numbered by position"
-    oracle, expected, case, evaluator = _oracle_from_assertions(assertions)
-    derived["metadata.case.oracleType"] = (
-        f"inferred from the assertions ({', '.join(str(a.get('type')) for a in assertions)})"
-        if assertions
-        else "the test has no assertion, so nothing checks it automatically"
-    )
-    if evaluator:
-        case["evaluator"] = evaluator
-        derived["metadata.case.evaluator"] = "inferred from the assertion type"
-    if expected is not ABSENT and oracle == "expected-tool-calls":
-        derived["expected.calls"] = "tool-call-f1 names tools only; arguments are unknown"
-    behaviour = description if isinstance(description, str) and description.strip() else None
-    derived["metadata.case.expectedBehavior"] = (
-        "taken from the test description" if behaviour else "the test has no description"
-    )
-    extension = {key: value for key, value in test.items() if key not in ("vars", "metadata")}
-    row_metadata = (
-        {k: v for k, v in metadata.items() if k != "id"} if isinstance(metadata, dict) else {}
-    )
-    return imported_row(
-        row_id=row_id,
-        input_value=input_from_vars(test.get("vars")),
-        expected=expected,
-        oracle_type=oracle,
-        expected_behavior=behaviour or "(imported from promptfoo without a description)",
-        format_name="promptfoo",
-        derived=derived,
-        case=case,
-        metadata=row_metadata,
-        vendor_extension=extension or None,
-    )
-
-
-class PromptfooCodec:
+class PromptfooCodec(VendorCodec):
     name: ClassVar[str] = "promptfoo"
-    title: ClassVar[str] = "promptfoo tests (YAML; reads configs and JSON/JSONL/CSV tests)"
-    extensions: ClassVar[tuple[str, ...]] = (".yaml", ".yml")
-    lossless: ClassVar[bool] = False
-    can_read: ClassVar[bool] = True
-    can_write: ClassVar[bool] = True
+    title: ClassVar[str] = "promptfoo tests or config (YAML, JSON, JSONL; reads CSV tests)"
+    read_extensions: ClassVar[tuple[str, ...]] = (".yaml", ".yml", ".json", ".jsonl", ".csv")
+    write_forms: ClassVar[dict[str, str]] = {
+        ".yaml": "yaml",
+        ".yml": "yaml",
+        ".json": "json",
+        ".jsonl": "jsonl",
+    }
+    refused_forms: ClassVar[dict[str, str]] = {
+        ".csv": "promptfoo reads an __expected cell as assertion syntax and trims it, and its"
+        " CSV cells are text only, so a CSV tests file cannot say what the set says; write"
+        " .yaml, .json or .jsonl"
+    }
+    what: ClassVar[str] = "a promptfoo test case"
+    shape: ClassVar[NativeShape] = _SHAPE
+
+    # --- reading -----------------------------------------------------------------------------
 
     def open(self, path: Path) -> SetSource:
-        tests = _load_tests_file(path)
-        rows = vendor_rows(tests, row_from_test, what="a promptfoo test case")
-        return SetSource(path=path, format=self.name, header=None, rows=rows)
-
-    def write(
-        self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
-    ) -> ExportResult:
-        def encode(row: ExportRow) -> bytes:
-            # one single-item list per test: the concatenation is the whole list
-            return dump_yaml([test_for(row)])
-
-        def skip(row: ExportRow) -> str | None:
-            if row.oracle_type == "expected-final-state":
-                return FINAL_STATE
-            if not row.human_only and not assertions_for(row):
-                return NO_ASSERTION
-            return None
-
-        opening = f"# promptfoo test cases; use them with: tests: file://{path.name}\n"
-        framing = Framing(opening=opening.encode("utf-8"), empty=b"[]\n")
-        return write_export(
-            self.name, header, rows, path, options, encode=encode, framing=framing, skip=skip
+        loaded = load(path)
+        suite = loaded.suite
+        header: dict[str, Any] | None = None
+        if suite.config is not None:
+            header = {"extensions": {"promptfoo": {"config": suite.config}}}
+            if suite.description is not ABSENT:
+                header = {"description": suite.description, **header}
+        return SetSource(
+            path=path,
+            format=self.name,
+            header=header,
+            rows=self.rows(loaded.tests, suite),
         )
 
-    def sniff(self, head: bytes) -> bool:
-        text = head.decode("utf-8", errors="replace")
-        return bool(re.search(r"^\s*-?\s*(vars|assert|tests|prompts|providers):", text, re.M))
+    def native_row(self, record: dict[str, Any], position: int, suite: Any) -> dict[str, Any]:
+        suite = suite or Suite()
+        derived: dict[str, str] = {}
+        metadata = record.get("metadata")
+        description = record.get("description")
+        row_id = metadata.get("id") if isinstance(metadata, dict) else None
+        if not isinstance(row_id, str) or not row_id:
+            match = _ID_PREFIX.match(description) if isinstance(description, str) else None
+            if match:
+                row_id = match.group(1)
+            else:
+                row_id = f"test-{position + 1}"
+                derived["id"] = "promptfoo tests have no id; numbered by position"
+        values = self.values_of(record, True, suite)
+        value = values.input
+        if value is ABSENT:
+            value = {}
+        self._flag_vars(record, suite, value, derived)
+        own = record.get("assert")
+        defaults = suite.defaults.get("assert")
+        assertions = [
+            *(defaults if isinstance(defaults, list) else []),
+            *(own if isinstance(own, list) else []),
+        ]
+        inference = infer(assertions, value if isinstance(value, dict) else {"input": value})
+        derived.update(inference.derived)
+        derived["metadata.case.oracleType"] = (
+            "inferred from the assertions ("
+            + ", ".join(str(a.get("type")) for a in _flat(assertions))
+            + ")"
+            if assertions
+            else "the test has no assertion, so nothing checks it automatically"
+        )
+        case = dict(inference.case)
+        if inference.evaluator:
+            case["evaluator"] = inference.evaluator
+            derived["metadata.case.evaluator"] = "inferred from the assertion types"
+        behaviour = description if isinstance(description, str) and description.strip() else None
+        if behaviour is None:
+            derived["metadata.case.expectedBehavior"] = "the test has no description"
+        else:
+            derived["metadata.case.expectedBehavior"] = "taken from the test's description"
+        return imported_row(
+            row_id=row_id,
+            input_value=value,
+            expected=inference.expected,
+            oracle_type=inference.oracle,
+            expected_behavior=behaviour or "(imported from promptfoo without a description)",
+            format_name=self.name,
+            derived=derived,
+            case=case,
+            metadata=values.extras,
+        )
+
+    @staticmethod
+    def _flag_vars(
+        record: dict[str, Any], suite: Suite, value: Any, derived: dict[str, str]
+    ) -> None:
+        if not isinstance(value, dict):
+            if isinstance(value, str | list) and not isinstance(record.get("vars"), dict):
+                derived["input"] = (
+                    "the test's vars are a file reference promptfoo loads at run time"
+                )
+            return
+        default_options = suite.defaults.get("options")
+        own_options = record.get("options")
+        options = {
+            **(default_options if isinstance(default_options, dict) else {}),
+            **(own_options if isinstance(own_options, dict) else {}),
+        }
+        notes = []
+        lists = [k for k, v in value.items() if isinstance(v, list)]
+        if lists and not options.get("disableVarExpansion"):
+            notes.append(f"promptfoo runs one test per value of the list vars {', '.join(lists)}")
+        files = [k for k, v in value.items() if isinstance(v, str) and v.startswith("file://")]
+        if files:
+            notes.append(f"{', '.join(files)} name files promptfoo loads at run time")
+        templates = [k for k, v in value.items() if isinstance(v, str) and _TEMPLATE.search(v)]
+        if templates:
+            notes.append(f"{', '.join(templates)} hold promptfoo templates, rendered at run time")
+        if notes:
+            derived["input"] = "; ".join(notes)
+
+    def values_of(self, record: dict[str, Any], native_mode: bool, suite: Any) -> Values:
+        suite = suite or Suite()
+        metadata = record.get("metadata")
+        if not native_mode:
+            variables = record.get("vars")
+            return Values(
+                input=input_from_vars(variables, authored=True),
+                expected=expected_from_assertions(record.get("assert")),
+            )
+        extras = extras_of(metadata)
+        if isinstance(metadata, dict) and isinstance(metadata.get("id"), str) and metadata["id"]:
+            extras.pop("id", None)  # it is the row's id
+        return Values(
+            input=input_from_vars(merged_vars(record, suite), authored=False),
+            expected=ABSENT,
+            extras=extras,
+        )
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        variables = vars_for(row.input)
+        for key in CONTEXT_VARS:
+            value = row.extra.get(key)
+            if key not in variables and isinstance(value, list) and value:
+                variables[key] = value
+        # rows for human review go out unasserted: an automated check would misrepresent them
+        assertions = [] if row.human_only else assertions_for(row)
+        test: dict[str, Any] = {"description": _description(row), "vars": variables}
+        if assertions:
+            test["assert"] = assertions
+        if any(isinstance(value, list) for value in variables.values()):
+            test["options"] = {"disableVarExpansion": True}
+        metadata: dict[str, Any] = {"id": row.id, **row.labels()}
+        if risky(row.id):
+            del metadata["id"]
+        test["metadata"] = metadata
+        return test
+
+    def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        test: dict[str, Any] = {
+            "description": row.case["expectedBehavior"],
+            "vars": vars_for(row.input),
+        }
+        assertions = assertions_for(row)
+        if assertions:
+            test["assert"] = assertions
+        test["metadata"] = {"id": row.id, **row.extra}
+        return test
+
+    def finish_native(self, record: dict[str, Any], restored: Restored, row: ExportRow) -> None:
+        # vars regenerated from an edited input must not multiply the test either
+        variables = record.get("vars")
+        if "vars" in restored.kept or not isinstance(variables, dict):
+            return
+        if any(isinstance(value, list) for value in variables.values()):
+            options = record.get("options")
+            record["options"] = {
+                **(options if isinstance(options, dict) else {}),
+                "disableVarExpansion": True,
+            }
+
+    def suite_of(self, header: dict[str, Any]) -> Any:
+        return suite_of_header(header)
+
+    def skip(self, row: ExportRow, context: WriteContext) -> str | None:
+        if row.oracle_type == "expected-final-state":
+            return FINAL_STATE
+        if not row.human_only and not assertions_for(row):
+            return NO_ASSERTION
+        return None
+
+    def payload_value(self, payload: dict[str, Any]) -> Any:
+        # promptfoo would load file:// strings in metadata too; JSON text keeps them inert
+        return jsonvalues.dumps_text(payload) if risky(payload) else payload
+
+    def framing(self, path: Path, context: WriteContext) -> Framing:
+        suite = suite_of_header(context.header)
+        if context.form == "yaml":
+            if suite.config is None:
+                note = f"# promptfoo test cases; use them with: tests: file://{path.name}\n"
+                return Framing(opening=note.encode("utf-8"), empty=b"[]\n")
+            head = _config_head(context.header, suite)
+            opening = (dump_yaml(head) if head else b"") + b"tests:"
+            return Framing(opening=opening, first=b"\n", empty=b" []\n")
+        if context.form == "json":
+            if suite.config is None:
+                return super().framing(path, context)
+            start = jsonvalues.dumps(_config_head(context.header, suite))[:-1]
+            opening = (start + b', "tests": [') if start != b"{" else b'{"tests": ['
+            return Framing(
+                opening=opening,
+                first=b"\n  ",
+                between=b",\n  ",
+                closing=b"\n]}\n",
+                empty=b"]}\n",
+            )
+        return super().framing(path, context)
+
+    def encode(self, record: dict[str, Any], context: WriteContext) -> bytes:
+        if context.form == "yaml":
+            # one single-item list per test: the concatenation is the whole list
+            return dump_yaml([record])
+        return jsonvalues.dumps(record)
+
+    def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
+        if context.form in ("yaml", "json") and suite_of_header(header).config is not None:
+            return {"description", "extensions.promptfoo"} & _present(header)
+        return set()
+
+    def sniff(self, path: Path, head: bytes) -> Fit:
+        suffix = path.suffix.lower()
+        test_keys = {"vars", "assert", "description", "options", "threshold", "providerOutput"}
+        config_keys = {"tests", "prompts", "providers", "defaultTest", "scenarios"}
+        if suffix == ".csv":
+            columns = csv_header(head)
+            if any(column.startswith("__") for column in columns):
+                return Fit.yes()
+            return Fit.no(
+                "promptfoo CSV tests have __expected, __description or __metadata columns"
+            )
+        if suffix == ".jsonl":
+            first = first_line_object(head)
+            if isinstance(first, dict) and set(first) & {"vars", "assert"}:
+                return Fit.yes()
+            return Fit.no("a promptfoo test has vars or assert")
+        if suffix == ".json":
+            outline = json_head(head)
+            keys = set(outline.keys)
+            if outline.kind == "object" and keys & config_keys:
+                return Fit.yes()
+            if (
+                outline.kind == "array"
+                and keys & {"vars", "assert"}
+                and keys
+                <= test_keys
+                | {
+                    "metadata",
+                    "provider",
+                    "providers",
+                    "prompts",
+                    "assertScoringFunction",
+                }
+            ):
+                return Fit.yes()
+            return Fit.no("a promptfoo config has tests, prompts or providers; a test has vars")
+        text = text_of(head)
+        if re.search(r"^\s*-?\s*(vars|assert|tests|prompts|providers):", text, re.M):
+            return Fit.yes()
+        return Fit.no("promptfoo YAML has tests, prompts, providers, vars or assert")
+
+
+def _present(header: dict[str, Any]) -> set[str]:
+    present = {key for key in header if key != "extensions"}
+    extensions = header.get("extensions")
+    if isinstance(extensions, dict) and "promptfoo" in extensions:
+        present.add("extensions.promptfoo")
+    return present
+
+
+def _config_head(header: dict[str, Any], suite: Suite) -> dict[str, Any]:
+    head: dict[str, Any] = {}
+    if "description" in header:
+        head["description"] = header["description"]
+    config = suite.config or {}
+    head.update(
+        {key: value for key, value in config.items() if key not in ("tests", "description")}
+    )
+    return head

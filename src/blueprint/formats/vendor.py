@@ -1,17 +1,21 @@
-"""What every vendor codec shares: row checks, the blueprint payload, exclusions, import flags.
+"""What every vendor codec shares: reading records into rows, writing rows as records.
 
-Exports map what a vendor has a native field for, and keep the rest of the row under one
-namespaced key in the vendor's free-form metadata (``metadata.blueprint``), so that importing
-the file restores the row exactly. Imports of files that did not come from Blueprint infer
-what they must, set provenance ``imported``, and record every derived value under
-``case.extensions["blueprint-import"]``, which ``blueprint validate`` reports as
-``derived-value`` so a person reviews it.
+Two kinds of row reach a vendor writer. A row authored in Blueprint (or imported from
+another format) is written in *Blueprint mode*: native fields where the vendor has them, and
+the rest of the row under one namespaced key in the vendor's free-form metadata
+(``metadata.blueprint``), so importing the file restores the row exactly. A row imported
+from the same format is written in *native mode*: the vendor's record as it came in (see
+:mod:`blueprint.formats.native`), with the case profile in the same namespaced key.
+
+Imports of records that did not come from Blueprint infer what they must, set provenance
+``imported``, and record every derived value under ``case.extensions["blueprint-import"]``,
+which ``blueprint validate`` reports as ``derived-value`` so a person reviews it. Every key
+of such a record that is not read into a canonical field is kept, so nothing is lost.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
@@ -21,7 +25,8 @@ from pydantic import ValidationError
 from blueprint import admissibility, jsonvalues
 from blueprint.atomic import AtomicOutputs
 from blueprint.errors import BlueprintError, LossyExportRefused, ParseError
-from blueprint.formats._io import BOM, read_json_lines
+from blueprint.formats import native
+from blueprint.formats._io import read_json_lines, read_text
 from blueprint.formats.base import (
     ExportResult,
     LossyField,
@@ -31,11 +36,18 @@ from blueprint.formats.base import (
     WriteOptions,
 )
 from blueprint.formats.mapping import NAMESPACE, VendorMapping, load_mapping
-from blueprint.model import EVALUATOR_TYPES, STARTER_PROVENANCES, Row
+from blueprint.formats.native import ABSENT, NativeShape
+from blueprint.formats.sniffing import Fit
+from blueprint.model import EVALUATOR_TYPES, OMITTED_FIELDS, STARTER_PROVENANCES, Row
 
 IMPORT_EXTENSION: Final = "blueprint-import"
 HUMAN_REVIEW: Final = "human-review"
 STARTER_NOTE: Final = "starter example, not validated gold"
+
+#: metadata keys a vendor record may have that cannot be row metadata keys: the case
+#: profile's own key, the payload's, and the fields the schema leaves out on purpose. Import
+#: keeps them in the extension (the vendor's metadata is restored whole on export).
+RESERVED_METADATA: Final = frozenset({"case", NAMESPACE, *OMITTED_FIELDS})
 
 
 class InvalidRowForExport(BlueprintError, ValueError):
@@ -55,6 +67,12 @@ class ExportRow:
     extra: dict[str, Any]
     #: the evaluator the row's case family names, which the row inherits when it names none
     family_evaluator: str | None = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any], family_evaluator: str | None = None) -> ExportRow:
+        metadata = data["metadata"]
+        extra = {key: value for key, value in metadata.items() if key != "case"}
+        return cls(data, data["id"], metadata["case"], extra, family_evaluator)
 
     @property
     def oracle_type(self) -> str:
@@ -87,6 +105,12 @@ class ExportRow:
     def human_only(self) -> bool:
         return not admissibility.automatically_gradable(self.oracle_type, self.evaluator)
 
+    def extension(self, format_name: str) -> dict[str, Any] | None:
+        """What an import from ``format_name`` kept of the vendor's record, if it came so."""
+        extensions = self.case.get("extensions")
+        found = extensions.get(format_name) if isinstance(extensions, dict) else None
+        return found if isinstance(found, dict) else None
+
     def labels(self) -> dict[str, Any]:
         """Plain metadata keys a vendor can filter on; the payload holds the full profile."""
         labels: dict[str, Any] = {
@@ -100,14 +124,6 @@ class ExportRow:
         if self.human_only:
             labels["humanReview"] = True
         return labels
-
-    def payload(self, **more: Any) -> dict[str, Any]:
-        """What travels under the namespaced metadata key: everything the vendor lacks."""
-        body: dict[str, Any] = {"id": self.id, "case": self.case}
-        if self.extra:
-            body["metadata"] = self.extra
-        body.update(more)
-        return body
 
 
 def family_evaluators(header: dict[str, Any]) -> dict[str, str]:
@@ -141,10 +157,8 @@ def export_rows(
                 f"row {index} ({row_id!r}) is not a valid row ({where}: {first['msg']});"
                 f" a {format_name} export needs a valid set: run blueprint validate"
             ) from None
-        metadata = data["metadata"]
-        case = metadata["case"]
-        family = inherited.get(case.get("caseFamily", ""))
-        exported = ExportRow(data, data["id"], case, {}, family)
+        case = data["metadata"]["case"]
+        exported = ExportRow.of(data, inherited.get(case.get("caseFamily", "")))
         evaluator = exported.evaluator
         barred = evaluator and admissibility.verdict(case["oracleType"], evaluator) == "barred"  # type: ignore[arg-type]
         if barred:
@@ -153,33 +167,46 @@ def export_rows(
                 f"row {index} ({data['id']!r}) {whose} the evaluator {evaluator}, which"
                 f" {case['oracleType']} bars; fix the set first (blueprint validate)"
             )
-        extra = {key: value for key, value in metadata.items() if key != "case"}
-        yield ExportRow(data, data["id"], case, extra, family)
+        yield exported
 
 
 @dataclass
 class ExportTally:
-    """Rows left out of an export, by kind, for the lossy report."""
+    """What an export left out, dropped or weakened, by kind, for the lossy report."""
 
     mapping: VendorMapping
     excluded: dict[str, list[str]] = field(default_factory=dict)
+    dropped: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    weakened: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    #: set-level fields the export wrote (so they are not reported as lost)
+    set_written: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
     written: int = 0
+    #: what a codec remembers from row to row of one export
+    memo: dict[str, Any] = field(default_factory=dict)
 
     def exclude(self, kind: str, row: ExportRow) -> None:
         self.excluded.setdefault(kind, []).append(row.id)
 
-    def keep(self, row: ExportRow, options: WriteOptions) -> bool:
-        """Whether a row goes into the export; human-only rows only when asked for."""
-        if row.human_only and not options.include_human_review:
-            self.exclude(HUMAN_REVIEW, row)
-            return False
-        return True
+    def drop(self, path: str, reason: str, row: ExportRow) -> None:
+        self.dropped.setdefault((path, reason), []).append(row.id)
+
+    def weaken(self, row: ExportRow) -> None:
+        for rule in self.mapping.weakened_rules(row.data, row.oracle_type, row.evaluator):
+            self.weakened.setdefault((rule.field, rule.reason), []).append(row.id)
 
     def lossy(self, header: dict[str, Any], derived: frozenset[str]) -> list[LossyField]:
         # set-level values the reader made up (a name taken from the file) are not losses
         real = {key: value for key, value in header.items() if key not in derived}
-        losses = self.mapping.set_loss(real)
+        losses = self.mapping.set_loss(real, frozenset(self.set_written))
         losses += [self.mapping.exclusion(kind, ids) for kind, ids in self.excluded.items()]
+        losses += [
+            LossyField(path, reason, tuple(ids)) for (path, reason), ids in self.dropped.items()
+        ]
+        losses += [
+            LossyField(path, reason, tuple(ids), kind="weakened")
+            for (path, reason), ids in self.weakened.items()
+        ]
         return losses
 
     def finish(
@@ -189,138 +216,58 @@ class ExportTally:
         lossy = self.lossy(header, options.derived_fields)
         if options.strict and lossy:
             raise LossyExportRefused(self.mapping.format, lossy)
-        return ExportResult(format=self.mapping.format, files=files, rows=self.written, lossy=lossy)
+        return ExportResult(
+            format=self.mapping.format,
+            files=files,
+            rows=self.written,
+            lossy=lossy,
+            notes=self.notes,
+        )
+
+
+# --- the payload: the case profile, and what the record cannot give back -------------------
+
+
+def payload_of(metadata: Any) -> dict[str, Any] | None:
+    """The blueprint payload inside vendor metadata, when the record came from Blueprint."""
+    if isinstance(metadata, dict):
+        payload = metadata.get(NAMESPACE)
+        if isinstance(payload, str):  # kept as JSON text where the vendor would load strings
+            try:
+                payload = jsonvalues.loads(payload)
+            except jsonvalues.JSONError:
+                return None
+        if isinstance(payload, dict) and isinstance(payload.get("case"), dict):
+            return payload
+    return None
+
+
+@dataclass
+class Values:
+    """The canonical values a record gives back by itself, without the payload."""
+
+    input: Any = ABSENT
+    expected: Any = ABSENT
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def _strip_payload(metadata: Any) -> Any:
+    """Vendor metadata without the payload (ABSENT when nothing else was there)."""
+    if not isinstance(metadata, dict) or NAMESPACE not in metadata:
+        return metadata
+    payload = payload_of(metadata)
+    rest = {key: value for key, value in metadata.items() if key != NAMESPACE}
+    if payload is not None and "displaced" in payload:
+        rest[NAMESPACE] = payload["displaced"]
+    if payload is not None and payload.get("metadataWas") == "absent" and not rest:
+        return ABSENT
+    return rest
 
 
 # --- reading ---------------------------------------------------------------------------------
 
 
 Records = Iterable[tuple[int | None, Any] | UnreadableRow]
-
-
-def vendor_rows(
-    records: Records,
-    to_row: Callable[[dict[str, Any], int], dict[str, Any]],
-    *,
-    what: str,
-    check: Callable[[dict[str, Any]], str | None] | None = None,
-) -> Iterator[SourceRow | UnreadableRow]:
-    """Canonical rows from vendor records; a record that is not an object is unreadable."""
-    for index, item in enumerate(records):
-        if isinstance(item, UnreadableRow):
-            yield UnreadableRow(index, item.line, item.column, item.reason)
-            continue
-        line, record = item
-        if not isinstance(record, dict):
-            problem: str | None = f"{what} is a JSON object"
-        else:
-            problem = check(record) if check else None
-        if problem:
-            yield UnreadableRow(index, line, None, problem)
-            continue
-        try:
-            yield SourceRow(index, line, to_row(record, index))
-        except ValueError as error:  # e.g. a damaged blueprint payload
-            yield UnreadableRow(index, line, None, str(error))
-
-
-@dataclass(frozen=True)
-class Framing:
-    """The bytes around and between exported records."""
-
-    opening: bytes = b""
-    first: bytes = b""
-    between: bytes = b""
-    closing: bytes = b""
-    #: written instead of ``closing`` when no record was written
-    empty: bytes = b""
-
-
-JSON_LINES: Final = Framing(between=b"\n", closing=b"\n")
-
-
-def write_export(
-    format_name: str,
-    header: dict[str, Any],
-    rows: Iterable[Any],
-    path: Path,
-    options: WriteOptions,
-    *,
-    encode: Callable[[ExportRow], bytes],
-    framing: Framing = JSON_LINES,
-    skip: Callable[[ExportRow], str | None] = lambda row: None,
-) -> ExportResult:
-    """Write a vendor export: rows the format cannot use are left out and reported.
-
-    ``skip`` names the exclusion kind (a key of the mapping's ``excluded``) for rows the
-    format can never grade; human-only rows are left out unless the options include them.
-    """
-    tally = ExportTally(load_mapping(format_name))
-    with AtomicOutputs([path], force=options.force) as outputs:
-        handle = outputs.open(path, "wb")
-        handle.write(framing.opening)
-        for row in export_rows(rows, format_name, header):
-            kind = skip(row)
-            if kind is not None:
-                tally.exclude(kind, row)
-                continue
-            if not tally.keep(row, options):
-                continue
-            handle.write(framing.first if tally.written == 0 else framing.between)
-            handle.write(encode(row))
-            tally.written += 1
-        handle.write(framing.closing if tally.written else framing.empty)
-        return tally.finish(header, [path], options)
-
-
-def read_json_document(path: Path) -> Any:
-    from blueprint.formats._io import read_text
-
-    text = read_text(path)
-    try:
-        return jsonvalues.loads(text)
-    except jsonvalues.JSONError as error:
-        raise ParseError(path, error.reason, line=error.line, column=error.column) from None
-
-
-def first_json_line(head: bytes) -> Any:
-    """The first non-blank line of a head of bytes, decoded, or None."""
-    for line in head.removeprefix(BOM).split(b"\n"):
-        if line.strip():
-            try:
-                return json.loads(line)
-            except ValueError:
-                return None
-    return None
-
-
-def payload_of(metadata: Any) -> dict[str, Any] | None:
-    """The blueprint payload inside vendor metadata, when the file came from Blueprint."""
-    if isinstance(metadata, dict):
-        payload = metadata.get(NAMESPACE)
-        if isinstance(payload, dict) and isinstance(payload.get("case"), dict):
-            return payload
-    return None
-
-
-def restored_row(payload: dict[str, Any], row_id: Any, input_value: Any, expected: Any) -> dict:
-    """A canonical row from a blueprint payload; `expected` is ABSENT when there is none."""
-    extra = payload.get("metadata", {})
-    if not isinstance(extra, dict):
-        raise ValueError("its blueprint metadata is damaged: metadata is not an object")
-    row: dict[str, Any] = {"id": payload.get("id", row_id), "input": input_value}
-    if expected is not ABSENT:
-        row["expected"] = expected
-    row["metadata"] = {"case": payload["case"], **extra}
-    return row
-
-
-class _Absent:
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-
-ABSENT: Final[Any] = _Absent()
 
 
 def imported_row(
@@ -334,7 +281,6 @@ def imported_row(
     derived: dict[str, str],
     case: dict[str, Any] | None = None,
     metadata: dict[str, Any] | None = None,
-    vendor_extension: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A canonical row from a vendor record that did not come from Blueprint.
 
@@ -348,19 +294,19 @@ def imported_row(
         "provenance": "imported",
         **(case or {}),
     }
-    extensions: dict[str, Any] = {IMPORT_EXTENSION: {"format": format_name, "derived": derived}}
-    if vendor_extension:
-        extensions[format_name] = vendor_extension
-    profile["extensions"] = extensions
+    profile["extensions"] = {IMPORT_EXTENSION: {"format": format_name, "derived": derived}}
     row: dict[str, Any] = {"id": row_id, "input": input_value}
     if expected is not ABSENT:
         row["expected"] = expected
-    extra = dict(metadata or {})
-    if "case" in extra:  # the key is the case profile's; keep the vendor's value beside it
-        extra["imported.case"] = extra.pop("case")
-        derived["metadata.imported.case"] = "the vendor metadata had a key named case"
-    row["metadata"] = {"case": profile, **extra}
+    row["metadata"] = {"case": profile, **(metadata or {})}
     return row
+
+
+def extras_of(metadata: Any) -> dict[str, Any]:
+    """The row metadata a vendor's metadata object gives: every key but the reserved ones."""
+    if not isinstance(metadata, dict):
+        return {}
+    return {key: value for key, value in metadata.items() if key not in RESERVED_METADATA}
 
 
 def oracle_for_expected(expected: Any) -> str:
@@ -377,32 +323,354 @@ def oracle_for_expected(expected: Any) -> str:
     return "reference-answer"
 
 
-class JsonLinesVendorCodec:
-    """A vendor format of one JSON object per line: reading and writing, given the mapping
-    from a record to a row (``to_row``) and back (``to_record``)."""
+def read_json_document(path: Path) -> Any:
+    text = read_text(path)
+    try:
+        return jsonvalues.loads(text)
+    except jsonvalues.JSONError as error:
+        raise ParseError(path, error.reason, line=error.line, column=error.column) from None
+
+
+def json_array_records(path: Path, what: str) -> list[tuple[int | None, Any]]:
+    document = read_json_document(path)
+    if not isinstance(document, list):
+        raise ParseError(path, f"a JSON file of {what}s is an array of them")
+    return [(None, item) for item in document]
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """What a record writer may need beyond the row: the set, the options, the file's form."""
+
+    header: dict[str, Any]
+    options: WriteOptions
+    form: str
+    #: what the set says for every record of the format (promptfoo's defaultTest)
+    suite: Any = None
+
+
+@dataclass(frozen=True)
+class Framing:
+    """The bytes around and between exported records."""
+
+    opening: bytes = b""
+    first: bytes = b""
+    between: bytes = b""
+    closing: bytes = b""
+    #: written instead of ``closing`` when no record was written
+    empty: bytes = b""
+
+
+JSON_LINES: Final = Framing(between=b"\n", closing=b"\n")
+JSON_ARRAY: Final = Framing(
+    opening=b"[", first=b"\n  ", between=b",\n  ", closing=b"\n]\n", empty=b"]\n"
+)
+
+
+class VendorCodec:
+    """A vendor format: records read into rows and rows written as records.
+
+    A subclass says how its records map to rows (:attr:`shape`, :meth:`native_row`,
+    :meth:`values_of`), how a row is written in each mode (:meth:`blueprint_record`,
+    :meth:`native_record`), and where its records keep free-form metadata
+    (:attr:`metadata_key`). Reading, the payload, native restoring, exclusions and the lossy
+    report are shared.
+    """
 
     name: ClassVar[str]
+    title: ClassVar[str]
+    lossless: ClassVar[bool] = False
+    can_read: ClassVar[bool] = True
+    can_write: ClassVar[bool] = True
+    #: extensions read, and the form each written extension takes (the first is the default)
+    read_extensions: ClassVar[tuple[str, ...]]
+    write_forms: ClassVar[dict[str, str]]
+    #: extensions refused for writing, with the reason
+    refused_forms: ClassVar[dict[str, str]] = {}
     #: how a record is named in messages ("a Braintrust record")
     what: ClassVar[str]
+    shape: ClassVar[NativeShape]
+    #: the record key holding free-form metadata, where the payload goes
+    metadata_key: ClassVar[str] = "metadata"
 
-    def to_row(self, record: dict[str, Any], position: int) -> dict[str, Any]:
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        return tuple(self.write_forms)
+
+    # --- to implement ------------------------------------------------------------------------
+
+    def records(self, path: Path) -> Records:
         raise NotImplementedError
 
-    def to_record(self, row: ExportRow) -> dict[str, Any]:
+    def native_row(self, record: dict[str, Any], position: int, suite: Any) -> dict[str, Any]:
+        """A row from a record that did not come from Blueprint, inferred and flagged.
+
+        ``suite`` is what the file says for every record (promptfoo's defaultTest), or None.
+        """
+        raise NotImplementedError
+
+    def values_of(self, record: dict[str, Any], native_mode: bool, suite: Any) -> Values:
+        """What a record gives back by itself, as written in the given mode."""
+        raise NotImplementedError
+
+    def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        """The mapped keys of a record written back to the format it came from."""
         raise NotImplementedError
 
     def problem(self, record: dict[str, Any]) -> str | None:
         """Why a record that is an object still cannot be read, or None."""
         return None
 
+    def skip(self, row: ExportRow, context: WriteContext) -> str | None:
+        """The exclusion kind for a row the format can never grade, or None."""
+        return None
+
+    def framing(self, path: Path, context: WriteContext) -> Framing:
+        return JSON_ARRAY if context.form == "json" else JSON_LINES
+
+    def encode(self, record: dict[str, Any], context: WriteContext) -> bytes:
+        return jsonvalues.dumps(record)
+
+    def header_of(self, path: Path) -> dict[str, Any] | None:
+        """Set-level fields the file carries (most vendor files carry none)."""
+        return None
+
+    def suite_of(self, header: dict[str, Any]) -> Any:
+        """What the set says for every record of this format, when writing (None: nothing)."""
+        return None
+
+    def finish_native(
+        self, record: dict[str, Any], restored: native.Restored, row: ExportRow
+    ) -> None:
+        """Adjust a record written back in native mode (after keys were regenerated)."""
+
+    def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
+        return set()
+
+    def sniff(self, path: Path, head: bytes) -> Fit:
+        raise NotImplementedError
+
+    # --- reading -----------------------------------------------------------------------------
+
     def open(self, path: Path) -> SetSource:
-        rows = vendor_rows(read_json_lines(path), self.to_row, what=self.what, check=self.problem)
-        return SetSource(path=path, format=self.name, header=None, rows=rows)
+        records = self.records(path)
+        header = self.header_of(path)
+        return SetSource(path=path, format=self.name, header=header, rows=self.rows(records))
+
+    def rows(self, records: Records, suite: Any = None) -> Iterator[SourceRow | UnreadableRow]:
+        ids = _UniqueIds()
+        for index, item in enumerate(records):
+            if isinstance(item, UnreadableRow):
+                yield UnreadableRow(index, item.line, item.column, item.reason)
+                continue
+            line, record = item
+            problem = (
+                f"{self.what} is a JSON object"
+                if not isinstance(record, dict)
+                else self.problem(record)
+            )
+            if problem:
+                yield UnreadableRow(index, line, None, problem)
+                continue
+            try:
+                row = self.row_of(record, index, ids, suite)
+            except ValueError as error:  # e.g. a damaged blueprint payload
+                yield UnreadableRow(index, line, None, str(error))
+                continue
+            yield SourceRow(index, line, row)
+
+    def row_of(
+        self, record: dict[str, Any], position: int, ids: _UniqueIds, suite: Any
+    ) -> dict[str, Any]:
+        payload = payload_of(record.get(self.metadata_key))
+        if payload is None:
+            row = self.native_row(record, position, suite)
+            ids.settle(row, self.name)
+            regenerated = self.native_record(ExportRow.of(row), _READING)
+            extension = native.extension_for(self.shape, record, regenerated, row)
+            row["metadata"]["case"]["extensions"][self.name] = extension
+            return row
+        row = self.restored_row(record, payload, suite)
+        ids.settle(row, self.name)
+        return row
+
+    def restored_row(
+        self, record: dict[str, Any], payload: dict[str, Any], suite: Any
+    ) -> dict[str, Any]:
+        case = dict(payload["case"])
+        native_mode = "native" in payload
+        if native_mode:
+
+            def strip(key: str, value: Any) -> Any:
+                return _strip_payload(value) if key == self.metadata_key else value
+
+            extension = native.rebuild(self.shape, record, payload["native"], strip)
+            extensions = case.get("extensions")
+            case["extensions"] = {
+                **(extensions if isinstance(extensions, dict) else {}),
+                self.name: extension,
+            }
+        given = self.values_of(record, native_mode, suite)
+        row: dict[str, Any] = {"id": payload.get("id"), "input": payload.get("input", given.input)}
+        if row["input"] is ABSENT:
+            raise ValueError(f"{self.what} from Blueprint lost its input")
+        expected = payload.get("expected", given.expected)
+        if expected is not ABSENT and not payload.get("noExpected"):
+            row["expected"] = expected
+        extras = {k: v for k, v in given.extras.items() if k not in payload.get("notMetadata", [])}
+        more = payload.get("metadata", {})
+        if not isinstance(more, dict):
+            raise ValueError("its blueprint metadata is damaged: metadata is not an object")
+        row["metadata"] = {"case": case, **extras, **more}
+        return row
+
+    # --- writing -----------------------------------------------------------------------------
 
     def write(
         self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
     ) -> ExportResult:
-        def encode(row: ExportRow) -> bytes:
-            return jsonvalues.dumps(self.to_record(row))
+        form = self.write_forms.get(path.suffix.lower(), next(iter(self.write_forms.values())))
+        context = WriteContext(header, options, form, self.suite_of(header))
+        tally = ExportTally(load_mapping(self.name))
+        tally.set_written = self.set_fields_written(header, context)
+        framing = self.framing(path, context)
+        with AtomicOutputs([path], force=options.force) as outputs:
+            handle = outputs.open(path, "wb")
+            handle.write(framing.opening)
+            for row in export_rows(rows, self.name, header):
+                record = self.record_for(row, context, tally)
+                if record is None:
+                    continue
+                handle.write(framing.first if tally.written == 0 else framing.between)
+                handle.write(self.encode(record, context))
+                tally.written += 1
+            handle.write(framing.closing if tally.written else framing.empty)
+            return tally.finish(header, [path], options)
 
-        return write_export(self.name, header, rows, path, options, encode=encode)
+    def record_for(
+        self, row: ExportRow, context: WriteContext, tally: ExportTally
+    ) -> dict[str, Any] | None:
+        """The record to write for a row, or None when it is left out (and tallied)."""
+        extension = row.extension(self.name)
+        restored = None
+        if extension is not None:
+            restored = native.restore(
+                self.shape, self.native_record(row, context), extension, row.data
+            )
+        # a vendor's own grading, restored as it was, is written whatever Blueprint would say
+        natively_graded = restored is not None and all(
+            key in restored.kept for key in self.shape.grading
+        )
+        if not natively_graded:
+            kind = self.skip(row, context)
+            if kind is not None:
+                tally.exclude(kind, row)
+                return None
+            if row.human_only and not context.options.include_human_review:
+                tally.exclude(HUMAN_REVIEW, row)
+                return None
+            tally.weaken(row)
+        if restored is not None:
+            record = restored.record
+            self.finish_native(record, restored, row)
+            if restored.edited:
+                edited = ", ".join(restored.edited)
+                tally.notes.append(
+                    f"{row.id}: {edited} regenerated from the row, which was edited after it"
+                    f" was imported from {self.name}"
+                )
+        else:
+            record = self.blueprint_record(row, context)
+        self.attach_payload(row, record, restored, context)
+        return record
+
+    def attach_payload(
+        self,
+        row: ExportRow,
+        record: dict[str, Any],
+        restored: native.Restored | None,
+        context: WriteContext,
+    ) -> None:
+        """Put the case profile, and what the record cannot give back, in its metadata."""
+        case = row.case
+        native_mode = restored is not None
+        payload: dict[str, Any] = {"id": row.id}
+        if restored is not None:
+            extensions = {k: v for k, v in case["extensions"].items() if k != self.name}
+            case = {**case, "extensions": extensions}
+            payload["case"] = case
+            payload["native"] = restored.payload
+        else:
+            payload["case"] = case
+        metadata = record.get(self.metadata_key, ABSENT)
+        given = self.values_of(record, native_mode, context.suite)
+        if not native.same(given.input, row.input):
+            payload["input"] = row.input
+        if row.has_expected and not native.same(given.expected, row.expected):
+            payload["expected"] = row.expected
+        elif not row.has_expected and given.expected is not ABSENT:
+            payload["noExpected"] = True
+        more = {
+            key: value
+            for key, value in row.extra.items()
+            if key not in given.extras or not native.same(given.extras[key], value)
+        }
+        if more:
+            payload["metadata"] = more
+        unwanted = [key for key in given.extras if key not in row.extra]
+        if unwanted:
+            payload["notMetadata"] = unwanted
+        if metadata is ABSENT:
+            payload["metadataWas"] = "absent"
+            metadata = {}
+        elif not isinstance(metadata, dict):
+            raise InvalidRowForExport(
+                f"row {row.id!r}: its {self.name} {self.metadata_key} is not an object, so the"
+                " case profile has no place to go"
+            )
+        elif NAMESPACE in metadata:
+            payload["displaced"] = metadata[NAMESPACE]
+        record[self.metadata_key] = {**metadata, NAMESPACE: self.payload_value(payload)}
+
+    def payload_value(self, payload: dict[str, Any]) -> Any:
+        return payload
+
+
+#: the context native records are regenerated in while reading (nothing is written)
+_READING: Final = WriteContext({}, WriteOptions(), "")
+
+
+class _UniqueIds:
+    """Makes row ids unique while reading: a repeat becomes ``id-2`` and is flagged."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def settle(self, row: dict[str, Any], format_name: str) -> None:
+        row_id = row.get("id")
+        if not isinstance(row_id, str):
+            return
+        if row_id not in self.seen:
+            self.seen.add(row_id)
+            return
+        number = 2
+        while f"{row_id}-{number}" in self.seen:
+            number += 1
+        unique = f"{row_id}-{number}"
+        self.seen.add(unique)
+        row["id"] = unique
+        case = row["metadata"]["case"]
+        case["caseId"] = unique
+        record = case.setdefault("extensions", {}).setdefault(
+            IMPORT_EXTENSION, {"format": format_name, "derived": {}}
+        )
+        record.setdefault("derived", {})["id"] = (
+            f"the id {row_id!r} repeats in the file; this row was renamed to keep ids unique"
+        )
+
+
+def json_lines_records(path: Path) -> Records:
+    return read_json_lines(path)

@@ -1,0 +1,211 @@
+"""Native records: keeping what a vendor file says, so it goes back as it came in.
+
+Importing a vendor record reads some of its keys into canonical fields (the *mapped* keys:
+a promptfoo test's ``vars`` become the row's ``input``). Each codec describes its records
+with a :class:`NativeShape`; this module keeps the rest in ``case.extensions.<format>``:
+
+``record``
+    every key the import does not read, verbatim, written back on export to that format;
+``native``
+    one entry per mapped key, with ``from``: a fingerprint of the canonical values that were
+    read from it. Where the export would not give back the vendor's own value (an assertion
+    list, a var holding a live template), the entry keeps it as ``value`` (or ``absent``
+    when the vendor's record had no such key). Export restores the vendor's value while the
+    fingerprint still matches, and regenerates the key from the row once those values have
+    been edited, so an edit made in Blueprint always reaches the vendor;
+``keys``
+    the record's keys in their original order.
+
+When a row goes back to the format it came from, the metadata payload leaves this extension
+out, because the record itself carries it: the payload lists only the fingerprints, the key
+order and the entries of edited keys, and reading rebuilds the extension from the record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from blueprint import jsonvalues
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+#: a key or value that is not there (distinct from JSON null)
+ABSENT: Final[Any] = _Absent()
+
+#: one canonical value a mapped key is read into: "id", "input", "expected", "extras" (row
+#: metadata other than the case profile) or "case.<field>"
+Dependency = str
+
+
+@dataclass(frozen=True)
+class NativeShape:
+    """How one vendor format's records map to rows, key by key."""
+
+    #: each record key the import reads, with every canonical value its export depends on
+    mapped: Mapping[str, tuple[Dependency, ...]]
+    #: the mapped keys that say how a record is graded (promptfoo's ``assert``)
+    grading: tuple[str, ...] = ()
+
+
+def canonical_value(row: dict[str, Any], dependency: Dependency) -> Any:
+    metadata = row.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    if dependency == "extras":
+        return {key: value for key, value in metadata.items() if key != "case"}
+    if dependency.startswith("case."):
+        case = metadata.get("case")
+        return case.get(dependency[5:], ABSENT) if isinstance(case, dict) else ABSENT
+    return row.get(dependency, ABSENT)
+
+
+def fingerprint(row: dict[str, Any], dependencies: tuple[Dependency, ...]) -> str:
+    """A short digest of the canonical values a native key is read into."""
+    values = [
+        {"absent": True} if (value := canonical_value(row, name)) is ABSENT else {"value": value}
+        for name in dependencies
+    ]
+    return hashlib.sha256(jsonvalues.dumps(values, sort_keys=True)).hexdigest()[:16]
+
+
+def same(left: Any, right: Any) -> bool:
+    """Equal as JSON, types kept apart (1 is not 1.0 is not true)."""
+    if left is ABSENT or right is ABSENT:
+        return left is right
+    return jsonvalues.dumps(left, sort_keys=True) == jsonvalues.dumps(right, sort_keys=True)
+
+
+def extension_for(
+    shape: NativeShape,
+    record: dict[str, Any],
+    regenerated: dict[str, Any],
+    row: dict[str, Any],
+) -> dict[str, Any]:
+    """What to keep of a native record, given the record its row would be exported as."""
+    extension: dict[str, Any] = {}
+    unmapped = {key: value for key, value in record.items() if key not in shape.mapped}
+    if unmapped:
+        extension["record"] = unmapped
+    native: dict[str, Any] = {}
+    for key, dependencies in shape.mapped.items():
+        original, again = record.get(key, ABSENT), regenerated.get(key, ABSENT)
+        if original is ABSENT and again is ABSENT and key not in shape.grading:
+            continue
+        entry: dict[str, Any] = {"from": fingerprint(row, dependencies)}
+        if original is ABSENT:
+            entry["absent"] = True
+        elif not same(original, again):
+            entry["value"] = original
+        native[key] = entry
+    if native:
+        extension["native"] = native
+    extension["keys"] = list(record)
+    return extension
+
+
+@dataclass
+class Restored:
+    """A native record put back together for export."""
+
+    record: dict[str, Any]
+    #: what the payload carries to rebuild the extension from the written record
+    payload: dict[str, Any]
+    #: mapped keys whose vendor value was kept (the fingerprint still matches)
+    kept: set[str] = field(default_factory=set)
+    #: mapped keys regenerated from the row because the values read from them were edited
+    edited: list[str] = field(default_factory=list)
+
+
+def restore(
+    shape: NativeShape,
+    regenerated: dict[str, Any],
+    extension: dict[str, Any],
+    row: dict[str, Any],
+) -> Restored:
+    """The record to write: the regenerated one, with the vendor's own values put back."""
+    record = dict(regenerated)
+    entries: dict[str, Any] = {}
+    restored = Restored(record, {"native": entries})
+    native = extension.get("native")
+    for key, entry in (native if isinstance(native, dict) else {}).items():
+        dependencies = shape.mapped.get(key)
+        if dependencies is None or not isinstance(entry, dict):
+            entries[key] = entry  # not ours to interpret; carried as it is
+            continue
+        if entry.get("from") != fingerprint(row, dependencies):
+            entries[key] = entry  # edited since import: the old entry travels whole
+            restored.edited.append(key)
+            continue
+        restored.kept.add(key)
+        if "value" in entry:
+            record[key] = entry["value"]
+            entries[key] = {"from": entry["from"], "kept": True}
+        else:
+            if entry.get("absent"):
+                record.pop(key, None)
+            entries[key] = entry
+    unmapped = extension.get("record")
+    for key, value in (unmapped if isinstance(unmapped, dict) else {}).items():
+        if key not in shape.mapped:
+            record[key] = value
+    order = extension.get("keys", ABSENT)
+    restored.payload["keys"] = None if order is ABSENT else order
+    if isinstance(order, list):
+        first = [key for key in order if isinstance(key, str) and key in record]
+        restored.record = {
+            **{key: record[key] for key in first},
+            **{key: value for key, value in record.items() if key not in first},
+        }
+    others = {
+        key: value
+        for key, value in extension.items()
+        if key not in _PARTS or (key != "keys" and not isinstance(value, dict))
+    }
+    if others:  # keys someone added by hand: not ours to read, carried as they are
+        restored.payload["more"] = others
+    return restored
+
+
+_PARTS: Final = ("record", "native", "keys")
+
+
+def rebuild(
+    shape: NativeShape,
+    record: dict[str, Any],
+    payload: Any,
+    strip: Callable[[str, Any], Any],
+) -> dict[str, Any]:
+    """The extension a written record came from, given what the payload says of it.
+
+    ``strip(key, value)`` takes off what the export added to a kept value (the payload in
+    the vendor's metadata).
+    """
+    payload = payload if isinstance(payload, dict) else {}
+    extension: dict[str, Any] = {}
+    unmapped = {key: value for key, value in record.items() if key not in shape.mapped}
+    if unmapped:
+        extension["record"] = unmapped
+    native: dict[str, Any] = {}
+    entries = payload.get("native")
+    for key, entry in (entries if isinstance(entries, dict) else {}).items():
+        if isinstance(entry, dict) and entry.get("kept") and key in record:
+            native[key] = {"from": entry.get("from"), "value": strip(key, record[key])}
+        else:
+            native[key] = entry
+    if native:
+        extension["native"] = native
+    order = payload.get("keys", ABSENT)
+    if order is ABSENT:
+        extension["keys"] = list(record)
+    elif order is not None:
+        extension["keys"] = order
+    more = payload.get("more")
+    if isinstance(more, dict):
+        extension.update(more)
+    return extension

@@ -1,0 +1,152 @@
+"""Telling formats apart by content: what the first bytes of a file show of its structure.
+
+Several formats share an extension (``.json`` is a Blueprint document, DeepEval goldens, an
+array of LangSmith examples...). A codec claims a file only when its content fits; when none
+fits, the error lists what each codec looked for. These helpers read just enough of the
+first bytes to answer: the top-level keys of a JSON object, the keys of the first element of
+a JSON array or the first line of a JSON Lines file, and the header of a CSV file.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+BOM: Final = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Whether a file's content fits a format, and if not, what was looked for."""
+
+    ok: bool
+    why: str = ""
+
+    @classmethod
+    def yes(cls) -> Fit:
+        return cls(True)
+
+    @classmethod
+    def no(cls, why: str) -> Fit:
+        return cls(False, why)
+
+
+def text_of(head: bytes) -> str:
+    return head.removeprefix(BOM).decode("utf-8", errors="replace")
+
+
+def first_line_object(head: bytes) -> Any:
+    """The first non-blank line of a JSON Lines head, decoded, or None."""
+    for line in head.removeprefix(BOM).split(b"\n"):
+        if line.strip():
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
+
+
+def _skip_value(text: str, at: int) -> int:
+    """The index just after the JSON value starting at ``at`` (or len(text) if cut off)."""
+    depth = 0
+    in_string = False
+    index = at
+    while index < len(text):
+        char = text[index]
+        if in_string:
+            if char == "\\":
+                index += 1
+            elif char == '"':
+                in_string = False
+                if depth == 0:
+                    return index + 1
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth <= 0:
+                return index + 1
+        elif depth == 0 and char in ",\n\r\t ":
+            return index
+        index += 1
+    return index
+
+
+def object_keys(text: str, at: int = 0) -> list[str] | None:
+    """The keys of the JSON object starting at ``at`` (its first non-blank character), read
+    as far as the text goes; None when no object starts there."""
+    decoder = json.JSONDecoder()
+    index = _skip_blank(text, at)
+    if index >= len(text) or text[index] != "{":
+        return None
+    index += 1
+    keys: list[str] = []
+    while True:
+        index = _skip_blank(text, index)
+        if index >= len(text) or text[index] == "}":
+            return keys
+        if text[index] == ",":
+            index += 1
+            continue
+        if text[index] != '"':
+            return keys
+        try:
+            key, index = decoder.raw_decode(text, index)
+        except ValueError:
+            return keys
+        keys.append(str(key))
+        index = _skip_blank(text, index)
+        if index >= len(text) or text[index] != ":":
+            return keys
+        index = _skip_value(text, _skip_blank(text, index + 1))
+
+
+def _skip_blank(text: str, index: int) -> int:
+    while index < len(text) and text[index] in " \t\r\n":
+        index += 1
+    return index
+
+
+@dataclass(frozen=True)
+class JsonHead:
+    """The outline of a JSON document's first bytes."""
+
+    #: "object", "array" or "other"
+    kind: str
+    #: the keys of the top-level object, or of the array's first element (when an object)
+    keys: tuple[str, ...] = ()
+    #: the first element of an array, decoded, when it fits in the head
+    first: Any = None
+
+
+def json_head(head: bytes) -> JsonHead:
+    text = text_of(head)
+    start = _skip_blank(text, 0)
+    if start >= len(text):
+        return JsonHead("other")
+    if text[start] == "{":
+        return JsonHead("object", tuple(object_keys(text, start) or ()))
+    if text[start] == "[":
+        item = _skip_blank(text, start + 1)
+        keys = object_keys(text, item) or ()
+        first = None
+        end = _skip_value(text, item)
+        try:
+            first = json.loads(text[item:end])
+        except ValueError:
+            first = None
+        return JsonHead("array", tuple(keys), first)
+    return JsonHead("other")
+
+
+def csv_header(head: bytes) -> list[str]:
+    """The column names of a CSV file's first line (as the csv module reads them)."""
+    text = text_of(head)
+    try:
+        return [cell.strip() for cell in next(csv.reader(text.splitlines()[:1] or [""]), [])]
+    except csv.Error:
+        return []
