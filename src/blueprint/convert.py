@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from blueprint.formats import (
     get_codec,
     resolve_codec,
 )
+from blueprint.formats.vendor import VendorCodec
 from blueprint.issues import ValidationReport
 from blueprint.model import SCHEMA_VERSION
 from blueprint.validate import StreamValidator, ValidationOptions
@@ -151,10 +154,14 @@ class RoundtripResult:
     undeclared: list[tuple[str, str]]
     #: (row id or "(set)", field): declared lossy but came back unchanged
     unobserved: list[tuple[str, str]]
+    #: for a vendor file sent back to its own format: what differs between the records it
+    #: holds and the records the export wrote (tests, assertions, vars...), or None when the
+    #: source was not in that format
+    vendor_changes: list[str] | None = None
 
     @property
     def exact(self) -> bool:
-        return not self.undeclared and not self.unobserved
+        return not self.undeclared and not self.unobserved and not self.vendor_changes
 
 
 def _covers(lossy: LossyField, path: str) -> bool:
@@ -169,12 +176,19 @@ def roundtrip(path: StrPath, via: str, *, source_format: str | None = None) -> R
     original_source = open_set(path, source_format)
     original = collect(original_source, str(path))
     header, _ = complete_header(original_source)
-    with tempfile.TemporaryDirectory(prefix="blueprint-roundtrip-") as folder:
-        target = Path(folder) / f"{path.stem}{codec.extensions[0]}"
+    native = original_source.format == codec.name and isinstance(codec, VendorCodec)
+    suffix = path.suffix.lower() if path.suffix.lower() in codec.write_forms else None
+    name = f".{path.stem}.roundtrip{suffix or codec.extensions[0]}"
+    with _scratch(name, beside=path if native else None) as target:
         made_up = frozenset(header) - frozenset(original_source.header or {})
         options = WriteOptions(derived_fields=made_up)
         export = codec.write(header, iter(original.rows.values()), target, options)
         back = collect(codec.open(target), f"{path.name} via {via}")
+        vendor_changes = (
+            codec.compare_native(path, target)
+            if isinstance(codec, VendorCodec) and native
+            else None
+        )
     if original.header is None:
         back.header = None  # the original had no set-level fields to compare against
     diff = diff_sets(original, back)
@@ -207,4 +221,21 @@ def roundtrip(path: StrPath, via: str, *, source_format: str | None = None) -> R
         for lossy in fields
         if not any(r == row_id and _covers(lossy, lost) for r, lost in actual)
     ]
-    return RoundtripResult(via, export, diff, undeclared, unobserved)
+    return RoundtripResult(via, export, diff, undeclared, unobserved, vendor_changes)
+
+
+@contextmanager
+def _scratch(name: str, *, beside: Path | None) -> Iterator[Path]:
+    """Where a round trip writes its export, removed afterwards. A vendor file going back
+    to its own format is written beside the original, so that the paths it names (prompts,
+    var files, a defaultTest file) resolve as they do for the original."""
+    if beside is not None and os.access(beside.parent, os.W_OK):
+        target = beside.parent / name
+        if not target.exists():
+            try:
+                yield target
+            finally:
+                target.unlink(missing_ok=True)
+            return
+    with tempfile.TemporaryDirectory(prefix="blueprint-roundtrip-") as folder:
+        yield Path(folder) / name

@@ -114,6 +114,8 @@ def print_export(export: ExportResult) -> None:
         else:
             what = f"{escape(lossy.field)} in {rows}"
         err.print(f"{label} {what}: {escape(lossy.reason)}")
+    for note in export.notes:
+        err.print(f"[yellow]note:[/] {escape(note)}")
 
 
 P = ParamSpec("P")

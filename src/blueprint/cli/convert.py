@@ -42,10 +42,21 @@ def convert_command(
     force: Force = False,
     strict: Strict = False,
     include_human_review: IncludeHumanReview = False,
+    allow_invalid: Annotated[
+        bool,
+        typer.Option(
+            "--allow-invalid",
+            help="Write the set even if it is not valid (the command still exits 1).",
+        ),
+    ] = False,
     report: Report = SimpleReport.text,
 ) -> None:
     """Convert a set to another format; every dropped field, left-out row and weakened rule
-    is reported."""
+    is reported.
+
+    The set is validated on its way through: an invalid set is not written (exit 1) unless
+    --allow-invalid is given, and then the command still exits 1.
+    """
     if (target is None) == (output is None):
         raise UsageError("give the output file either as TARGET or with -o/--output, once")
     destination = target if target is not None else output
@@ -56,20 +67,30 @@ def convert_command(
         force=force,
         strict=strict,
         include_human_review=include_human_review,
+        allow_invalid=allow_invalid,
     )
     result = convert(source, destination, options)
     for note in result.notes:
         err.print(f"[yellow]note:[/] {escape(note)}")
     print_export(result.export)
+    if not result.valid:
+        counts = result.report.counts() if result.report else {}
+        err.print(
+            f"[bold red]written, but the set is not valid[/] ({counts.get('error', 0)} error(s));"
+            " run blueprint validate on it"
+        )
     if report is SimpleReport.json:
         print_json(
             {
                 "source": str(source),
                 "sourceFormat": result.source_format,
                 "notes": result.notes,
+                "valid": result.valid,
                 **result.export.to_json(),
             }
         )
+    if not result.valid:
+        raise typer.Exit(1)
 
 
 @boundary
@@ -97,6 +118,7 @@ def _roundtrip_json(result: RoundtripResult) -> dict[str, object]:
         "declared": [lossy.to_json() for lossy in result.export.lossy],
         "undeclared": [{"row": row, "path": path} for row, path in result.undeclared],
         "unobserved": [{"row": row, "field": name} for row, name in result.unobserved],
+        "vendorChanges": result.vendor_changes,
         "diff": result.diff.to_json(),
     }
 
@@ -114,6 +136,11 @@ def _print_roundtrip(result: RoundtripResult) -> None:
         err.print(f"[red]lost but not declared:[/] {escape(row)}: {escape(path)}")
     for row, name in result.unobserved:
         err.print(f"[red]declared but not lost:[/] {escape(row)}: {escape(name)}")
+    if result.vendor_changes is not None:
+        for change in result.vendor_changes:
+            err.print(f"[red]changed for {result.via}:[/] {escape(change)}")
+        if not result.vendor_changes:
+            err.print(f"{result.via} reads back the same records it was given")
     if result.exact:
         err.print(f"[bold green]exact[/]: what {result.via} loses is what it declares")
     else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import glob
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ from blueprint import jsonvalues
 from blueprint.errors import ParseError
 from blueprint.formats._io import read_json_lines, read_text
 from blueprint.formats.base import SetSource, UnreadableRow
-from blueprint.formats.native import ABSENT, NativeShape, Restored
+from blueprint.formats.native import ABSENT, NativeShape, Restored, same
 from blueprint.formats.sniffing import Fit, csv_header, first_line_object, json_head, text_of
 from blueprint.formats.vendor import (
     ExportRow,
@@ -32,6 +33,7 @@ from blueprint.formats.vendor import (
     Values,
     VendorCodec,
     WriteContext,
+    compare_records,
     extras_of,
     imported_row,
     read_json_document,
@@ -517,176 +519,270 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
 
 Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
-#: the base assertion types promptfoo knows (a "not-" prefix negates any of them)
-ASSERTION_TYPES: Final = frozenset(
-    [
+#: promptfoo's base assertion types, in the order its CSV reader tries them (promptfoo
+#: 0.121's BaseAssertionTypesSchema); a "not-" prefix negates any of them
+ASSERTION_TYPES: Final = (
+    "agent-rubric",
+    "answer-relevance",
+    "bleu",
+    "classifier",
+    "contains",
+    "contains-all",
+    "contains-any",
+    "contains-html",
+    "contains-json",
+    "contains-sql",
+    "contains-xml",
+    "context-faithfulness",
+    "context-recall",
+    "context-relevance",
+    "conversation-relevance",
+    "cost",
+    "equals",
+    "factuality",
+    "finish-reason",
+    "g-eval",
+    "gleu",
+    "guardrails",
+    "icontains",
+    "icontains-all",
+    "icontains-any",
+    "is-html",
+    "is-json",
+    "is-refusal",
+    "is-sql",
+    "is-valid-function-call",
+    "is-valid-openai-function-call",
+    "is-valid-openai-tools-call",
+    "is-xml",
+    "javascript",
+    "latency",
+    "levenshtein",
+    "llm-rubric",
+    "pi",
+    "meteor",
+    "model-graded-closedqa",
+    "model-graded-factuality",
+    "moderation",
+    "perplexity",
+    "perplexity-score",
+    "python",
+    "regex",
+    "rouge-n",
+    "ruby",
+    "similar",
+    "similar:cosine",
+    "similar:dot",
+    "similar:euclidean",
+    "starts-with",
+    "skill-used",
+    "trajectory:goal-success",
+    "trajectory:tool-args-match",
+    "trajectory:step-count",
+    "trajectory:tool-sequence",
+    "trajectory:tool-used",
+    "trace-error-spans",
+    "trace-span-count",
+    "trace-span-duration",
+    "search-rubric",
+    "webhook",
+    "word-count",
+    "select-best",
+    "human",
+    "max-score",
+    "assert-set",
+)
+#: types whose CSV form takes a threshold, with the one promptfoo assumes when none is given
+_CSV_THRESHOLDS: Final = frozenset(
+    {
         "answer-relevance",
-        "assert-set",
-        "bleu",
         "classifier",
-        "contains",
-        "contains-all",
-        "contains-any",
-        "contains-html",
-        "contains-json",
-        "contains-sql",
-        "contains-xml",
         "context-faithfulness",
         "context-recall",
         "context-relevance",
-        "conversation-relevance",
         "cost",
-        "equals",
-        "factuality",
-        "finish-reason",
-        "g-eval",
-        "gleu",
-        "guardrails",
-        "icontains",
-        "icontains-all",
-        "icontains-any",
-        "is-html",
-        "is-json",
-        "is-refusal",
-        "is-sql",
-        "is-valid-function-call",
-        "is-valid-openai-function-call",
-        "is-valid-openai-tools-call",
-        "is-xml",
-        "javascript",
         "latency",
         "levenshtein",
-        "llm-rubric",
-        "max-score",
-        "meteor",
-        "model-graded-closedqa",
-        "model-graded-factuality",
-        "moderation",
-        "perplexity",
         "perplexity-score",
-        "pi",
-        "python",
-        "regex",
+        "perplexity",
         "rouge-n",
-        "ruby",
-        "select-best",
         "similar",
         "starts-with",
-        "tool-call-f1",
-        "webhook",
-        "word-count",
-    ]
+    }
 )
-#: types whose CSV form takes a threshold, with the one promptfoo assumes when none is given
-_CSV_THRESHOLDS: Final = {
-    "answer-relevance": 0.75,
-    "classifier": 0.75,
-    "context-faithfulness": 0.75,
-    "context-recall": 0.75,
-    "context-relevance": 0.75,
-    "cost": 0.75,
-    "latency": 0.75,
-    "levenshtein": 0.75,
-    "perplexity": 0.75,
-    "perplexity-score": 0.75,
-    "rouge-n": 0.75,
-    "similar": 0.8,
-    "starts-with": 0.75,
-}
 _CSV_ASSERTION: Final = re.compile(
-    r"^(not-)?([a-z0-9-]+(?::[a-z-]+)??)(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$"
+    r"^(not-)?("
+    + "|".join(re.escape(kind) for kind in ASSERTION_TYPES)
+    + r")(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$"
 )
+_JAVASCRIPT_FILE: Final = re.compile(r"\.(?:js|cjs|mjs|ts|cts|mts)$", re.IGNORECASE)
+_NUMBER: Final = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+
+
+def _finite_number(text: str | None) -> float | int | None:
+    """promptfoo's reading of a numeric CSV cell: a whole numeric literal, else nothing."""
+    trimmed = (text or "").strip()
+    if not _NUMBER.match(trimmed):
+        return None
+    number = float(trimmed)
+    if number != number or number in (float("inf"), float("-inf")):
+        return None
+    return int(number) if number.is_integer() and re.fullmatch(r"[+-]?\d+", trimmed) else number
+
+
+def _comma_separated(value: str) -> list[str]:
+    """promptfoo's split of a contains-any value: commas, with "quoted, fields" kept whole."""
+    found: list[str] = []
+    index = 0
+    while index < len(value):
+        while index < len(value) and (value[index].isspace() or value[index] == ","):
+            index += 1
+        if index >= len(value):
+            break
+        if value[index] == '"':
+            index += 1
+            field = ""
+            while index < len(value):
+                if value[index] == "\\" and index + 1 < len(value) and value[index + 1] in '"\\':
+                    field += value[index + 1]
+                    index += 2
+                elif value[index] == '"' and index + 1 < len(value) and value[index + 1] == '"':
+                    field += '"'
+                    index += 2
+                elif value[index] == '"':
+                    index += 1
+                    break
+                else:
+                    field += value[index]
+                    index += 1
+            found.append(field)
+            while index < len(value) and value[index].isspace():
+                index += 1
+        else:
+            end = value.find(",", index)
+            end = len(value) if end < 0 else end
+            found.append(value[index:end].strip())
+            index = end
+    return found
 
 
 def assertion_from_cell(cell: str) -> dict[str, Any]:
-    """promptfoo's reading of an __expected cell."""
+    """promptfoo's reading of an __expected cell (its CSV assertion grammar)."""
     text = cell.strip()
-    for prefix, kind in (
-        ("javascript:", "javascript"),
-        ("fn:", "javascript"),
-        ("eval:", "javascript"),
-        ("grade:", "llm-rubric"),
-        ("llm-rubric:", "llm-rubric"),
-        ("python:", "python"),
+    if text.startswith(("javascript:", "fn:", "eval:")) or (
+        text.startswith("file://") and _JAVASCRIPT_FILE.search(text[7:])
     ):
-        if text.startswith(prefix):
-            value = text[len(prefix) :]
-            return {"type": kind, "value": value if kind == "llm-rubric" else value.strip()}
-    if text.startswith("file://"):
-        target = text.split(":", 2)[1] if text.count(":") > 1 else text
-        if re.search(r"\.(?:js|cjs|mjs|ts)$", target):
-            return {"type": "javascript", "value": text}
-        if re.search(r"\.py(?::\w+)?$", text):
-            return {"type": "python", "value": text}
+        cut = next((len(p) for p in ("javascript:", "fn:", "eval:") if text.startswith(p)), 0)
+        return {"type": "javascript", "value": text[cut:].strip()}
+    if text.startswith(("grade:", "llm-rubric:")):
+        return {"type": "llm-rubric", "value": text[6 if text.startswith("grade:") else 11 :]}
+    if text.startswith("python:") or (
+        text.startswith("file://") and (text.endswith(".py") or ".py:" in text)
+    ):
+        return {"type": "python", "value": text[7:].strip()}
     match = _CSV_ASSERTION.match(text)
-    if match and match.group(2) in ASSERTION_TYPES:
-        negate, kind, threshold, value = match.groups()
-        assertion: dict[str, Any] = {"type": f"{negate or ''}{kind}"}
+    if not match:
+        return {"type": "equals", "value": text}
+    negate, kind, threshold_text, value = match.groups()
+    assertion: dict[str, Any] = {"type": f"not-{kind}" if negate else kind}
+    if kind in ("contains-all", "contains-any", "icontains-all", "icontains-any"):
         if value is not None:
-            if kind.endswith(("-any", "-all")):
-                assertion["value"] = [part.strip() for part in value.split(",")]
-            elif kind in ("is-json", "contains-json"):
-                assertion["value"] = value
-            else:
-                assertion["value"] = value
-        if threshold is not None:
-            assertion["threshold"] = float(threshold)
-        elif kind in _CSV_THRESHOLDS:
-            assertion["threshold"] = _CSV_THRESHOLDS[kind]
-        return assertion
-    return {"type": "equals", "value": text}
+            assertion["value"] = _comma_separated(value) if value else value
+    elif kind in ("contains-json", "is-json"):
+        if value is not None:
+            assertion["value"] = value
+    else:
+        if value is not None:
+            assertion["value"] = value.strip()
+        if kind in _CSV_THRESHOLDS:
+            threshold = _finite_number(threshold_text)
+            assertion["threshold"] = (
+                threshold if threshold is not None else 0.8 if kind == "similar" else 0.75
+            )
+    return assertion
 
 
 def _csv_tests(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Tests from a promptfoo CSV file, read as promptfoo 0.121 reads them."""
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     reader = csv.DictReader(read_text(path).splitlines(keepends=True))
     for record in reader:
-        test: dict[str, Any] = {"vars": {}}
-        thresholds: list[tuple[int, str]] = []
-        metric = None
+        variables: dict[str, Any] = {}
+        assertions: list[dict[str, Any]] = []
+        options: dict[str, Any] = {}
+        metadata: dict[str, Any] = {}
+        configs: dict[int, dict[str, Any]] = {}
+        extra: dict[str, Any] = {}
+        metric: str | None = None
         for raw_key, cell in record.items():
-            if raw_key is None or cell is None:
-                continue
-            key = raw_key.strip()
+            if raw_key is None:
+                raise ParseError(path, "a row has more cells than the header", line=reader.line_num)
+            key, value = raw_key.strip(), cell if cell is not None else ""
             if key.startswith("__expected"):
-                if cell.strip():
-                    test.setdefault("assert", []).append(assertion_from_cell(cell))
-            elif key == "__description":
-                test["description"] = cell
-            elif key == "__metric":
-                metric = cell
-            elif key == "__threshold":
-                if cell.strip() and float(cell) != 0:
-                    test["threshold"] = float(cell)
+                if value.strip():
+                    assertions.append(assertion_from_cell(value))
             elif key in ("__prefix", "__suffix"):
-                test.setdefault("options", {})[key[2:]] = cell
+                options[key[2:]] = value
+            elif key == "__description":
+                if value:
+                    extra["description"] = value
             elif key == "__providerOutput":
-                test["providerOutput"] = cell
-            elif key.startswith("__config:"):
-                target = key.split(":")[1]
-                number = int(target.removeprefix("__expected") or "1")
-                thresholds.append((number, cell))
-            elif key.startswith("__metadata:") and cell.strip():
+                if value:
+                    extra["providerOutput"] = value
+            elif key == "__metric":
+                metric = value
+            elif key == "__threshold":
+                number = _finite_number(value)
+                if number is not None:
+                    extra["threshold"] = number
+            elif key.startswith("__metadata:"):
                 name = key[len("__metadata:") :]
-                if name.endswith("[]"):
-                    test.setdefault("metadata", {})[name[:-2]] = [
-                        part.strip().replace("\\,", ",", 1) for part in re.split(r"(?<!\\),", cell)
+                if value.strip() and name.endswith("[]"):
+                    metadata[name[:-2]] = [
+                        part.strip().replace("\\,", ",") for part in re.split(r"(?<!\\),", value)
                     ]
-                else:
-                    test.setdefault("metadata", {})[name] = cell
+                elif value.strip():
+                    metadata[name] = value
             elif key == "__metadata":
                 continue  # promptfoo warns and ignores a __metadata column without a key
+            elif key.startswith("__config:"):
+                configs_of(path, reader.line_num, key, value, configs)
             else:
-                test["vars"][key] = cell
-        assertions = test.get("assert", [])
-        if metric is not None:
-            for assertion in assertions:
+                variables[key] = value
+        for position, assertion in enumerate(assertions):
+            if metric is not None:
                 assertion["metric"] = metric
-        for number, cell in thresholds:
-            if 0 < number <= len(assertions):
-                assertions[number - 1]["threshold"] = float(cell)
-                test.setdefault("metadata", {})["threshold"] = float(cell)
+            for name, number in configs.get(position, {}).items():
+                assertion[name] = number
+                metadata[name] = number
+        test: dict[str, Any] = {"vars": variables, "assert": assertions, "options": options}
+        test.update(extra)
+        if metadata:
+            test["metadata"] = metadata
         yield reader.line_num, test
+
+
+def configs_of(
+    path: Path, line: int, key: str, value: str, configs: dict[int, dict[str, Any]]
+) -> None:
+    """A __config:__expected<N>:threshold column, as promptfoo reads it (or refuses it)."""
+    parts = key[len("__config:") :].split(":")
+    if len(parts) != 2:
+        return  # promptfoo warns and ignores a __config column of another shape
+    target, name = parts
+    number_match = re.fullmatch(r"__expected(\d+)", target)
+    if target == "__expected":
+        index = 0
+    elif number_match and int(number_match.group(1)) >= 1:
+        index = int(number_match.group(1)) - 1
+    else:
+        raise ParseError(path, f"{key}: must name __expected or __expected<N>", line=line)
+    if name != "threshold":
+        raise ParseError(path, f"{key}: the only config key is threshold", line=line)
+    number = _finite_number(value)
+    if number is None:
+        raise ParseError(path, f"{key}: {value!r} is not a number", line=line)
+    configs.setdefault(index, {})[name] = number
 
 
 def _json_compatible(value: Any) -> bool:
@@ -791,6 +887,29 @@ def _load(path: Path, seen: frozenset[Path], *, top: bool = False) -> Loaded:
     return Loaded([(None, _dereference(test, data, path)) for test in data], Suite())
 
 
+def _rebased(test: Any, folder: Path, base: Path) -> Any:
+    """A test from a file in ``folder``, its var files named from ``base`` instead.
+
+    promptfoo reads a test's ``vars: path.yaml`` (a file, a glob or a list of them) from the
+    folder of the file the test is in; written inline in a config, the test is read from the
+    config's folder, so the paths are rewritten to keep naming the same files.
+    """
+    if not isinstance(test, dict) or folder == base:
+        return test
+    variables = test.get("vars")
+
+    def rebase(name: Any) -> Any:
+        if not isinstance(name, str) or name.startswith("file://") or Path(name).is_absolute():
+            return name
+        return os.path.relpath(folder / name, base)
+
+    if isinstance(variables, str):
+        return {**test, "vars": rebase(variables)}
+    if isinstance(variables, list):
+        return {**test, "vars": [rebase(name) for name in variables]}
+    return test
+
+
 def _config(path: Path, config: dict[str, Any], seen: frozenset[Path], *, top: bool) -> Loaded:
     tests = config.get("tests")
     entries = tests if isinstance(tests, list) else [tests]
@@ -800,11 +919,15 @@ def _config(path: Path, config: dict[str, Any], seen: frozenset[Path], *, top: b
             reference = str(path.parent / entry.removeprefix("file://"))
             if any(char in reference for char in "*?["):
                 # absolute or relative, as promptfoo allows: Path.glob takes relative only
-                targets = [Path(match) for match in sorted(glob.glob(reference))]  # noqa: PTH207
+                # in the order the file system gives, as promptfoo's glob does
+                targets = [Path(match) for match in glob.glob(reference)]  # noqa: PTH207
             else:
                 targets = [Path(reference)]
             for target in targets:
-                found += _load(target, seen).tests
+                found += [
+                    (line, _rebased(test, target.parent, path.parent))
+                    for line, test in _load(target, seen).tests
+                ]
         elif isinstance(entry, dict) and "path" in entry and "vars" not in entry:
             raise ParseError(path, "test generators (tests: {path: ...}) run code; not read")
         else:
@@ -1023,6 +1146,19 @@ class PromptfooCodec(VendorCodec):
 
     def suite_of(self, header: dict[str, Any]) -> Any:
         return suite_of_header(header)
+
+    def compare_native(self, original: Path, exported: Path) -> list[str]:
+        before, after = load(original), load(exported)
+        changes = []
+        for name, old, new in (
+            ("description", before.suite.description, after.suite.description),
+            ("config", before.suite.config, after.suite.config),
+        ):
+            if not same(old, new):
+                changes.append(f"the config's {name} changed")
+        tests = [self.without_payload(test) for _, test in before.tests]
+        written = [self.without_payload(test) for _, test in after.tests]
+        return changes + compare_records(tests, written, "test")
 
     def skip(self, row: ExportRow, context: WriteContext) -> str | None:
         if row.oracle_type == "expected-final-state":

@@ -259,8 +259,12 @@ def _strip_payload(metadata: Any) -> Any:
     rest = {key: value for key, value in metadata.items() if key != NAMESPACE}
     if payload is not None and "displaced" in payload:
         rest[NAMESPACE] = payload["displaced"]
-    if payload is not None and payload.get("metadataWas") == "absent" and not rest:
-        return ABSENT
+    if payload is not None and not rest:
+        was = payload.get("metadataWas")
+        if was == "absent":
+            return ABSENT
+        if was == "null":
+            return None
     return rest
 
 
@@ -489,9 +493,11 @@ class VendorCodec:
         if payload is None:
             row = self.native_row(record, position, suite)
             ids.settle(row, self.name)
+            extensions = row["metadata"]["case"]["extensions"]
+            # the record's keys first: what kind of record it is can depend on them
+            extensions[self.name] = {"keys": list(record)}
             regenerated = self.native_record(ExportRow.of(row), _READING)
-            extension = native.extension_for(self.shape, record, regenerated, row)
-            row["metadata"]["case"]["extensions"][self.name] = extension
+            extensions[self.name] = native.extension_for(self.shape, record, regenerated, row)
             return row
         row = self.restored_row(record, payload, suite)
         ids.settle(row, self.name)
@@ -623,8 +629,8 @@ class VendorCodec:
         unwanted = [key for key in given.extras if key not in row.extra]
         if unwanted:
             payload["notMetadata"] = unwanted
-        if metadata is ABSENT:
-            payload["metadataWas"] = "absent"
+        if metadata is ABSENT or metadata is None:
+            payload["metadataWas"] = "absent" if metadata is ABSENT else "null"
             metadata = {}
         elif not isinstance(metadata, dict):
             raise InvalidRowForExport(
@@ -637,6 +643,31 @@ class VendorCodec:
 
     def payload_value(self, payload: dict[str, Any]) -> Any:
         return payload
+
+    # --- comparing native files --------------------------------------------------------------
+
+    def native_records(self, path: Path) -> list[Any]:
+        """The records a file holds, as the vendor would read them."""
+        found = []
+        for item in self.records(path):
+            if isinstance(item, UnreadableRow):
+                raise ParseError(path, item.reason, line=item.line, column=item.column)
+            found.append(self.without_payload(item[1]))
+        return found
+
+    def without_payload(self, record: Any) -> Any:
+        """A record as the vendor sees it: Blueprint's payload taken out of its metadata."""
+        if not isinstance(record, dict) or self.metadata_key not in record:
+            return record
+        metadata = _strip_payload(record[self.metadata_key])
+        rest = {key: value for key, value in record.items() if key != self.metadata_key}
+        if metadata is ABSENT or metadata == {} or metadata is None:
+            return rest
+        return {**rest, self.metadata_key: metadata}
+
+    def compare_native(self, original: Path, exported: Path) -> list[str]:
+        """What differs, for the vendor, between a file and the export of what it held."""
+        return compare_records(self.native_records(original), self.native_records(exported))
 
 
 #: the context native records are regenerated in while reading (nothing is written)
@@ -670,6 +701,26 @@ class _UniqueIds:
         record.setdefault("derived", {})["id"] = (
             f"the id {row_id!r} repeats in the file; this row was renamed to keep ids unique"
         )
+
+
+def compare_records(before: list[Any], after: list[Any], what: str = "record") -> list[str]:
+    """The differences between two lists of records, key by key, for a person to read."""
+    changes = []
+    if len(before) != len(after):
+        changes.append(f"{len(before)} {what}s became {len(after)}")
+    for number, (old, new) in enumerate(zip(before, after, strict=False), start=1):
+        if native.same(old, new):
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            keys = [
+                key
+                for key in dict.fromkeys([*old, *new])
+                if not native.same(old.get(key, ABSENT), new.get(key, ABSENT))
+            ]
+            changes.append(f"{what} {number}: {', '.join(keys)} changed")
+        else:
+            changes.append(f"{what} {number} changed")
+    return changes
 
 
 def json_lines_records(path: Path) -> Records:

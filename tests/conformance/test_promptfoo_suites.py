@@ -1,0 +1,186 @@
+"""promptfoo suites go through Blueprint and back, and promptfoo's own runner agrees.
+
+Each suite is run with the echo provider as it is, then imported into a Blueprint set,
+exported back to a promptfoo config beside the original (so that the paths it names still
+resolve), and run again. Every test must have the same result both times: the same pass,
+fail or error, and the same score. The suites are promptfoo's own examples and smoke-test
+configs, other public projects' suites (tests/fixtures/native/promptfoo/public, each folder
+naming its source) and a suite of ours that loads them (tests/fixtures/native/promptfoo/suite).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conformance_tools import promptfoo, quiet_vendors
+
+from blueprint.convert import ConvertOptions, convert, roundtrip
+from blueprint.formats.promptfoo import dump_yaml, read_yaml
+
+pytestmark = pytest.mark.conformance
+
+NATIVE = Path(__file__).parents[1] / "fixtures" / "native" / "promptfoo"
+SUITES = [
+    "suite/promptfooconfig.yaml",
+    "promptfooconfig.yaml",
+    "public/simple-test/promptfooconfig.yaml",
+    "public/external-defaulttest/promptfooconfig.yaml",
+    "public/assertion-scoring-override/promptfooconfig.yaml",
+    "public/store-and-reuse-outputs/promptfooconfig.yaml",
+    "public/openai-tools-call/promptfooconfig.yaml",
+    "public/separate-test-configs/promptfooconfig.yaml",
+    "public/multiple-translations/promptfooconfig.yaml",
+    "public/csv-metadata/promptfooconfig.yaml",
+    "public/self-grading/promptfooconfig.yaml",
+    "public/rag-eval/promptfooconfig.yaml",
+    "public/g-eval/promptfooconfig.yaml",
+    "public/openai-eval-factuality/promptfooconfig.yaml",
+    "public/quality-gate-model-comparison/config/promptfoo/evaluations/01_model_comparison.yaml",
+    "public/newer-assertions/examples/normalized-tools/promptfooconfig.yaml",
+    "public/newer-assertions/examples/word-count-assertion/promptfooconfig.yaml",
+    *(
+        f"public/smoke-fixtures/configs/{name}"
+        for name in (
+            "assertions.yaml",
+            "contains-all-assertion.yaml",
+            "contains-any-assertion.yaml",
+            "contains-json-assertion.yaml",
+            "csv-tests.yaml",
+            "default-test.yaml",
+            "file-ref-vars.yaml",
+            "json-tests.yaml",
+            "jsonl-tests.yaml",
+            "levenshtein-assertion.yaml",
+            "multi-assertion.yaml",
+        )
+    ),
+]
+
+
+def with_echo(config: Path) -> Path:
+    """A copy of a config beside it that runs every prompt with the echo provider."""
+    data = read_yaml(config)
+    data["providers"] = ["echo"]
+    patched = config.with_name(f".echo-{config.name}")
+    patched.write_bytes(dump_yaml(data))
+    return patched
+
+
+#: vars a suite's transformVars sets differently on every run (external-defaulttest's
+#: defaultTest adds a random testId and the time)
+VOLATILE_VARS = frozenset({"testId", "timestamp"})
+
+
+def run(promptfoo: str, config: Path) -> list[tuple[Any, ...]]:
+    """Each test's result, in order: index, prompt, vars, pass, failure reason, score."""
+    results = config.with_name(f".results-{config.stem}.json")
+    completed = subprocess.run(
+        [
+            promptfoo,
+            "eval",
+            "-c",
+            str(config),
+            "--no-cache",
+            "--no-share",
+            "--no-write",
+            "-o",
+            str(results),
+        ],
+        cwd=config.parent,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=os.environ.copy(),
+    )
+    assert completed.returncode in (0, 100), completed.stdout[-3000:] + completed.stderr[-3000:]
+    rows = json.loads(results.read_text(encoding="utf-8"))["results"]["results"]
+    return sorted(
+        (
+            row["testIdx"],
+            row["promptIdx"],
+            json.dumps(
+                {k: v for k, v in (row.get("vars") or {}).items() if k not in VOLATILE_VARS},
+                sort_keys=True,
+            ),
+            row["success"],
+            row.get("failureReason"),
+            round(row.get("score") or 0, 6),
+        )
+        for row in rows
+    )
+
+
+@pytest.fixture
+def suites(tmp_path: Path) -> Path:
+    copy = tmp_path / "promptfoo"
+    shutil.copytree(NATIVE, copy)
+    return copy
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_promptfoo_gives_the_same_results_after_a_round_trip(
+    promptfoo: str, suites: Path, suite: str
+) -> None:
+    original = suites / suite
+    before = run(promptfoo, with_echo(original))
+    imported = original.with_name(".imported.json")
+    convert(original, imported, ConvertOptions(source_format="promptfoo"))
+    exported = original.with_name(f".exported-{original.name}")
+    convert(imported, exported, ConvertOptions(target_format="promptfoo"))
+    after = run(promptfoo, with_echo(exported))
+    assert after == before
+    assert before, "the suite ran no test"
+
+
+def test_the_conformance_suite_is_rich(suites: Path) -> None:
+    """The suite of ours covers what the acceptance asks: at least 15 assertion types,
+    inline and file:// tests, a defaultTest and vars from files left unresolved."""
+    from blueprint.formats.promptfoo import _flat, load
+
+    loaded = load(suites / "suite" / "promptfooconfig.yaml")
+    kinds = {
+        str(item.get("type"))
+        for _, test in loaded.tests
+        for item in _flat(test.get("assert") or [])
+    }
+    assert len(kinds) >= 15, sorted(kinds)
+    assert loaded.suite.defaults.get("assert")
+    raw = read_yaml(suites / "suite" / "promptfooconfig.yaml")
+    assert any(isinstance(entry, str) for entry in raw["tests"])
+    assert any(isinstance(entry, dict) for entry in raw["tests"])
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_a_promptfoo_suite_round_trips_exactly_in_blueprint(suites: Path, suite: str) -> None:
+    result = roundtrip(suites / suite, "promptfoo", source_format="promptfoo")
+    assert result.exact, (result.undeclared, result.unobserved, result.vendor_changes)
+
+
+def test_blueprint_rows_in_a_promptfoo_suite_keep_their_own_grading(
+    promptfoo: str, suites: Path
+) -> None:
+    """A row added in Blueprint to an imported suite is graded by Blueprint's assertion;
+    an imported row whose expected answer was edited is graded by the edited answer."""
+    original = suites / "suite" / "promptfooconfig.yaml"
+    imported = original.with_name(".imported.json")
+    convert(original, imported, ConvertOptions(source_format="promptfoo"))
+    document = json.loads(imported.read_text(encoding="utf-8"))
+    edited = next(
+        row
+        for row in document["rows"]
+        if row["metadata"]["case"]["expectedBehavior"] == "an answer that differs"
+    )
+    assert edited["expected"] == "Paris"
+    edited["expected"] = "Lyon"  # the echo answers Lyon: now it passes
+    imported.write_text(json.dumps(document), encoding="utf-8")
+    exported = original.with_name(".edited.yaml")
+    result = convert(imported, exported, ConvertOptions(target_format="promptfoo"))
+    assert any(edited["id"] in note for note in result.export.notes)
+    outcome = {vars_: success for _, _, vars_, success, *_ in run(promptfoo, with_echo(exported))}
+    assert outcome[json.dumps({"greeting": "hello", "input": "Lyon"}, sort_keys=True)] is True
