@@ -249,3 +249,124 @@ def mutated(draw: st.DrawFn, document: Any) -> Any:
     elif action == "remove":
         del parent[path[-1]]
     return document
+
+
+# --- native vendor records, full of keys Blueprint has no field for ---------------------------
+
+#: key names a vendor record might carry that no mapping knows
+extra_keys = st.one_of(
+    st.sampled_from(["futureKey", "x-note", "case", "difficulty", "blueprint", "id", "name"]),
+    awkward_text.filter(bool),
+)
+extra_objects = st.dictionaries(extra_keys, json_values, max_size=3)
+
+
+def _with_extras(base: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.builds(lambda record, more: {**more, **record}, base, extra_objects)
+
+
+PROMPTFOO_TYPES = [
+    "equals",
+    "not-equals",
+    "contains",
+    "icontains-any",
+    "regex",
+    "javascript",
+    "llm-rubric",
+    "factuality",
+    "g-eval",
+    "tool-call-f1",
+    "is-json",
+    "similar",
+    "answer-relevance",
+]
+promptfoo_assertion = st.builds(
+    lambda kind, value, more: {**more, "type": kind, **({} if value is None else {"value": value})},
+    st.sampled_from(PROMPTFOO_TYPES),
+    st.one_of(st.none(), awkward_text, st.lists(awkward_text, max_size=3), json_objects),
+    st.dictionaries(st.sampled_from(["weight", "threshold", "metric", "extra"]), json_values),
+)
+promptfoo_tests = _with_extras(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "description": awkward_text,
+            "vars": st.one_of(json_objects, awkward_text),
+            "assert": st.lists(promptfoo_assertion, max_size=3),
+            "options": json_objects,
+            "threshold": st.floats(min_value=0, max_value=1),
+            "metadata": st.one_of(extra_objects, st.none()),
+        },
+    )
+)
+
+deepeval_goldens = _with_extras(
+    st.fixed_dictionaries(
+        {"input": awkward_text},
+        optional={
+            "expected_output": st.one_of(st.none(), awkward_text),
+            "actual_output": st.one_of(st.none(), awkward_text),
+            "context": st.one_of(st.none(), st.lists(awkward_text, max_size=3)),
+            "retrieval_context": st.one_of(st.none(), st.lists(awkward_text, max_size=3)),
+            "name": st.one_of(st.none(), awkward_text),
+            "comments": st.one_of(st.none(), awkward_text),
+            "expected_tools": st.one_of(
+                st.none(),
+                st.lists(
+                    st.fixed_dictionaries(
+                        {"name": nonempty_text},
+                        optional={"inputParameters": json_objects, "type": st.just("FUNCTION")},
+                    ),
+                    max_size=2,
+                ),
+            ),
+            "additional_metadata": st.one_of(st.none(), extra_objects),
+        },
+    )
+)
+conversational_goldens = _with_extras(
+    st.fixed_dictionaries(
+        {
+            "scenario": nonempty_text,
+            "turns": st.lists(
+                st.fixed_dictionaries(
+                    {"role": st.sampled_from(["user", "assistant"]), "content": awkward_text}
+                ),
+                max_size=3,
+            ),
+        },
+        optional={
+            "expected_outcome": st.one_of(st.none(), awkward_text),
+            "user_description": awkward_text,
+            "name": nonempty_text,
+            "additional_metadata": st.one_of(st.none(), extra_objects),
+        },
+    )
+)
+
+langsmith_examples = _with_extras(
+    st.fixed_dictionaries(
+        {"inputs": json_objects},
+        optional={
+            "id": st.uuids().map(str),
+            "outputs": st.one_of(st.none(), json_objects),
+            "metadata": st.one_of(st.none(), extra_objects),
+            "split": st.one_of(awkward_text, st.lists(awkward_text, min_size=1, max_size=2)),
+            "created_at": st.just("2024-05-01T10:00:00Z"),
+        },
+    )
+)
+
+braintrust_records = _with_extras(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "id": awkward_text,
+            "input": json_values,
+            "expected": json_values,
+            "metadata": st.one_of(st.none(), extra_objects),
+            "tags": st.lists(awkward_text, max_size=3, unique=True),
+            "_xact_id": st.just("1000192"),
+        },
+    )
+)

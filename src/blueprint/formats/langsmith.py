@@ -11,19 +11,22 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
+from blueprint import jsonvalues
+from blueprint.errors import ParseError
 from blueprint.formats._io import read_json_lines
-from blueprint.formats.native import ABSENT, NativeShape
+from blueprint.formats.native import ABSENT, NativeShape, same
 from blueprint.formats.sniffing import Fit, first_line_object, json_head
 from blueprint.formats.vendor import (
     ExportRow,
+    Framing,
     Records,
     Values,
     VendorCodec,
     WriteContext,
     extras_of,
     imported_row,
-    json_array_records,
     oracle_for_expected,
+    read_json_document,
 )
 
 #: the namespace example ids are derived in: one set and row id always give the same UUID
@@ -67,6 +70,34 @@ def _is_split(value: Any) -> bool:
     return isinstance(value, str) or (
         isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
     )
+
+
+def _dataset_head(header: dict[str, Any]) -> dict[str, Any] | None:
+    """The dataset object an imported LangSmith dataset file had around its examples."""
+    extensions = header.get("extensions")
+    ours = extensions.get("langsmith") if isinstance(extensions, dict) else None
+    if not isinstance(ours, dict) or not isinstance(ours.get("dataset"), dict):
+        return None
+    dataset = ours["dataset"]
+    head = {**dataset}
+    for key in ("name", "description"):
+        if key in header and key not in head:
+            head[key] = header[key]
+    order = ours.get("keys")
+    if isinstance(order, list):
+        first = {key: head[key] for key in order if isinstance(key, str) and key in head}
+        head = {**first, **{k: v for k, v in head.items() if k not in first}}
+    head.pop("examples", None)
+    return head
+
+
+def _wrapper(path: Path) -> Any:
+    if path.suffix.lower() != ".json":
+        return None
+    document = read_json_document(path)
+    if isinstance(document, dict):
+        return {key: value for key, value in document.items() if key != "examples"}
+    return None
 
 
 def _outputs(row: ExportRow, *, native: bool) -> Any:
@@ -118,8 +149,55 @@ class LangsmithCodec(VendorCodec):
 
     def records(self, path: Path) -> Records:
         if path.suffix.lower() == ".json":
-            return json_array_records(path, "LangSmith example")
+            document = read_json_document(path)
+            if isinstance(document, dict) and isinstance(document.get("examples"), list):
+                return [(None, example) for example in document["examples"]]
+            if not isinstance(document, list):
+                raise ParseError(
+                    path,
+                    "a JSON file of LangSmith examples is an array of them, or a dataset"
+                    " object with an examples array",
+                )
+            return [(None, example) for example in document]
         return read_json_lines(path)
+
+    def header_of(self, path: Path) -> dict[str, Any] | None:
+        """A dataset object ({name, description, examples}) gives the set its name and
+        description; its other keys are kept so the export writes the same object."""
+        if path.suffix.lower() != ".json":
+            return None
+        document = read_json_document(path)
+        if not isinstance(document, dict) or not isinstance(document.get("examples"), list):
+            return None
+        header: dict[str, Any] = {}
+        for key in ("name", "description"):
+            if isinstance(document.get(key), str) and document[key]:
+                header[key] = document[key]
+        rest = {k: v for k, v in document.items() if k not in header and k != "examples"}
+        header["extensions"] = {"langsmith": {"dataset": rest, "keys": list(document)}}
+        return header
+
+    def framing(self, path: Path, context: WriteContext) -> Framing:
+        head = _dataset_head(context.header)
+        if context.form != "json" or head is None:
+            return super().framing(path, context)
+        start = jsonvalues.dumps(head)[:-1]
+        opening = (start + b', "examples": [') if start != b"{" else b'{"examples": ['
+        return Framing(
+            opening=opening, first=b"\n  ", between=b",\n  ", closing=b"\n]}\n", empty=b"]}\n"
+        )
+
+    def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
+        if context.form != "json" or _dataset_head(header) is None:
+            return set()
+        written = {"extensions.langsmith"}
+        return written | {key for key in ("name", "description") if key in header}
+
+    def compare_native(self, original: Path, exported: Path) -> list[str]:
+        changes = []
+        if not same(_wrapper(original), _wrapper(exported)):
+            changes.append("the dataset object around the examples changed")
+        return changes + super().compare_native(original, exported)
 
     def problem(self, record: dict[str, Any]) -> str | None:
         if isinstance(record.get("inputs"), dict):
@@ -231,6 +309,8 @@ class LangsmithCodec(VendorCodec):
     def sniff(self, path: Path, head: bytes) -> Fit:
         if path.suffix.lower() == ".json":
             outline = json_head(head)
+            if outline.kind == "object" and "examples" in outline.keys:
+                return Fit.yes()  # a dataset object: {name, description, examples: [...]}
             keys = set(outline.keys) if outline.kind == "array" else set()
         else:
             first = first_line_object(head)

@@ -131,7 +131,7 @@ def restore(
     """The record to write: the regenerated one, with the vendor's own values put back."""
     record = dict(regenerated)
     entries: dict[str, Any] = {}
-    restored = Restored(record, {"native": entries})
+    restored = Restored(record, {"entries": entries})
     native = extension.get("native")
     for key, entry in (native if isinstance(native, dict) else {}).items():
         dependencies = shape.mapped.get(key)
@@ -192,7 +192,7 @@ def rebuild(
     if unmapped:
         extension["record"] = unmapped
     native: dict[str, Any] = {}
-    entries = payload.get("native")
+    entries = payload.get("entries")
     for key, entry in (entries if isinstance(entries, dict) else {}).items():
         if isinstance(entry, dict) and entry.get("kept") and key in record:
             native[key] = {"from": entry.get("from"), "value": strip(key, record[key])}

@@ -256,10 +256,12 @@ def _strip_payload(metadata: Any) -> Any:
     if not isinstance(metadata, dict) or NAMESPACE not in metadata:
         return metadata
     payload = payload_of(metadata)
+    if payload is None:
+        return metadata  # the vendor's own key of that name, not a payload
     rest = {key: value for key, value in metadata.items() if key != NAMESPACE}
-    if payload is not None and "displaced" in payload:
+    if "displaced" in payload:
         rest[NAMESPACE] = payload["displaced"]
-    if payload is not None and not rest:
+    if not rest:
         was = payload.get("metadataWas")
         if was == "absent":
             return ABSENT

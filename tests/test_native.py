@@ -1,0 +1,167 @@
+"""Vendor files that did not come from Blueprint go back to their own format as they came.
+
+Importing keeps every key Blueprint has no field for; exporting to the same format writes it
+back. These tests read real public vendor files, hand-written files full of unknown keys,
+and hypothesis-generated records, and require two things of each: the canonical round trip
+is exact, and the vendor reads back the same records it was given.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from blueprint.convert import ConvertOptions, convert, data_rows, roundtrip
+from blueprint.formats import REGISTRY
+from blueprint.formats.native import NativeShape, extension_for, fingerprint, restore
+from blueprint.formats.promptfoo import dump_yaml
+from blueprint.validate import validate_file
+from conftest import FIXTURES
+from strategies import (
+    braintrust_records,
+    conversational_goldens,
+    deepeval_goldens,
+    langsmith_examples,
+    promptfoo_tests,
+)
+
+NATIVE = FIXTURES / "native"
+UNKNOWN_KEYS = [
+    ("promptfoo", NATIVE / "promptfoo" / "unknown-keys.yaml"),
+    ("deepeval", NATIVE / "deepeval" / "unknown-keys.json"),
+    ("langsmith", NATIVE / "langsmith" / "unknown-keys.jsonl"),
+    ("braintrust", NATIVE / "braintrust" / "unknown-keys.jsonl"),
+]
+
+
+def describe(result: Any) -> str:
+    return (
+        f"undeclared={result.undeclared} unobserved={result.unobserved}"
+        f" vendor={result.vendor_changes}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("fmt", "path"), UNKNOWN_KEYS, ids=lambda value: getattr(value, "name", value)
+)
+def test_a_native_file_full_of_unknown_keys_goes_back_as_it_came(
+    fmt: str, path: Path, tmp_path: Path
+) -> None:
+    result = roundtrip(path, fmt, source_format=fmt)
+    assert result.exact, describe(result)
+    assert result.vendor_changes == []
+    imported = tmp_path / "imported.json"
+    convert(path, imported, ConvertOptions(source_format=fmt))
+    report = validate_file(imported)
+    assert report.valid, report.flatten(("code", "path", "message"))
+    rows = list(data_rows(REGISTRY["json"].open(imported)))
+    ids = [row["id"] for row in rows]
+    assert len(ids) == len(set(ids))  # repeated vendor ids were made unique, and flagged
+    for row in rows:
+        assert fmt in row["metadata"]["case"]["extensions"]
+        assert not {"difficulty", "score", "case"} & set(row["metadata"]) - {"case"}
+
+
+def public_files() -> list[tuple[str, Path]]:
+    found = []
+    for fmt in ("promptfoo", "deepeval", "langsmith", "braintrust"):
+        for path in sorted((NATIVE / fmt / "public").rglob("*")):
+            if path.suffix not in (".json", ".jsonl", ".csv", ".yaml", ".yml"):
+                continue
+            if fmt == "promptfoo" and path.suffix in (".yaml", ".yml") and "vars" in path.parts:
+                continue  # var files a suite loads, not test files
+            found.append((fmt, path))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("fmt", "path"),
+    public_files(),
+    ids=lambda value: str(value.relative_to(NATIVE)) if isinstance(value, Path) else value,
+)
+def test_public_vendor_files_round_trip_exactly(fmt: str, path: Path) -> None:
+    result = roundtrip(path, fmt, source_format=fmt)
+    assert result.exact, describe(result)
+
+
+def _write(fmt: str, records: list[dict[str, Any]], folder: Path) -> Path:
+    if fmt == "promptfoo":
+        path = folder / "tests.yaml"
+        path.write_bytes(dump_yaml(records))
+    elif fmt == "deepeval":
+        path = folder / "goldens.json"
+        path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+    else:
+        path = folder / "records.jsonl"
+        path.write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+        )
+    return path
+
+
+NATIVE_RECORDS = {
+    "promptfoo": promptfoo_tests,
+    "deepeval": st.one_of(
+        st.lists(deepeval_goldens, min_size=1, max_size=4),
+        st.lists(conversational_goldens, min_size=1, max_size=4),
+    ),
+    "langsmith": langsmith_examples,
+    "braintrust": braintrust_records,
+}
+
+
+@pytest.mark.parametrize("fmt", list(NATIVE_RECORDS))
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=60)
+@given(data=st.data())
+def test_any_native_records_go_back_as_they_came(fmt: str, data: Any, tmp_path: Path) -> None:
+    strategy = NATIVE_RECORDS[fmt]
+    records = (
+        data.draw(strategy)
+        if fmt == "deepeval"
+        else data.draw(st.lists(strategy, min_size=1, max_size=4))
+    )
+    path = _write(fmt, records, tmp_path)
+    result = roundtrip(path, fmt, source_format=fmt)
+    assert result.exact, describe(result)
+    assert result.vendor_changes == []
+
+
+# --- the keeping itself ----------------------------------------------------------------------
+
+SHAPE = NativeShape(mapped={"q": ("input",), "a": ("expected",)}, grading=("a",))
+
+
+def _row(value: Any, expected: Any) -> dict[str, Any]:
+    return {"id": "r", "input": value, "expected": expected, "metadata": {"case": {}}}
+
+
+def test_the_vendor_value_comes_back_while_the_row_is_unchanged() -> None:
+    record = {"q": "{{live}}", "a": "Paris", "extra": [1]}
+    row = _row("{{live}}", "Paris")
+    extension = extension_for(SHAPE, record, {"q": "escaped", "a": "Paris"}, row)
+    assert extension["record"] == {"extra": [1]}
+    assert extension["native"]["q"]["value"] == "{{live}}"
+    assert "value" not in extension["native"]["a"]  # the same as the regenerated value
+    restored = restore(SHAPE, {"q": "escaped", "a": "Paris"}, extension, row)
+    assert restored.record == record and list(restored.record) == ["q", "a", "extra"]
+    assert restored.kept == {"q", "a"} and not restored.edited
+
+
+def test_an_edited_row_reaches_the_vendor_and_the_old_value_travels_with_it() -> None:
+    row = _row("{{live}}", "Paris")
+    extension = extension_for(SHAPE, {"q": "{{live}}", "a": "Paris"}, {"q": "x", "a": "Paris"}, row)
+    edited = _row("new question", "Paris")
+    restored = restore(SHAPE, {"q": "new-escaped", "a": "Paris"}, extension, edited)
+    assert restored.record["q"] == "new-escaped"
+    assert restored.edited == ["q"]
+    assert restored.payload["entries"]["q"] == extension["native"]["q"]  # nothing is lost
+
+
+def test_fingerprints_tell_absent_from_null() -> None:
+    assert fingerprint({"input": None}, ("input",)) != fingerprint({}, ("input",))
+    assert fingerprint({"input": 1}, ("input",)) != fingerprint({"input": 1.0}, ("input",))
