@@ -72,8 +72,13 @@ def complete_header(source: SetSource) -> tuple[dict[str, Any], list[str]]:
     """
     source.require_structure()
     header = source.header
-    if header is not None and ("name" in header or get_codec(source.format).lossless):
-        return header, []
+    if header is not None:
+        notes = (
+            [f"{source.path}: no set name, so the set is named {header['name']!r} after the file"]
+            if "name" in source.made_up
+            else []
+        )
+        return header, notes
     name = source.path.stem
     why = "no set file" if source.format in ("csv", "jsonl") else "no set name"
     completed = {"schemaVersion": SCHEMA_VERSION, "name": name, **(header or {})}
@@ -98,7 +103,7 @@ def convert(
     writer = resolve_codec(target_path, options.target_format, reading=False)
     source = reader.open(source_path)
     header, notes = complete_header(source)
-    made_up = frozenset(header) - frozenset(source.header or {})
+    made_up = frozenset(header) - frozenset(source.header or {}) | source.made_up
     derived: Counter[str] = Counter()
     report = ValidationReport(source=str(source_path), format=reader.name)
     validator = StreamValidator(report, ValidationOptions())
@@ -181,9 +186,10 @@ def roundtrip(path: StrPath, via: str, *, source_format: str | None = None) -> R
     name = f".{path.stem}.roundtrip{suffix or codec.extensions[0]}"
     with _scratch(name, beside=path if native else None) as target:
         made_up = frozenset(header) - frozenset(original_source.header or {})
-        options = WriteOptions(derived_fields=made_up)
+        options = WriteOptions(derived_fields=made_up | original_source.made_up)
         export = codec.write(header, iter(original.rows.values()), target, options)
-        back = collect(codec.open(target), f"{path.name} via {via}")
+        back_source = codec.open(target)
+        back = collect(back_source, f"{path.name} via {via}")
         vendor_changes = (
             codec.compare_native(path, target)
             if isinstance(codec, VendorCodec) and native
@@ -191,6 +197,11 @@ def roundtrip(path: StrPath, via: str, *, source_format: str | None = None) -> R
         )
     if original.header is None:
         back.header = None  # the original had no set-level fields to compare against
+    made_up = original_source.made_up | back_source.made_up
+    for loaded in (original, back):
+        # a name either reader took from a file name says nothing of the set
+        if loaded.header is not None:
+            loaded.header = {k: v for k, v in loaded.header.items() if k not in made_up}
     diff = diff_sets(original, back)
 
     declared: dict[str, list[LossyField]] = {}

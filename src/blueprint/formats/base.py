@@ -58,6 +58,9 @@ class SetSource:
     header_origin: str | None = None
     #: the line a row starts on, for formats that work it out only when asked (JSON)
     line_of: Callable[[int], int | None] = field(default=lambda index: None)
+    #: set-level fields the reader made up because the file does not say them (a vendor
+    #: file's set name, taken from the file name); never reported as lost on export
+    made_up: frozenset[str] = frozenset()
 
     def require_structure(self) -> None:
         """Refuse a source whose structure is broken (a JSON document without a rows array)."""

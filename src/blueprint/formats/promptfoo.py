@@ -992,12 +992,7 @@ class PromptfooCodec(VendorCodec):
             header = {"extensions": {"promptfoo": {"config": suite.config}}}
             if suite.description is not ABSENT:
                 header = {"description": suite.description, **header}
-        return SetSource(
-            path=path,
-            format=self.name,
-            header=header,
-            rows=self.rows(loaded.tests, suite),
-        )
+        return self.source(path, header, self.rows(loaded.tests, suite))
 
     def native_row(self, record: dict[str, Any], position: int, suite: Any) -> dict[str, Any]:
         suite = suite or Suite()

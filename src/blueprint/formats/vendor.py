@@ -38,7 +38,13 @@ from blueprint.formats.base import (
 from blueprint.formats.mapping import NAMESPACE, VendorMapping, load_mapping
 from blueprint.formats.native import ABSENT, NativeShape
 from blueprint.formats.sniffing import Fit
-from blueprint.model import EVALUATOR_TYPES, OMITTED_FIELDS, STARTER_PROVENANCES, Row
+from blueprint.model import (
+    EVALUATOR_TYPES,
+    OMITTED_FIELDS,
+    SCHEMA_VERSION,
+    STARTER_PROVENANCES,
+    Row,
+)
 
 IMPORT_EXTENSION: Final = "blueprint-import"
 HUMAN_REVIEW: Final = "human-review"
@@ -463,8 +469,24 @@ class VendorCodec:
 
     def open(self, path: Path) -> SetSource:
         records = self.records(path)
-        header = self.header_of(path)
-        return SetSource(path=path, format=self.name, header=header, rows=self.rows(records))
+        return self.source(path, self.header_of(path), self.rows(records))
+
+    def source(
+        self, path: Path, header: dict[str, Any] | None, rows: Iterator[SourceRow | UnreadableRow]
+    ) -> SetSource:
+        """A source for a vendor file; set-level fields it has are completed with the ones
+        the schema requires (the name taken from the file name, and said to be made up)."""
+        made_up: set[str] = set()
+        if header is not None:
+            if "name" not in header:
+                header = {"name": path.stem, **header}
+                made_up.add("name")
+            if "schemaVersion" not in header:
+                header = {"schemaVersion": SCHEMA_VERSION, **header}
+                made_up.add("schemaVersion")
+        return SetSource(
+            path=path, format=self.name, header=header, rows=rows, made_up=frozenset(made_up)
+        )
 
     def rows(self, records: Records, suite: Any = None) -> Iterator[SourceRow | UnreadableRow]:
         ids = _UniqueIds()
