@@ -113,6 +113,27 @@ def test_row_content_rules(pack: Pack | Overlay) -> None:
             assert case["provenance"] == "starter-example"
 
 
+#: what a programmatic check's passLogic must not promise: no exporter normalises the output
+#: before comparing it (promptfoo's equals is ===), so a pack promising it would mislead
+NORMALISATION = re.compile(
+    r"trim|whitespace|lower-?cas|upper-?cas|case-?fold|collaps|normalis|normaliz|quotes|"
+    r"spaces removed|removing spaces",
+    re.IGNORECASE,
+)
+
+
+@pytest.mark.parametrize("pack", EVERYTHING, ids=lambda p: p.id)
+def test_programmatic_checks_promise_no_normalisation(pack: Pack | Overlay) -> None:
+    for row in build_pack_set(pack)["rows"]:
+        case = row["metadata"]["case"]
+        programmatic = case.get("evaluator") in (
+            "exact-or-programmatic",
+            "trajectory-or-state-check",
+        )
+        if programmatic and case["oracleType"] != "expected-final-state":
+            assert not NORMALISATION.search(case.get("passLogic", "")), row["id"]
+
+
 @pytest.mark.parametrize("path", PACK_FILES + OVERLAY_FILES, ids=lambda p: p.stem)
 def test_no_placeholder_text(path: Path) -> None:
     found = PLACEHOLDER.findall(path.read_text(encoding="utf-8"))
