@@ -292,25 +292,31 @@ def test_edits_of_canonical_files_keep_every_row(tmp_path: Path, suffix: str) ->
 @pytest.mark.parametrize(
     ("fmt", "name"), [("promptfoo", "tests.yaml"), ("langsmith", "examples.jsonl")]
 )
-def test_new_into_a_vendor_format_reports_what_it_leaves_out(
+def test_new_into_a_vendor_format_writes_every_row_or_nothing(
     tmp_path: Path, fmt: str, name: str
 ) -> None:
     target = tmp_path / name
-    result = run("new", "customer-support", "-o", target, "--to", fmt)
-    assert result.exit_code == 0, result.output
-    assert "left out 6 row(s)" in result.stderr and "dropped set-level field" in result.stderr
-    strict = run(
-        "new", "customer-support", "-o", tmp_path / f"strict-{name}", "--to", fmt, "--strict"
-    )
-    assert strict.exit_code == 1
-    assert not (tmp_path / f"strict-{name}").exists()
-    everything = run(
-        "new", "customer-support", "-o", target, "--to", fmt, "--force", "--include-human-review"
-    )
-    assert everything.exit_code == 0
+    refused = run("new", "customer-support", "-o", target, "--to", fmt)
+    assert refused.exit_code == 1, refused.output
+    assert "would not hold every row" in refused.stderr and not target.exists()
+    strict = run("new", "customer-support", "-o", target, "--to", fmt, "--strict")
+    assert strict.exit_code == 1 and not target.exists()
+    everything = run("new", "customer-support", "-o", target, "--to", fmt, "--include-human-review")
+    if fmt == "langsmith":  # every row fits once human-review rows are included, marked
+        assert everything.exit_code == 0, everything.output
+        assert "(langsmith, 18 rows)" in everything.stderr
+        assert "dropped set-level field" in everything.stderr  # the report, as convert's
+        lines = target.read_text(encoding="utf-8").splitlines()
+        assert len(lines) == 18
+    else:  # an expected-final-state row can never be a promptfoo test
+        assert everything.exit_code == 1 and not target.exists()
+        assert "final-state" in everything.stderr or "world after the run" in everything.stderr
 
 
-def test_new_to_a_yaml_file_means_promptfoo_and_says_what_it_drops(tmp_path: Path) -> None:
+def test_new_to_a_yaml_file_means_promptfoo_and_says_what_it_would_leave_out(
+    tmp_path: Path,
+) -> None:
     result = run("new", "customer-support", "-o", tmp_path / "tests.yaml")
-    assert result.exit_code == 0
-    assert "(promptfoo," in result.stderr and "left out" in result.stderr
+    assert result.exit_code == 1
+    assert "promptfoo file would not hold every row" in result.stderr
+    assert not (tmp_path / "tests.yaml").exists()

@@ -211,7 +211,8 @@ def new_command(
 ) -> None:
     """Scaffold a new set from a pack (and overlays), in any format Blueprint writes.
 
-    A vendor format reports what it drops, leaves out or weakens, as convert does.
+    Every row is written, or nothing: a vendor format that would leave rows out is refused
+    (exit 1). What a vendor format drops or weakens is reported, as convert reports it.
     """
     chosen = load_pack(pack)
     overlays = [load_overlay(item) for item in overlay]
@@ -227,7 +228,14 @@ def new_command(
         )
     codec = resolve_codec(output, value_of(target_format), reading=False)
     header = {key: value for key, value in document.items() if key != "rows"}
-    options = WriteOptions(force=force, strict=strict, include_human_review=include_human_review)
+    # a new set is written whole or not at all: a vendor format that cannot hold every row
+    # is refused (convert is the command that writes part of a set and reports the rest)
+    options = WriteOptions(
+        force=force,
+        strict=strict,
+        include_human_review=include_human_review,
+        every_row=True,
+    )
     result = codec.write(header, iter(document["rows"]), output, options)
     print_export(result)
     if output.suffix.lower() not in codec.extensions:

@@ -136,8 +136,12 @@ class WriteOptions:
 
     #: replace existing output files
     force: bool = False
-    #: refuse to write anything when the export would drop a field
+    #: refuse to write anything when the export would drop a field, leave out a row or
+    #: weaken a rule
     strict: bool = False
+    #: refuse to write anything when the export would leave out a row (it may still drop
+    #: set-level fields or weaken rules, which the result reports)
+    every_row: bool = False
     #: export rows no automated grader may score, marked for human review
     include_human_review: bool = False
     #: set-level fields the reader made up (not in the source), never reported as lost

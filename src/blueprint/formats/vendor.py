@@ -222,6 +222,8 @@ class ExportTally:
         lossy = self.lossy(header, options.derived_fields)
         if options.strict and lossy:
             raise LossyExportRefused(self.mapping.format, lossy)
+        if options.every_row and any(item.kind == "excluded" for item in lossy):
+            raise LossyExportRefused(self.mapping.format, lossy, every_row=True)
         return ExportResult(
             format=self.mapping.format,
             files=files,
