@@ -94,3 +94,46 @@ def test_strict_refuses_and_writes_nothing(codec: Any, tmp_path: Path) -> None:
     with pytest.raises(LossyExportRefused):
         codec.write(header, iter(rows), target, WriteOptions(strict=True))
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("codec", [c for c in CODECS if not c.lossless], ids=lambda c: c.name)
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=40)
+@given(doc=eval_sets())
+def test_weakened_rules_are_reported_for_exactly_the_rows_that_carry_them(
+    codec: Any, doc: dict[str, Any], tmp_path: Path
+) -> None:
+    """A weakened entry names rows that were written and carry the rule; every written row
+    that carries a rule the mapping says the vendor ignores is named."""
+    from blueprint.formats.mapping import values_at
+    from blueprint.formats.vendor import ExportRow
+
+    header = {key: value for key, value in doc.items() if key != "rows"}
+    target = tmp_path / f"out{codec.extensions[0]}"
+    try:
+        result = codec.write(header, iter(doc["rows"]), target, WriteOptions(force=True))
+    except InvalidRowForExport:
+        return  # an inadmissible pairing never reaches a vendor
+    left_out = {i for lossy in result.lossy if lossy.kind == "excluded" for i in lossy.row_ids}
+    reported: dict[tuple[str, str], set[str]] = {}
+    for lossy in result.lossy:
+        if lossy.kind == "weakened":
+            reported.setdefault((lossy.field, lossy.reason), set()).update(lossy.row_ids)
+    by_id = {row["id"]: row for row in doc["rows"]}
+    mapping = load_mapping(codec.name)
+    defaulted = {
+        (r.field, r.reason) for r in mapping.grading.weakened if "default" in r.model_fields_set
+    }
+    for (name, reason), row_ids in reported.items():
+        for row_id in row_ids:
+            assert row_id not in left_out
+            if (name, reason) not in defaulted:  # else the rule holds by default when absent
+                assert values_at(by_id[row_id], name), (row_id, name)
+    families = {
+        f["id"]: f.get("evaluator") for f in header.get("caseFamilies") or [] if "evaluator" in f
+    }
+    for row in doc["rows"]:
+        if row["id"] in left_out:
+            continue
+        exported = ExportRow.of(row, families.get(row["metadata"]["case"].get("caseFamily", "")))
+        for rule in mapping.weakened_rules(row, exported.oracle_type, exported.evaluator):
+            assert row["id"] in reported.get((rule.field, rule.reason), set()), (row["id"], rule)

@@ -160,3 +160,40 @@ def test_an_extension_that_hides_the_format_gets_a_note(tmp_path: Path) -> None:
         ConvertOptions(target_format="csv"),
     )
     assert any("--from csv" in note for note in result.notes)
+
+
+def test_convert_never_exits_0_on_a_set_validate_rejects(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from blueprint.cli import app
+
+    broken = Path(__file__).parent.parent / "examples" / "broken.json"
+    runner = CliRunner()
+    target = tmp_path / "out.jsonl"
+    refused = runner.invoke(app, ["convert", str(broken), str(target)])
+    assert refused.exit_code == 1 and not target.exists()
+    assert "inadmissible-evaluator" in refused.stderr
+    written = runner.invoke(
+        app, ["convert", str(broken), str(target), "--allow-invalid", "--report", "json"]
+    )
+    assert written.exit_code == 1 and target.exists()
+    assert json.loads(written.stdout)["valid"] is False
+    assert runner.invoke(app, ["validate", str(target)]).exit_code == 1
+
+
+def test_retrieval_context_reaches_promptfoo_as_vars(tmp_path: Path) -> None:
+    import yaml
+
+    data = row("rag")
+    data["metadata"]["retrieval_context"] = ["Returns are free within 30 days."]
+    data["metadata"]["context"] = ["policy v3"]
+    source = write_json(tmp_path / "s.json", document(data))
+    convert(source, tmp_path / "tests.yaml", ConvertOptions(target_format="promptfoo"))
+    (test,) = yaml.safe_load((tmp_path / "tests.yaml").read_text(encoding="utf-8"))
+    assert test["vars"]["retrieval_context"] == ["Returns are free within 30 days."]
+    assert test["vars"]["context"] == ["policy v3"]
+    assert test["options"]["disableVarExpansion"] is True  # one test, not one per item
+    back = convert(tmp_path / "tests.yaml", tmp_path / "back.json", ConvertOptions())
+    assert back.valid
+    (restored,) = json.loads((tmp_path / "back.json").read_text(encoding="utf-8"))["rows"]
+    assert restored == data
