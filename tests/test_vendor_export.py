@@ -193,3 +193,13 @@ def test_a_family_evaluator_the_oracle_bars_stops_the_export(tmp_path: Path) -> 
         REGISTRY["braintrust"].write(
             header, iter([row("r", "rubric", caseFamily="f")]), tmp_path / "o.jsonl", WriteOptions()
         )
+
+
+def test_blueprint_rows_in_a_promptfoo_config_are_told_of_its_default_test(tmp_path: Path) -> None:
+    config = {"prompts": ["{{input}}"], "defaultTest": {"assert": [{"type": "is-json"}]}}
+    header = {**HEADER, "extensions": {"promptfoo": {"config": config}}}
+    target = tmp_path / "promptfooconfig.yaml"
+    result = REGISTRY["promptfoo"].write(header, iter([row("mine")]), target, WriteOptions())
+    assert any("defaultTest" in note for note in result.notes)
+    written = yaml.safe_load(target.read_text(encoding="utf-8"))
+    assert written["defaultTest"] == config["defaultTest"] and len(written["tests"]) == 1

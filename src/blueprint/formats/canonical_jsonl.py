@@ -63,11 +63,14 @@ class JsonlCodec:
         metadata = first.get("metadata") if isinstance(first, dict) else None
         if isinstance(metadata, dict) and isinstance(metadata.get("case"), dict):
             return Fit.yes()
-        if isinstance(first, dict) and set(first) <= ROW_KEYS:
-            # a row whose case profile is broken (validation says how); without metadata,
-            # an {id, input, expected} object is a Braintrust record, not a row
-            if "metadata" in first or not set(first) & {"input", "expected"}:
-                return Fit.yes()
+        # a row whose case profile is broken (validation says how); without metadata, an
+        # {id, input, expected} object is a Braintrust record, not a row
+        if (
+            isinstance(first, dict)
+            and set(first) <= ROW_KEYS
+            and ("metadata" in first or not set(first) & {"input", "expected"})
+        ):
+            return Fit.yes()
         return Fit.no("a Blueprint row has id, input, expected and metadata.case, nothing else")
 
 

@@ -29,6 +29,7 @@ from blueprint.formats.native import ABSENT, NativeShape, Restored, same
 from blueprint.formats.sniffing import Fit, csv_header, first_line_object, json_head, text_of
 from blueprint.formats.vendor import (
     ExportRow,
+    ExportTally,
     Framing,
     Values,
     VendorCodec,
@@ -1154,6 +1155,21 @@ class PromptfooCodec(VendorCodec):
         tests = [self.without_payload(test) for _, test in before.tests]
         written = [self.without_payload(test) for _, test in after.tests]
         return changes + compare_records(tests, written, "test")
+
+    def record_for(
+        self, row: ExportRow, context: WriteContext, tally: ExportTally
+    ) -> dict[str, Any] | None:
+        record = super().record_for(row, context, tally)
+        defaults = context.suite.defaults.get("assert") if context.suite else None
+        config_form = context.form in ("yaml", "json") and context.suite.config is not None
+        if record is not None and defaults and config_form and row.extension(self.name) is None:
+            if not tally.memo.get("defaulted"):
+                tally.notes.append(
+                    "rows authored in Blueprint are also graded by the config's defaultTest"
+                    " assertions, which promptfoo adds to every test"
+                )
+            tally.memo["defaulted"] = True
+        return record
 
     def skip(self, row: ExportRow, context: WriteContext) -> str | None:
         if row.oracle_type == "expected-final-state":

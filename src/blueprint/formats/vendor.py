@@ -26,7 +26,7 @@ from blueprint import admissibility, jsonvalues
 from blueprint.atomic import AtomicOutputs
 from blueprint.errors import BlueprintError, LossyExportRefused, ParseError
 from blueprint.formats import native
-from blueprint.formats._io import read_json_lines, read_text
+from blueprint.formats._io import read_text
 from blueprint.formats.base import (
     ExportResult,
     LossyField,
@@ -178,11 +178,11 @@ def export_rows(
 
 @dataclass
 class ExportTally:
-    """What an export left out, dropped or weakened, by kind, for the lossy report."""
+    """What an export left out or weakened, by kind, for the lossy report (set-level fields
+    it drops come from the mapping file)."""
 
     mapping: VendorMapping
     excluded: dict[str, list[str]] = field(default_factory=dict)
-    dropped: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     weakened: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     #: set-level fields the export wrote (so they are not reported as lost)
     set_written: set[str] = field(default_factory=set)
@@ -194,9 +194,6 @@ class ExportTally:
     def exclude(self, kind: str, row: ExportRow) -> None:
         self.excluded.setdefault(kind, []).append(row.id)
 
-    def drop(self, path: str, reason: str, row: ExportRow) -> None:
-        self.dropped.setdefault((path, reason), []).append(row.id)
-
     def weaken(self, row: ExportRow) -> None:
         for rule in self.mapping.weakened_rules(row.data, row.oracle_type, row.evaluator):
             self.weakened.setdefault((rule.field, rule.reason), []).append(row.id)
@@ -206,9 +203,6 @@ class ExportTally:
         real = {key: value for key, value in header.items() if key not in derived}
         losses = self.mapping.set_loss(real, frozenset(self.set_written))
         losses += [self.mapping.exclusion(kind, ids) for kind, ids in self.excluded.items()]
-        losses += [
-            LossyField(path, reason, tuple(ids)) for (path, reason), ids in self.dropped.items()
-        ]
         losses += [
             LossyField(path, reason, tuple(ids), kind="weakened")
             for (path, reason), ids in self.weakened.items()
@@ -747,7 +741,3 @@ def compare_records(before: list[Any], after: list[Any], what: str = "record") -
         else:
             changes.append(f"{what} {number} changed")
     return changes
-
-
-def json_lines_records(path: Path) -> Records:
-    return read_json_lines(path)
