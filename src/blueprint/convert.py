@@ -25,7 +25,7 @@ from blueprint.formats import (
     resolve_codec,
 )
 from blueprint.formats.vendor import VendorCodec
-from blueprint.issues import ValidationReport
+from blueprint.issues import CODES, ValidationReport
 from blueprint.model import SCHEMA_VERSION
 from blueprint.validate import StreamValidator, ValidationOptions
 
@@ -106,7 +106,9 @@ def convert(
     made_up = frozenset(header) - frozenset(source.header or {}) | source.made_up
     derived: Counter[str] = Counter()
     report = ValidationReport(source=str(source_path), format=reader.name)
-    validator = StreamValidator(report, ValidationOptions())
+    # only errors decide whether the set is written; warnings are validate's to report
+    errors = frozenset(code for code, spec in CODES.items() if spec.severity == "error")
+    validator = StreamValidator(report, ValidationOptions(select=errors))
     validator.check_header(header, source.notes)
 
     def tallied() -> Iterator[Any]:
