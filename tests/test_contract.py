@@ -41,9 +41,15 @@ def test_declared_loss_is_actual_loss_on_any_valid_set(
     codec: Any, doc: dict[str, Any], tmp_path: Path
 ) -> None:
     source = write_json(tmp_path / "set.json", doc)
+    families = {f["id"]: f["evaluator"] for f in doc.get("caseFamilies") or [] if "evaluator" in f}
+
+    def evaluator_of(case: dict[str, Any]) -> str | None:
+        # a row names its evaluator, or inherits its case family's
+        return case.get("evaluator", families.get(case.get("caseFamily", "")))
+
     barred = any(
-        "evaluator" in row["metadata"]["case"]
-        and verdict(row["metadata"]["case"]["oracleType"], row["metadata"]["case"]["evaluator"])
+        evaluator_of(row["metadata"]["case"]) is not None
+        and verdict(row["metadata"]["case"]["oracleType"], evaluator_of(row["metadata"]["case"]))
         == "barred"
         for row in doc["rows"]
     )

@@ -165,3 +165,62 @@ def test_an_edited_row_reaches_the_vendor_and_the_old_value_travels_with_it() ->
 def test_fingerprints_tell_absent_from_null() -> None:
     assert fingerprint({"input": None}, ("input",)) != fingerprint({}, ("input",))
     assert fingerprint({"input": 1}, ("input",)) != fingerprint({"input": 1.0}, ("input",))
+
+
+def _edit_and_export(tmp_path: Path, yaml_text: str, edit: Any, target: str) -> Any:
+    source = tmp_path / "promptfooconfig.yaml"
+    source.write_text(yaml_text, encoding="utf-8")
+    imported = tmp_path / "set.json"
+    convert(source, imported, ConvertOptions())
+    document = json.loads(imported.read_text(encoding="utf-8"))
+    edit(document["rows"])
+    imported.write_text(json.dumps(document), encoding="utf-8")
+    return convert(imported, tmp_path / target, ConvertOptions(target_format="promptfoo"))
+
+
+def test_editing_one_var_keeps_the_others_as_the_suite_wrote_them(tmp_path: Path) -> None:
+    from blueprint.formats.promptfoo import read_yaml
+
+    def edit(rows: list[dict[str, Any]]) -> None:
+        rows[0]["input"]["other"] = "edited {{ text }}"
+
+    result = _edit_and_export(
+        tmp_path,
+        "prompts: ['{{input}}']\ntests:\n"
+        "  - vars: {input: 'file://v.txt', colours: [red, green], other: y, live: '{{ x }}'}\n"
+        "    assert: [{type: contains, value: '{{ other }}'}]\n",
+        edit,
+        "back.yaml",
+    )
+    (test,) = read_yaml(tmp_path / "back.yaml")["tests"]
+    assert test["vars"]["input"] == "file://v.txt"  # still loaded by promptfoo
+    assert test["vars"]["colours"] == ["red", "green"]  # still expanded into two tests
+    assert test["vars"]["live"] == "{{ x }}"  # still a live template
+    assert test["vars"]["other"] == 'edited {{ "{" }}{ text }}'  # Blueprint's text: literal
+    assert "options" not in test
+    assert any("read the edited vars other" in note for note in result.export.notes)
+
+
+def test_a_config_written_as_json_lines_merges_its_default_test(tmp_path: Path) -> None:
+    source = tmp_path / "promptfooconfig.yaml"
+    source.write_text(
+        "defaultTest: {assert: [{type: contains, value: ok}], vars: {tone: calm}}\n"
+        "tests: [{vars: {input: 'ok fine'}}, {vars: {input: bad}}]\n",
+        encoding="utf-8",
+    )
+    imported = tmp_path / "set.json"
+    convert(source, imported, ConvertOptions())
+    result = convert(imported, tmp_path / "t.jsonl", ConvertOptions(target_format="promptfoo"))
+    lines = (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()
+    tests = [json.loads(line) for line in lines]
+    assert all(t["assert"][0] == {"type": "contains", "value": "ok"} for t in tests)
+    assert all(t["vars"]["tone"] == "calm" for t in tests)
+    lost = {(item.kind, item.field) for item in result.export.lossy}
+    assert ("dropped", "extensions") in lost  # the config: no place in a tests file
+    assert ("dropped", "metadata.case.extensions.promptfoo") in lost
+    back = list(data_rows(REGISTRY["promptfoo"].open(tmp_path / "t.jsonl")))
+    before = list(data_rows(REGISTRY["json"].open(imported)))
+    for old, new in zip(before, back, strict=True):  # only the declared field changed
+        old["metadata"]["case"]["extensions"].pop("promptfoo")
+        new["metadata"]["case"]["extensions"].pop("promptfoo")
+        assert old == new

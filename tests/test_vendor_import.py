@@ -136,3 +136,73 @@ def test_deepeval_to_promptfoo_reports_both_legs(tmp_path: Path) -> None:
     )
     assert any("derived on import" in note for note in result.notes)
     assert any(lossy.field == "*" for lossy in result.export.lossy)  # the haiku: human-only
+
+
+def _imported(tmp_path, text: str) -> list[dict]:
+    path = tmp_path / "tests.yaml"
+    path.write_text(text, encoding="utf-8")
+    return list(data_rows(REGISTRY["promptfoo"].open(path)))
+
+
+def test_negated_checks_are_never_an_expected_answer(tmp_path) -> None:
+    rows = _imported(
+        tmp_path,
+        "- vars: {input: Say something nice}\n"
+        "  assert: [{type: not-contains, value: idiot}]\n"
+        "- vars: {input: q}\n"
+        "  assert: [{type: icontains, value: thanks}, {type: not-equals, value: I cannot help}]\n",
+    )
+    negated, mixed = (row["metadata"]["case"] for row in rows)
+    assert "expected" not in rows[0] and negated["oracleType"] == "rubric"
+    assert negated["unacceptableBehavior"] == ["contains 'idiot' (promptfoo contains)"]
+    assert "evaluator" not in negated  # promptfoo runs it as code; no evaluator is claimed
+    assert rows[1]["expected"] == "thanks" and mixed["oracleType"] == "reference-answer"
+    assert mixed["unacceptableBehavior"] == ["equals 'I cannot help' (promptfoo equals)"]
+
+
+def test_checks_that_name_no_answer_become_criteria(tmp_path) -> None:
+    (row,) = _imported(
+        tmp_path,
+        "- vars: {input: q}\n  assert:\n    - {type: is-json}\n"
+        "    - {type: javascript, value: output.length < 100}\n",
+    )
+    case = row["metadata"]["case"]
+    assert case["oracleType"] == "rubric" and "expected" not in row
+    assert case["evaluationCriteria"] == [
+        "is valid JSON (promptfoo is-json)",
+        "passes the JavaScript check 'output.length < 100' (promptfoo javascript)",
+    ]
+
+
+def test_a_templated_reference_is_resolved_from_the_vars_and_kept_live(tmp_path) -> None:
+    (row,) = _imported(
+        tmp_path,
+        "- vars: {input: q, ground_truth: Paris}\n"
+        "  assert: [{type: factuality, value: '{{ground_truth}}'}]\n",
+    )
+    assert row["expected"] == "Paris"
+    how = row["metadata"]["case"]["extensions"]["blueprint-import"]["derived"]["expected"]
+    assert "{{ground_truth}}" in how
+    back = tmp_path / "back.yaml"
+    imported = tmp_path / "set.json"
+    convert(tmp_path / "tests.yaml", imported, ConvertOptions())
+    convert(imported, back, ConvertOptions(target_format="promptfoo"))
+    import yaml
+
+    (test,) = yaml.safe_load(back.read_text(encoding="utf-8"))
+    assert test["assert"] == [{"type": "factuality", "value": "{{ground_truth}}"}]  # still live
+
+
+def test_file_vars_list_vars_and_templates_are_kept_and_flagged(tmp_path) -> None:
+    (row,) = _imported(
+        tmp_path,
+        "- vars: {input: 'file://q.txt', colours: [red, green], note: '{{ other }}'}\n"
+        "  assert: [{type: contains, value: x}]\n",
+    )
+    assert row["input"] == {
+        "input": "file://q.txt",
+        "colours": ["red", "green"],
+        "note": "{{ other }}",
+    }
+    how = row["metadata"]["case"]["extensions"]["blueprint-import"]["derived"]["input"]
+    assert "one test per value" in how and "files" in how and "templates" in how

@@ -60,6 +60,8 @@ def echo_set(tmp_path: Path, *, matching: bool) -> Path:
         case("assertion-like", "contains: x", answer("contains: x")),
         case("python-like", "python: 1+1", answer("python: 1+1")),
         case("unknown-var", "Hello {{name}}, {% if x %}", answer("Hello {{name}}, {% if x %}")),
+        case("comment-closer", "a #} b {#} c", answer("a #} b {#} c")),
+        case("escape-lookalike", '{{ "#" }} and {{ "{" }}', answer('{{ "#" }} and {{ "{" }}')),
         case("file-like", "file://nowhere.txt", answer("file://nowhere.txt")),
         case(
             "braced-member", "{{x}}", {"acceptable": ["{{y}}", answer("{{x}}")]}, "acceptable-set"

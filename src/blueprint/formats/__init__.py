@@ -104,10 +104,10 @@ def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:
             f"{path}: cannot tell the format from the extension {extension!r}"
             f" (known: {', '.join(known)}); name it with --from/--to"
         )
+    if reading:
+        return _sniff(path, candidates)  # even one candidate must fit: not every .yaml is promptfoo
     if len(candidates) == 1:
         return candidates[0]
-    if reading:
-        return _sniff(path, candidates)
     # writing to a shared extension means the lossless canonical format; a vendor format is
     # only ever written when named with --to
     lossless = [codec for codec in candidates if codec.lossless]

@@ -120,6 +120,8 @@ class Restored:
     kept: set[str] = field(default_factory=set)
     #: mapped keys regenerated from the row because the values read from them were edited
     edited: list[str] = field(default_factory=list)
+    #: what a person should know about how the record was put back together
+    notes: list[str] = field(default_factory=list)
 
 
 def restore(

@@ -57,11 +57,14 @@ _YAML11_ONLY: Final = frozenset(
 # promptfoo renders var values and assertion values with Nunjucks, substitutes {{name}} for
 # known vars before that, and loads strings that start with file:// or package:. A "{" that
 # opens a tag is therefore written as the expression {{ "{" }}, which renders back to "{" and
-# leaves nothing for the substitution to find; a leading file:// or package: gets an empty
+# leaves nothing for the substitution to find; the "#" of a stray comment closer "#}" (an
+# error for Nunjucks) is written {{ "#" }}; a leading file:// or package: gets an empty
 # expression in front. Rendering gives back exactly the original text.
 
-_OPENER: Final = re.compile(r"\{(?=[{%#])")
+_SPECIAL: Final = re.compile(r"\{(?=[{%#])|#(?=\})")
 _BRACE: Final = '{{ "{" }}'
+_HASH: Final = '{{ "#" }}'
+_ESCAPED: Final = re.compile(re.escape(_BRACE) + "|" + re.escape(_HASH))
 _LOADED_PREFIXES: Final = ("file://", "package:")
 _GUARD: Final = '{{ "" }}'
 _TEMPLATE: Final = re.compile(r"\{[{%#]")
@@ -69,7 +72,7 @@ _TEMPLATE: Final = re.compile(r"\{[{%#]")
 
 def literal(text: str) -> str:
     """Text that promptfoo's template handling turns back into exactly ``text``."""
-    escaped = _OPENER.sub(lambda match: _BRACE, text)
+    escaped = _SPECIAL.sub(lambda match: _BRACE if match.group() == "{" else _HASH, text)
     if escaped.startswith(_LOADED_PREFIXES):
         escaped = _GUARD + escaped
     return escaped
@@ -78,7 +81,10 @@ def literal(text: str) -> str:
 def unliteral(value: Any) -> Any:
     if not isinstance(value, str):
         return value
-    return value.removeprefix(_GUARD).replace(_BRACE, "{")
+    # one pass, left to right, so text that happens to read {{ "#" }} stays as it was
+    return _ESCAPED.sub(
+        lambda match: "{" if match.group() == _BRACE else "#", value.removeprefix(_GUARD)
+    )
 
 
 def risky(value: Any) -> bool:
@@ -329,17 +335,97 @@ class Inference:
     derived: dict[str, str] = field(default_factory=dict)
 
 
+#: checks whose value is an answer the output should equal, contain or resemble: the value
+#: can stand as the row's reference answer (the passLogic says how it is compared)
+_ANSWER_LIKE: Final = frozenset(
+    {
+        "equals",
+        "contains",
+        "icontains",
+        "starts-with",
+        "levenshtein",
+        "similar",
+        "similar:cosine",
+        "similar:dot",
+        "similar:euclidean",
+        "rouge-n",
+        "bleu",
+        "gleu",
+        "meteor",
+    }
+)
+#: how a check reads as a criterion, for the ones people write most
+_PHRASES: Final = {
+    "equals": ("equals {}", "does not equal {}"),
+    "contains": ("contains {}", "does not contain {}"),
+    "icontains": ("contains {} in any case", "does not contain {} in any case"),
+    "starts-with": ("starts with {}", "does not start with {}"),
+    "regex": ("matches the pattern {}", "does not match the pattern {}"),
+    "is-json": ("is valid JSON", "is not valid JSON"),
+    "contains-json": ("contains valid JSON", "contains no valid JSON"),
+    "is-xml": ("is valid XML", "is not valid XML"),
+    "is-sql": ("is valid SQL", "is not valid SQL"),
+    "contains-all": ("contains all of {}", "does not contain all of {}"),
+    "contains-any": ("contains one of {}", "contains none of {}"),
+    "icontains-all": ("contains all of {} in any case", "does not contain all of {}"),
+    "icontains-any": ("contains one of {} in any case", "contains none of {} in any case"),
+    "javascript": ("passes the JavaScript check {}", "fails the JavaScript check {}"),
+    "python": ("passes the Python check {}", "fails the Python check {}"),
+}
+
+
+def _shown(value: Any) -> str:
+    text = value if isinstance(value, str) else jsonvalues.dumps_text(value)
+    text = text.strip().replace("\n", " ")
+    return repr(text[:77] + "..." if len(text) > 80 else text)
+
+
+def criterion(assertion: dict[str, Any]) -> str:
+    """A check as a sentence about the output ("does not contain 'idiot'")."""
+    kind = str(assertion.get("type", ""))
+    negated = kind.startswith("not-")
+    base = kind.removeprefix("not-")
+    value = _shown(assertion["value"]) if "value" in assertion else ""
+    if base in _PHRASES:
+        phrase = _PHRASES[base][1 if negated else 0].format(value).strip()
+    else:
+        phrase = f"{'fails' if negated else 'passes'} promptfoo's {base} check {value}".strip()
+    return f"{phrase} (promptfoo {kind})"
+
+
 def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
-    """The oracle type, expected value and evaluator a test's assertions amount to."""
+    """The oracle type, expected value and evaluator a test's assertions amount to.
+
+    A check that names an answer (equals, contains, similar, ...) gives the reference
+    answer; "any of" checks an acceptable set; model-graded checks a reference for an LLM
+    judge or a rubric. Negated checks become unacceptable behaviours, never an answer. A test
+    graded only by checks that name no answer (is-json, javascript, regex, negations) becomes
+    a rubric whose criteria say what the checks check. The test's own assertions are kept
+    and written back on export to promptfoo, whatever is inferred here.
+    """
     flat = _flat(assertions)
     if not flat:
         return Inference("expected-behavior-only", ABSENT, None)
     listed = "; ".join(_describe(item) for item in flat)
-    base = {"passLogic": f"promptfoo grades it with: {listed}"}
+    case: dict[str, Any] = {"passLogic": f"promptfoo grades it with: {listed}"}
     derived = {"metadata.case.passLogic": "a description of the test's promptfoo assertions"}
+    negated = [item for item in flat if str(item.get("type", "")).startswith("not-")]
+    positive = [item for item in flat if item not in negated]
+    if negated:
+        case["unacceptableBehavior"] = [
+            criterion({**item, "type": str(item["type"]).removeprefix("not-")}) for item in negated
+        ]
+        derived["metadata.case.unacceptableBehavior"] = "the test's negated assertions"
 
-    def first(kinds_wanted: frozenset[str] | set[str]) -> dict[str, Any] | None:
-        return next((item for item in flat if item.get("type") in kinds_wanted), None)
+    def first(kinds: frozenset[str] | set[str], answer: bool = False) -> dict[str, Any] | None:
+        return next(
+            (
+                item
+                for item in positive
+                if item.get("type") in kinds and (not answer or isinstance(item.get("value"), str))
+            ),
+            None,
+        )
 
     def expected_of(assertion: dict[str, Any], why: str) -> Any:
         value, template = _resolve_template(assertion.get("value"), variables)
@@ -348,12 +434,12 @@ def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
         )
         return value
 
-    if (chosen := first({"equals"})) is not None:
+    if (chosen := first({"equals"})) is not None and "value" in chosen:
         value = expected_of(chosen, "the value of the test's equals assertion")
-        return Inference("reference-answer", value, "exact-or-programmatic", base, derived)
-    if (chosen := first(_JUDGED_REFERENCE)) is not None:
+        return Inference("reference-answer", value, "exact-or-programmatic", case, derived)
+    if (chosen := first(_JUDGED_REFERENCE, answer=True)) is not None:
         value = expected_of(chosen, f"the reference of the test's {chosen['type']} assertion")
-        return Inference("reference-answer", value, "llm-judge", base, derived)
+        return Inference("reference-answer", value, "llm-judge", case, derived)
     if (chosen := first(_MEMBERSHIP)) is not None:
         members = chosen.get("value")
         if isinstance(members, str):
@@ -361,7 +447,7 @@ def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
         if isinstance(members, list) and members:
             derived["expected"] = f"the values of the test's {chosen['type']} assertion"
             return Inference(
-                "acceptable-set", {"acceptable": members}, "exact-or-programmatic", base, derived
+                "acceptable-set", {"acceptable": members}, "exact-or-programmatic", case, derived
             )
     if (chosen := first({"tool-call-f1"})) is not None:
         names = chosen.get("value")
@@ -375,37 +461,35 @@ def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
             calls = [{"name": name, "arguments": {}} for name in names]
             expected = {"calls": calls, "order": "any"}
             return Inference(
-                "expected-tool-calls", expected, "exact-or-programmatic", base, derived
+                "expected-tool-calls", expected, "exact-or-programmatic", case, derived
             )
-    programmatic = [item for item in flat if item.get("type") not in _RUBRIC | _MODEL_GRADED]
-    if programmatic:
-        chosen = programmatic[0]
+    if (chosen := first(_ANSWER_LIKE, answer=True)) is not None:
         value = expected_of(
             chosen,
-            f"the value of the test's {chosen.get('type')} assertion; passLogic says how it"
-            " is checked",
+            f"the value of the test's {chosen['type']} assertion; passLogic says how it is"
+            " compared",
         )
-        return Inference(
-            "reference-answer",
-            value if "value" in chosen else None,
-            "exact-or-programmatic",
-            base,
-            derived,
-        )
-    rubric = [item for item in flat if item.get("type") in _RUBRIC]
+        return Inference("reference-answer", value, "exact-or-programmatic", case, derived)
+    rubric = [item for item in positive if item.get("type") in _RUBRIC]
     criteria: list[str] = []
-    for item in rubric or flat:
+    for item in rubric:
         value = item.get("value")
-        if rubric:
-            values = value if isinstance(value, list) else [value]
-            criteria += [v if isinstance(v, str) else jsonvalues.dumps_text(v) for v in values]
-        else:
-            criteria.append(f"promptfoo {_describe(item)}")
+        values = value if isinstance(value, list) else [value]
+        criteria += [v if isinstance(v, str) else jsonvalues.dumps_text(v) for v in values]
+    if rubric:
+        derived["metadata.case.evaluationCriteria"] = (
+            "the criteria of the test's model-graded assertions"
+        )
+        case["evaluationCriteria"] = [c for c in criteria if c] or [listed]
+        return Inference("rubric", ABSENT, "llm-judge", case, derived)
+    # checks that name no answer: what they check, as criteria; no evaluator is claimed,
+    # since promptfoo runs them as code and Blueprint has no oracle type for that
+    case["evaluationCriteria"] = [criterion(item) for item in flat]
     derived["metadata.case.evaluationCriteria"] = (
-        "the criteria of the test's model-graded assertions"
+        "what the test's promptfoo checks check; they name no answer, so the row is a rubric"
+        " and promptfoo's own assertions grade it"
     )
-    case = {**base, "evaluationCriteria": [c for c in criteria if c] or [listed]}
-    return Inference("rubric", ABSENT, "llm-judge", case, derived)
+    return Inference("rubric", ABSENT, None, case, derived)
 
 
 # --- the suite around the tests: defaultTest and the config ---------------------------------
@@ -786,19 +870,35 @@ def configs_of(
     configs.setdefault(index, {})[name] = number
 
 
-def _json_compatible(value: Any) -> bool:
+#: how many values a YAML document may expand to, counting every use of an alias: a few
+#: hundred bytes of nested aliases can otherwise stand for billions of values
+MAX_VALUES: Final = 2_000_000
+
+
+def _not_json(value: Any) -> str | None:
+    """Why a YAML value cannot be JSON (a key that is not text, a date, binary data), or None.
+
+    Raises ValueError when the value expands to more than MAX_VALUES values."""
     stack = [value]
+    seen = 0
     while stack:
         current = stack.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            raise ValueError(
+                f"expands to more than {MAX_VALUES:,} values (nested YAML aliases); not read"
+            )
         if isinstance(current, dict):
-            if not all(isinstance(key, str) for key in current):
-                return False
+            for key in current:
+                if not isinstance(key, str):
+                    return f"the key {key!r} is not text, which JSON (and Blueprint) needs"
             stack.extend(current.values())
         elif isinstance(current, list):
             stack.extend(current)
         elif current is not None and not isinstance(current, str | int | float | bool):
-            return False
-    return True
+            kind = type(current).__name__
+            return f"holds a YAML {kind} value, which JSON has no place for"
+    return None
 
 
 def read_yaml(path: Path) -> Any:
@@ -813,8 +913,12 @@ def read_yaml(path: Path) -> Any:
         raise ParseError(path, f"not valid YAML: {problem}", line=line, column=column) from None
     except RecursionError:
         raise ParseError(path, "YAML nested too deeply") from None
-    if not _json_compatible(data):
-        raise ParseError(path, "holds YAML values that are not JSON (binary data, sets, dates)")
+    try:
+        problem = _not_json(data)
+    except ValueError as error:
+        raise ParseError(path, str(error)) from None
+    if problem:
+        raise ParseError(path, problem)
     return data
 
 
@@ -836,18 +940,26 @@ def _pointer(document: Any, pointer: str, path: Path) -> Any:
     return target
 
 
-def _dereference(value: Any, document: Any, path: Path, depth: int = 0) -> Any:
+def _dereference(value: Any, document: Any, path: Path) -> Any:
     """``{$ref: '#/...'}`` objects replaced by what they point at in the same document."""
-    if depth > 32:
-        raise ParseError(path, "$ref references nest too deeply (or form a loop)")
-    if isinstance(value, dict):
-        reference = value.get("$ref")
-        if isinstance(reference, str) and reference.startswith("#/") and len(value) == 1:
-            return _dereference(_pointer(document, reference, path), document, path, depth + 1)
-        return {key: _dereference(item, document, path, depth) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_dereference(item, document, path, depth) for item in value]
-    return value
+    budget = [MAX_VALUES]
+
+    def walk(value: Any, depth: int) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ParseError(path, f"$ref references expand to more than {MAX_VALUES:,} values")
+        if depth > 32:
+            raise ParseError(path, "$ref references nest too deeply (or form a loop)")
+        if isinstance(value, dict):
+            reference = value.get("$ref")
+            if isinstance(reference, str) and reference.startswith("#/") and len(value) == 1:
+                return walk(_pointer(document, reference, path), depth + 1)
+            return {key: walk(item, depth) for key, item in value.items()}
+        if isinstance(value, list):
+            return [walk(item, depth) for item in value]
+        return value
+
+    return walk(value, 0)
 
 
 @dataclass
@@ -879,7 +991,7 @@ def _load(path: Path, seen: frozenset[Path], *, top: bool = False) -> Loaded:
             found.append(item)
         return Loaded(found, Suite())
     data = _document(path)
-    if isinstance(data, dict) and "tests" in data:
+    if isinstance(data, dict) and set(data) & CONFIG_KEYS:
         return _config(path, data, seen, top=top)
     if isinstance(data, dict):
         data = [data]
@@ -911,11 +1023,38 @@ def _rebased(test: Any, folder: Path, base: Path) -> Any:
     return test
 
 
+#: keys only a promptfoo config has (a test case has none of them)
+CONFIG_KEYS: Final = frozenset(
+    {
+        "tests",
+        "prompts",
+        "providers",
+        "targets",
+        "scenarios",
+        "defaultTest",
+        "evaluateOptions",
+        "outputPath",
+        "sharing",
+        "env",
+        "nunjucksFilters",
+        "assertionTemplates",
+        "derivedMetrics",
+        "redteam",
+        "commandLineOptions",
+        "tracing",
+        "writeLatestResults",
+    }
+)
+_GENERATOR: Final = re.compile(r"\.(?:py|js|cjs|mjs|ts|cts|mts)(?::[\w.]+)?$", re.IGNORECASE)
+
+
 def _config(path: Path, config: dict[str, Any], seen: frozenset[Path], *, top: bool) -> Loaded:
     tests = config.get("tests")
-    entries = tests if isinstance(tests, list) else [tests]
+    entries = tests if isinstance(tests, list) else [] if tests is None else [tests]
     found: list[tuple[int | None, Any]] = []
     for entry in entries:
+        if isinstance(entry, str) and _GENERATOR.search(entry):
+            raise ParseError(path, f"tests: {entry} is a test generator, which runs code; not read")
         if isinstance(entry, str):
             reference = str(path.parent / entry.removeprefix("file://"))
             if any(char in reference for char in "*?["):
@@ -1129,16 +1268,44 @@ class PromptfooCodec(VendorCodec):
         return test
 
     def finish_native(self, record: dict[str, Any], restored: Restored, row: ExportRow) -> None:
-        # vars regenerated from an edited input must not multiply the test either
         variables = record.get("vars")
         if "vars" in restored.kept or not isinstance(variables, dict):
             return
-        if any(isinstance(value, list) for value in variables.values()):
+        # the input was edited: vars it did not change keep the suite's own text (a live
+        # template, a file:// reference, a list promptfoo expands); the edited ones are
+        # Blueprint's, literal, and a list among them must not multiply the test
+        entry = restored.payload["entries"].get("vars")
+        original = entry.get("value") if isinstance(entry, dict) else None
+        value = row.input if isinstance(row.input, dict) else {"input": row.input}
+        authored_list = False
+        edited = []
+        for key, item in list(variables.items()):
+            if (
+                isinstance(original, dict)
+                and key in original
+                and same(value.get(key), original[key])
+            ):
+                variables[key] = original[key]
+                continue
+            edited.append(key)
+            authored_list = authored_list or isinstance(item, list)
+        if authored_list:
             options = record.get("options")
             record["options"] = {
                 **(options if isinstance(options, dict) else {}),
                 "disableVarExpansion": True,
             }
+        assertions = record.get("assert") if "assert" in restored.kept else None
+        used = [
+            key
+            for key in edited
+            if re.search(r"\{\{\s*" + re.escape(key) + r"\b", jsonvalues.dumps_text(assertions))
+        ]
+        if used:
+            restored.notes.append(
+                f"{row.id}: the test's own assertions read the edited vars {', '.join(used)};"
+                " check that the row's expected value still agrees with them"
+            )
 
     def suite_of(self, header: dict[str, Any]) -> Any:
         return suite_of_header(header)
@@ -1160,6 +1327,23 @@ class PromptfooCodec(VendorCodec):
         self, row: ExportRow, context: WriteContext, tally: ExportTally
     ) -> dict[str, Any] | None:
         record = super().record_for(row, context, tally)
+        if record is not None and context.form == "jsonl" and context.suite.defaults:
+            # a JSON Lines tests file has no config: the defaultTest goes into every test,
+            # so promptfoo still grades each test as the suite did
+            _merge_defaults(record, context.suite.defaults)
+            if not tally.memo.get("merged"):
+                tally.notes.append(
+                    "the config's defaultTest is merged into every test: a JSON Lines tests"
+                    " file has no config to hold it"
+                )
+            tally.memo["merged"] = True
+            if row.extension(self.name) is not None:
+                tally.drop(
+                    "metadata.case.extensions.promptfoo",
+                    "the test is written with the config's defaultTest merged into it (a JSON"
+                    " Lines tests file has no config), so it no longer reads as it came in",
+                    row,
+                )
         defaults = context.suite.defaults.get("assert") if context.suite else None
         config_form = context.form in ("yaml", "json") and context.suite.config is not None
         if record is not None and defaults and config_form and row.extension(self.name) is None:
@@ -1252,10 +1436,32 @@ class PromptfooCodec(VendorCodec):
             ):
                 return Fit.yes()
             return Fit.no("a promptfoo config has tests, prompts or providers; a test has vars")
-        text = text_of(head)
-        if re.search(r"^\s*-?\s*(vars|assert|tests|prompts|providers):", text, re.M):
+        if _YAML_KEYS.search(text_of(head)):
             return Fit.yes()
-        return Fit.no("promptfoo YAML has tests, prompts, providers, vars or assert")
+        return Fit.no("promptfoo YAML has tests, prompts, providers, vars or assert keys")
+
+
+#: a key only promptfoo's YAML has, anywhere in a block or flow mapping
+_YAML_KEYS: Final = re.compile(
+    r"(?:^|[\s{,\-])[\"']?(vars|assert|tests|prompts|providers|defaultTest|scenarios|providerOutput)"
+    r"[\"']?\s*:(?:\s|$)",
+    re.MULTILINE,
+)
+
+
+def _merge_defaults(test: dict[str, Any], defaults: dict[str, Any]) -> None:
+    """A test with a defaultTest merged in, as promptfoo applies it: the default assertions
+    first, vars, options and metadata key by key (the test's own win), the rest only where
+    the test has none."""
+    for key, default in defaults.items():
+        own = test.get(key)
+        if key == "assert" and isinstance(default, list):
+            test[key] = [*default, *(own if isinstance(own, list) else [])]
+        elif key in ("vars", "options", "metadata") and isinstance(default, dict):
+            if own is None or isinstance(own, dict):
+                test[key] = {**default, **(own or {})}
+        elif key not in test:
+            test[key] = default
 
 
 def _present(header: dict[str, Any]) -> set[str]:

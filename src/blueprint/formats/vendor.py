@@ -178,11 +178,12 @@ def export_rows(
 
 @dataclass
 class ExportTally:
-    """What an export left out or weakened, by kind, for the lossy report (set-level fields
-    it drops come from the mapping file)."""
+    """What an export left out, dropped or weakened, by kind, for the lossy report (the
+    set-level fields it drops come from the mapping file)."""
 
     mapping: VendorMapping
     excluded: dict[str, list[str]] = field(default_factory=dict)
+    dropped: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     weakened: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     #: set-level fields the export wrote (so they are not reported as lost)
     set_written: set[str] = field(default_factory=set)
@@ -194,6 +195,10 @@ class ExportTally:
     def exclude(self, kind: str, row: ExportRow) -> None:
         self.excluded.setdefault(kind, []).append(row.id)
 
+    def drop(self, path: str, reason: str, row: ExportRow) -> None:
+        """A field of this row that the export could not write as it is."""
+        self.dropped.setdefault((path, reason), []).append(row.id)
+
     def weaken(self, row: ExportRow) -> None:
         for rule in self.mapping.weakened_rules(row.data, row.oracle_type, row.evaluator):
             self.weakened.setdefault((rule.field, rule.reason), []).append(row.id)
@@ -203,6 +208,9 @@ class ExportTally:
         real = {key: value for key, value in header.items() if key not in derived}
         losses = self.mapping.set_loss(real, frozenset(self.set_written))
         losses += [self.mapping.exclusion(kind, ids) for kind, ids in self.excluded.items()]
+        losses += [
+            LossyField(path, reason, tuple(ids)) for (path, reason), ids in self.dropped.items()
+        ]
         losses += [
             LossyField(path, reason, tuple(ids), kind="weakened")
             for (path, reason), ids in self.weakened.items()
@@ -602,6 +610,7 @@ class VendorCodec:
         if restored is not None:
             record = restored.record
             self.finish_native(record, restored, row)
+            tally.notes += restored.notes
             if restored.edited:
                 edited = ", ".join(restored.edited)
                 tally.notes.append(
