@@ -224,3 +224,27 @@ def test_a_config_written_as_json_lines_merges_its_default_test(tmp_path: Path) 
         old["metadata"]["case"]["extensions"].pop("promptfoo")
         new["metadata"]["case"]["extensions"].pop("promptfoo")
         assert old == new
+
+
+def test_unquoted_yaml_dates_stay_dates_for_promptfoo(tmp_path: Path) -> None:
+    from blueprint.formats.promptfoo import YamlDate, read_yaml
+
+    source = tmp_path / "tests.yaml"
+    source.write_text(
+        "- vars: {input: 2024-01-01, quoted: '2024-01-02'}\n"
+        "  assert: [{type: contains, value: x}]\n",
+        encoding="utf-8",
+    )
+    imported = tmp_path / "set.json"
+    convert(source, imported, ConvertOptions())
+    (row,) = data_rows(REGISTRY["json"].open(imported))
+    assert row["input"] == {"input": "2024-01-01", "quoted": "2024-01-02"}
+    assert (
+        "as dates" in row["metadata"]["case"]["extensions"]["blueprint-import"]["derived"]["input"]
+    )
+    convert(imported, tmp_path / "back.yaml", ConvertOptions(target_format="promptfoo"))
+    (test,) = read_yaml(tmp_path / "back.yaml")
+    assert isinstance(test["vars"]["input"], YamlDate)
+    assert not isinstance(test["vars"]["quoted"], YamlDate)
+    result = roundtrip(source, "promptfoo")
+    assert result.exact and result.vendor_changes == []

@@ -88,7 +88,7 @@ def _open(path: Path, format: str | None) -> _Set:
             f"{path}: editing a {codec.name} file in place is refused: rewriting it would export"
             f" the set again, and a {codec.name} export leaves out rows and fields it has no"
             f" place for. Convert it to a canonical format first (blueprint convert {path.name}"
-            f" {path.stem}.json --from {codec.name}), edit that, and export again"
+            f" {path.stem}-set.json --from {codec.name}), edit that, and export again"
         )
     source = codec.open(path)
     header, notes = complete_header(source)

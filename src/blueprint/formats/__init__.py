@@ -29,6 +29,7 @@ from blueprint.formats.deepeval import DeepevalCodec
 from blueprint.formats.langsmith import LangsmithCodec
 from blueprint.formats.promptfoo import PromptfooCodec
 from blueprint.formats.setfile import set_file_for
+from blueprint.formats.sniffing import first_record_complete
 
 REGISTRY: Final[dict[str, Codec]] = {
     codec.name: codec
@@ -44,6 +45,8 @@ REGISTRY: Final[dict[str, Codec]] = {
 }
 
 _SNIFF_BYTES: Final = 64 * 1024
+#: how far sniffing reads to see a whole first record (a golden with a long input)
+_SNIFF_MAX_BYTES: Final = 16 * 1024 * 1024
 
 
 def get_codec(name: str) -> Codec:
@@ -121,6 +124,11 @@ def _sniff(path: Path, candidates: list[Codec]) -> Codec:
     try:
         with path.open("rb") as handle:
             head = handle.read(_SNIFF_BYTES)
+            while len(head) < _SNIFF_MAX_BYTES and not first_record_complete(head):
+                more = handle.read(len(head))
+                if not more:
+                    break
+                head += more
     except OSError:
         # unreadable: the canonical reader will say why, with the file name
         return next((codec for codec in candidates if codec.lossless), candidates[0])

@@ -63,6 +63,9 @@ class JsonlCodec:
         metadata = first.get("metadata") if isinstance(first, dict) else None
         if isinstance(metadata, dict) and isinstance(metadata.get("case"), dict):
             return Fit.yes()
+        payload = metadata.get("blueprint") if isinstance(metadata, dict) else None
+        if isinstance(payload, str) or (isinstance(payload, dict) and "case" in payload):
+            return Fit.no("the record carries Blueprint's payload: a vendor record Blueprint wrote")
         # a row whose case profile is broken (validation says how); without metadata, an
         # {id, input, expected} object is a Braintrust record, not a row
         if (

@@ -56,6 +56,30 @@ CONVERSATIONAL_KEYS: Final = frozenset(
 #: row metadata keys with a native DeepEval field, when they hold a list of strings
 CONTEXT_KEYS: Final = ("context", "retrieval_context")
 MIXED_TURNS: Final = "mixed-turns"
+#: the cells pandas.read_csv reads as missing (its default na_values), as DeepEval loads CSV
+PANDAS_NA: Final = frozenset(
+    {
+        "",
+        "#N/A",
+        "#N/A N/A",
+        "#NA",
+        "-1.#IND",
+        "-1.#QNAN",
+        "-NaN",
+        "-nan",
+        "1.#IND",
+        "1.#QNAN",
+        "<NA>",
+        "N/A",
+        "NA",
+        "NULL",
+        "NaN",
+        "None",
+        "n/a",
+        "nan",
+        "null",
+    }
+)
 
 
 def _text_list(value: Any) -> bool:
@@ -63,9 +87,10 @@ def _text_list(value: Any) -> bool:
 
 
 def _conversational(row: ExportRow) -> bool:
-    """A row imported from a conversational golden (its turns are the input)."""
+    """A row imported from a conversational golden (its turns are the input): the golden had
+    a scenario, and one that is not empty (DeepEval reads an empty one as single-turn)."""
     extension = row.extension("deepeval") or {}
-    return "scenario" in (extension.get("keys") or [])
+    return "scenario" in (extension.get("keys") or []) and bool(row.case.get("scenario"))
 
 
 def _tools(expected: dict[str, Any]) -> list[dict[str, Any]]:
@@ -270,6 +295,17 @@ class DeepevalCodec(VendorCodec):
             tally.memo["kind"] = kind
         return record
 
+    def weakened(self, row: ExportRow, context: WriteContext) -> list[tuple[str, str]] | None:
+        if _conversational(row) and row.has_expected:
+            return [
+                (
+                    "expected",
+                    "a conversational golden has no expected_output: no DeepEval metric sees"
+                    " this expected value, which travels in additional_metadata.blueprint only",
+                )
+            ]
+        return None
+
     def sniff(self, path: Path, head: bytes) -> Fit:
         suffix = path.suffix.lower()
         why = (
@@ -296,8 +332,8 @@ def _csv_goldens(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     for record in reader:
         golden: dict[str, Any] = {}
         for key, cell in record.items():
-            if key is None or cell in (None, ""):
-                continue
+            if key is None or cell is None or cell in PANDAS_NA:
+                continue  # DeepEval reads the file with pandas, which takes these for nothing
             if key in CONTEXT_KEYS:
                 golden[key] = cell.split("|")
             elif key in (

@@ -72,23 +72,27 @@ def _is_split(value: Any) -> bool:
     )
 
 
-def _dataset_head(header: dict[str, Any]) -> dict[str, Any] | None:
-    """The dataset object an imported LangSmith dataset file had around its examples."""
+def _dataset_head(
+    header: dict[str, Any], made_up: frozenset[str] = frozenset()
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The dataset object an imported LangSmith dataset file had around its examples: its
+    keys before the examples, and after them; None for a set that came from no such file."""
     extensions = header.get("extensions")
     ours = extensions.get("langsmith") if isinstance(extensions, dict) else None
     if not isinstance(ours, dict) or not isinstance(ours.get("dataset"), dict):
         return None
-    dataset = ours["dataset"]
-    head = {**dataset}
+    head = {k: v for k, v in ours["dataset"].items() if k != "examples"}
     for key in ("name", "description"):
-        if key in header and key not in head:
+        # the set's own name and description, unless a reader made them up
+        if key in header and key not in head and key not in made_up:
             head[key] = header[key]
     order = ours.get("keys")
-    if isinstance(order, list):
-        first = {key: head[key] for key in order if isinstance(key, str) and key in head}
-        head = {**first, **{k: v for k, v in head.items() if k not in first}}
-    head.pop("examples", None)
-    return head
+    order = [key for key in order if isinstance(key, str)] if isinstance(order, list) else []
+    at = order.index("examples") if "examples" in order else len(order)
+    before = {key: head[key] for key in order[:at] if key in head}
+    after = {key: head[key] for key in order[at:] if key in head}
+    rest = {key: value for key, value in head.items() if key not in before and key not in after}
+    return {**before, **rest}, after
 
 
 def _wrapper(path: Path) -> Any:
@@ -128,10 +132,16 @@ _SHAPE: Final = NativeShape(
             "case.oracleType",
             "case.evaluationCriteria",
         ),
+        # what newer SDKs call outputs; a record that uses it keeps it
+        "reference_outputs": (
+            "expected",
+            "case.oracleType",
+            "case.evaluationCriteria",
+        ),
         "metadata": ("extras",),
         "split": ("extras",),
     },
-    grading=("outputs",),
+    grading=("outputs", "reference_outputs"),
 )
 
 
@@ -178,13 +188,19 @@ class LangsmithCodec(VendorCodec):
         return header
 
     def framing(self, path: Path, context: WriteContext) -> Framing:
-        head = _dataset_head(context.header)
-        if context.form != "json" or head is None:
+        parts = _dataset_head(context.header, context.options.derived_fields)
+        if context.form != "json" or parts is None:
             return super().framing(path, context)
-        start = jsonvalues.dumps(head)[:-1]
-        opening = (start + b', "examples": [') if start != b"{" else b'{"examples": ['
+        before, after = parts
+        start = jsonvalues.dumps(before)[:-1]
+        opening = (start + b', "examples": [') if before else b'{"examples": ['
+        end = b"]" + (b", " + jsonvalues.dumps(after)[1:] if after else b"}")
         return Framing(
-            opening=opening, first=b"\n  ", between=b",\n  ", closing=b"\n]}\n", empty=b"]}\n"
+            opening=opening,
+            first=b"\n  ",
+            between=b",\n  ",
+            closing=b"\n" + end + b"\n",
+            empty=end + b"\n",
         )
 
     def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
@@ -208,7 +224,7 @@ class LangsmithCodec(VendorCodec):
 
     def values_of(self, record: dict[str, Any], native_mode: bool, suite: Any) -> Values:
         inputs = record.get("inputs", ABSENT)
-        outputs = record.get("outputs", ABSENT)
+        outputs = record.get("outputs", record.get("reference_outputs", ABSENT))
         values = Values()
         if native_mode:
             values.input = inputs
@@ -235,7 +251,7 @@ class LangsmithCodec(VendorCodec):
             row_id = f"example-{position + 1}"
             derived["id"] = "the example has no id; numbered by position"
         values = self.values_of(record, True, suite)
-        outputs = record.get("outputs", ABSENT)
+        outputs = record.get("outputs", record.get("reference_outputs", ABSENT))
         case: dict[str, Any] = {}
         assertions = outputs.get("assertions") if isinstance(outputs, dict) else None
         expected = values.expected

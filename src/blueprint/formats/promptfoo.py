@@ -604,6 +604,70 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
 
 Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
+
+class YamlDate(str):
+    """Text that promptfoo's YAML reader takes for a date (an unquoted 2024-01-01): kept as
+    text here, and written unquoted again so that promptfoo still reads a date."""
+
+
+def _construct_date(loader: yaml.SafeLoader, node: yaml.Node) -> YamlDate:
+    return YamlDate(loader.construct_scalar(node))  # type: ignore[arg-type]
+
+
+# promptfoo's js-yaml schema reads timestamps (and YAML 1.2 core scalars otherwise)
+Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:timestamp",
+    re.compile(
+        r"^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"
+        r"|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?"
+        r"(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?"
+        r"(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$"
+    ),
+    list("0123456789"),
+)
+Yaml12Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_date)
+
+
+def date_paths(value: Any, at: tuple[Any, ...] = ()) -> list[list[Any]]:
+    """Where a value read from YAML holds dates."""
+    if isinstance(value, YamlDate):
+        return [list(at)]
+    if isinstance(value, dict):
+        return [path for key, item in value.items() for path in date_paths(item, (*at, key))]
+    if isinstance(value, list):
+        return [path for n, item in enumerate(value) for path in date_paths(item, (*at, n))]
+    return []
+
+
+def mark_dates(record: dict[str, Any], paths: Any) -> None:
+    """Turn the texts at ``paths`` back into dates for the YAML writer."""
+    for path in paths if isinstance(paths, list) else []:
+        if not isinstance(path, list) or not path:
+            continue
+        holder: Any = record
+        for part in path[:-1]:
+            holder = _child(holder, part)
+        last = path[-1]
+        if isinstance(_child(holder, last), str):
+            holder[last] = YamlDate(holder[last])
+
+
+def _child(holder: Any, part: Any) -> Any:
+    if isinstance(holder, dict):
+        return holder.get(part)
+    if isinstance(holder, list) and isinstance(part, int) and 0 <= part < len(holder):
+        return holder[part]
+    return None
+
+
+def _represent_date(dumper: yaml.SafeDumper, data: YamlDate) -> yaml.Node:
+    # tagged as the timestamp a plain scalar reads as, so the writer leaves it unquoted
+    return dumper.represent_scalar("tag:yaml.org,2002:timestamp", str(data), style=None)
+
+
+_Dumper.add_representer(YamlDate, _represent_date)
+
+
 #: promptfoo's base assertion types, in the order its CSV reader tries them (promptfoo
 #: 0.121's BaseAssertionTypesSchema); a "not-" prefix negates any of them
 ASSERTION_TYPES: Final = (
@@ -1211,6 +1275,9 @@ class PromptfooCodec(VendorCodec):
         files = [k for k, v in value.items() if isinstance(v, str) and v.startswith("file://")]
         if files:
             notes.append(f"{', '.join(files)} name files promptfoo loads at run time")
+        dates = [k for k, v in value.items() if isinstance(v, YamlDate)]
+        if dates:
+            notes.append(f"promptfoo reads {', '.join(dates)} as dates (unquoted in its YAML)")
         templates = [k for k, v in value.items() if isinstance(v, str) and _TEMPLATE.search(v)]
         if templates:
             notes.append(f"{', '.join(templates)} hold promptfoo templates, rendered at run time")
@@ -1267,7 +1334,13 @@ class PromptfooCodec(VendorCodec):
         test["metadata"] = {"id": row.id, **row.extra}
         return test
 
+    def marks(self, record: dict[str, Any]) -> dict[str, Any]:
+        dates = date_paths(record)
+        return {"dates": dates} if dates else {}
+
     def finish_native(self, record: dict[str, Any], restored: Restored, row: ExportRow) -> None:
+        extension = row.extension(self.name) or {}
+        mark_dates(record, extension.get("dates"))
         variables = record.get("vars")
         if "vars" in restored.kept or not isinstance(variables, dict):
             return
@@ -1321,6 +1394,9 @@ class PromptfooCodec(VendorCodec):
                 changes.append(f"the config's {name} changed")
         tests = [self.without_payload(test) for _, test in before.tests]
         written = [self.without_payload(test) for _, test in after.tests]
+        for number, (old, new) in enumerate(zip(tests, written, strict=False), start=1):
+            if date_paths(old) != date_paths(new):  # equal text, but a date for promptfoo
+                changes.append(f"test {number}: which values are YAML dates changed")
         return changes + compare_records(tests, written, "test")
 
     def record_for(

@@ -43,9 +43,20 @@ def first_line_object(head: bytes) -> Any:
         if line.strip():
             try:
                 return json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 return None
     return None
+
+
+def first_record_complete(head: bytes) -> bool:
+    """Whether the first bytes hold the whole first record: its line (JSON Lines, CSV, a
+    pretty-printed document) or, in a JSON array, its first element."""
+    text = text_of(head)
+    start = _skip_blank(text, 0)
+    if start < len(text) and text[start] == "[":
+        item = _skip_blank(text, start + 1)
+        return _skip_value(text, item) < len(text)
+    return "\n" in text[start:]
 
 
 def _skip_value(text: str, at: int) -> int:
@@ -137,7 +148,7 @@ def json_head(head: bytes) -> JsonHead:
         end = _skip_value(text, item)
         try:
             first = json.loads(text[item:end])
-        except ValueError:
+        except (ValueError, RecursionError):
             first = None
         return JsonHead("array", tuple(keys), first)
     return JsonHead("other")

@@ -40,10 +40,12 @@ from blueprint.formats.native import ABSENT, NativeShape
 from blueprint.formats.sniffing import Fit
 from blueprint.model import (
     EVALUATOR_TYPES,
+    EXPECTED_SHAPES,
     OMITTED_FIELDS,
     SCHEMA_VERSION,
     STARTER_PROVENANCES,
     Row,
+    fits,
 )
 
 IMPORT_EXTENSION: Final = "blueprint-import"
@@ -261,6 +263,30 @@ class Values:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
+#: the payload's keys and the JSON types each must have
+_PAYLOAD_TYPES: Final[dict[str, tuple[type, ...]]] = {
+    "id": (str,),
+    "case": (dict,),
+    "metadata": (dict,),
+    "notMetadata": (list,),
+    "native": (dict,),
+    "noExpected": (bool,),
+}
+
+
+def _check_payload(payload: dict[str, Any]) -> None:
+    """Refuse a payload someone damaged, with what is wrong (read as an unreadable row)."""
+    for key, types in _PAYLOAD_TYPES.items():
+        if key in payload and not isinstance(payload[key], types):
+            raise ValueError(f"its blueprint metadata is damaged: {key} has the wrong type")
+    if not all(isinstance(name, str) for name in payload.get("notMetadata", [])):
+        raise ValueError("its blueprint metadata is damaged: notMetadata holds a non-text key")
+    native_part = payload.get("native", {})
+    for key, types in (("entries", (dict,)), ("keys", (list, type(None))), ("more", (dict,))):
+        if key in native_part and not isinstance(native_part[key], types):
+            raise ValueError(f"its blueprint metadata is damaged: native.{key} has the wrong type")
+
+
 def _strip_payload(metadata: Any) -> Any:
     """Vendor metadata without the payload (ABSENT when nothing else was there)."""
     if not isinstance(metadata, dict) or NAMESPACE not in metadata:
@@ -326,16 +352,12 @@ def extras_of(metadata: Any) -> dict[str, Any]:
 
 
 def oracle_for_expected(expected: Any) -> str:
-    """The oracle type a bare expected value most plausibly has."""
-    if isinstance(expected, dict):
-        if set(expected) <= {"acceptable"} and isinstance(expected.get("acceptable"), list):
-            return "acceptable-set"
-        if set(expected) <= {"graded"} and isinstance(expected.get("graded"), list):
-            return "acceptable-set"
-        if "calls" in expected and set(expected) <= {"calls", "order", "forbidden"}:
-            return "expected-tool-calls"
-        if set(expected) == {"checks"}:
-            return "expected-final-state"
+    """The oracle type a bare expected value most plausibly has: the shape of another oracle
+    type only when the value fits it whole, else a reference answer (any value is one)."""
+    for oracle_type in ("acceptable-set", "expected-tool-calls", "expected-final-state"):
+        shapes = EXPECTED_SHAPES[oracle_type] or ()
+        if any(fits(model, expected) for model in shapes):
+            return oracle_type
     return "reference-answer"
 
 
@@ -444,6 +466,16 @@ class VendorCodec:
         """The exclusion kind for a row the format can never grade, or None."""
         return None
 
+    def marks(self, record: dict[str, Any]) -> dict[str, Any]:
+        """What the extension must also say of how the record was written (where promptfoo's
+        YAML had unquoted dates), beyond its keys and values."""
+        return {}
+
+    def weakened(self, row: ExportRow, context: WriteContext) -> list[tuple[str, str]] | None:
+        """The rules this row's record leaves unenforced, when the mapping file cannot say
+        (field, reason); None to go by the mapping file's grading rules."""
+        return None
+
     def framing(self, path: Path, context: WriteContext) -> Framing:
         return JSON_ARRAY if context.form == "json" else JSON_LINES
 
@@ -500,7 +532,7 @@ class VendorCodec:
                 continue
             line, record = item
             problem = (
-                f"{self.what} is a JSON object"
+                f"{self.what} is a JSON object; item {index + 1} is {jsonvalues.json_type(record)}"
                 if not isinstance(record, dict)
                 else self.problem(record)
             )
@@ -525,7 +557,8 @@ class VendorCodec:
             # the record's keys first: what kind of record it is can depend on them
             extensions[self.name] = {"keys": list(record)}
             regenerated = self.native_record(ExportRow.of(row), _READING)
-            extensions[self.name] = native.extension_for(self.shape, record, regenerated, row)
+            extension = native.extension_for(self.shape, record, regenerated, row)
+            extensions[self.name] = {**extension, **self.marks(record)}
             return row
         row = self.restored_row(record, payload, suite)
         ids.settle(row, self.name)
@@ -534,6 +567,7 @@ class VendorCodec:
     def restored_row(
         self, record: dict[str, Any], payload: dict[str, Any], suite: Any
     ) -> dict[str, Any]:
+        _check_payload(payload)
         case = dict(payload["case"])
         native_mode = "native" in payload
         if native_mode:
@@ -554,10 +588,9 @@ class VendorCodec:
         expected = payload.get("expected", given.expected)
         if expected is not ABSENT and not payload.get("noExpected"):
             row["expected"] = expected
-        extras = {k: v for k, v in given.extras.items() if k not in payload.get("notMetadata", [])}
+        unwanted = payload.get("notMetadata", [])
+        extras = {k: v for k, v in given.extras.items() if k not in unwanted}
         more = payload.get("metadata", {})
-        if not isinstance(more, dict):
-            raise ValueError("its blueprint metadata is damaged: metadata is not an object")
         row["metadata"] = {"case": case, **extras, **more}
         return row
 
@@ -606,20 +639,25 @@ class VendorCodec:
             if row.human_only and not context.options.include_human_review:
                 tally.exclude(HUMAN_REVIEW, row)
                 return None
-            tally.weaken(row)
+            own = self.weakened(row, context)
+            if own is None:
+                tally.weaken(row)
+            for path, reason in own or []:
+                tally.weakened.setdefault((path, reason), []).append(row.id)
         if restored is not None:
             record = restored.record
             self.finish_native(record, restored, row)
             tally.notes += restored.notes
-            if restored.edited:
-                edited = ", ".join(restored.edited)
+            written = [key for key in restored.edited if key in record]
+            if written:
+                edited = ", ".join(written)
                 tally.notes.append(
                     f"{row.id}: {edited} regenerated from the row, which was edited after it"
                     f" was imported from {self.name}"
                 )
         else:
             record = self.blueprint_record(row, context)
-        self.attach_payload(row, record, restored, context)
+        self.attach_payload(row, record, restored, context, tally)
         return record
 
     def attach_payload(
@@ -628,6 +666,7 @@ class VendorCodec:
         record: dict[str, Any],
         restored: native.Restored | None,
         context: WriteContext,
+        tally: ExportTally,
     ) -> None:
         """Put the case profile, and what the record cannot give back, in its metadata."""
         case = row.case
@@ -662,10 +701,18 @@ class VendorCodec:
             payload["metadataWas"] = "absent" if metadata is ABSENT else "null"
             metadata = {}
         elif not isinstance(metadata, dict):
-            raise InvalidRowForExport(
-                f"row {row.id!r}: its {self.name} {self.metadata_key} is not an object, so the"
-                " case profile has no place to go"
-            )
+            # the vendor's own metadata is not an object: the record goes as the vendor had
+            # it, with no payload, and reading it back infers the row again
+            again = self.row_of(record, 0, _UniqueIds(), context.suite)
+            for key in ("id", "input", "expected", "metadata"):
+                if not native.same(again.get(key, ABSENT), row.data.get(key, ABSENT)):
+                    tally.drop(
+                        key,
+                        f"the record's {self.metadata_key} is not an object, so the case profile"
+                        " has no place to travel; reading the record back infers it again",
+                        row,
+                    )
+            return
         elif NAMESPACE in metadata:
             payload["displaced"] = metadata[NAMESPACE]
         record[self.metadata_key] = {**metadata, NAMESPACE: self.payload_value(payload)}
