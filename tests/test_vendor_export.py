@@ -203,3 +203,54 @@ def test_blueprint_rows_in_a_promptfoo_config_are_told_of_its_default_test(tmp_p
     assert any("defaultTest" in note for note in result.notes)
     written = yaml.safe_load(target.read_text(encoding="utf-8"))
     assert written["defaultTest"] == config["defaultTest"] and len(written["tests"]) == 1
+
+
+@pytest.mark.parametrize("fmt", ["promptfoo", "deepeval", "langsmith", "braintrust"])
+def test_criteria_outside_rubric_rows_are_reported_weakened(fmt: str, tmp_path: Path) -> None:
+    judged = row("r1", evaluator="llm-judge", evaluationCriteria=["must show working"])
+    listed = row("r2", "acceptable-set", expected={"acceptable": ["a"]}, evaluationCriteria=["x"])
+    result, _ = export(fmt, [judged, listed], tmp_path)
+    weakened = {
+        i
+        for lossy in result.lossy
+        if lossy.field == "metadata.case.evaluationCriteria"
+        for i in lossy.row_ids
+    }
+    assert weakened == {"r1", "r2"}
+
+
+def test_a_conversational_golden_edited_to_have_an_answer_says_deepeval_never_sees_it(
+    tmp_path: Path,
+) -> None:
+    from blueprint.convert import ConvertOptions, convert, data_rows
+
+    source = tmp_path / "convo.json"
+    source.write_text(
+        json.dumps(
+            [
+                {
+                    "scenario": "refund",
+                    "turns": [{"role": "user", "content": "hi"}],
+                    "expected_outcome": "a refund label",
+                    "name": "c1",
+                }
+            ]
+        ),
+        encoding="utf-8",
+    )
+    imported = tmp_path / "set.json"
+    convert(source, imported, ConvertOptions(source_format="deepeval"))
+    document = json.loads(imported.read_text(encoding="utf-8"))
+    case = document["rows"][0]["metadata"]["case"]
+    case["oracleType"], case["evaluator"] = "reference-answer", "exact-or-programmatic"
+    document["rows"][0]["expected"] = "refund issued"
+    imported.write_text(json.dumps(document), encoding="utf-8")
+    result = convert(imported, tmp_path / "out.json", ConvertOptions(target_format="deepeval"))
+    weakened = [i for i in result.export.lossy if i.kind == "weakened"]
+    assert [(i.field, i.row_ids) for i in weakened] == [("expected", ("c1",))]
+    assert "conversational" in weakened[0].reason
+    (golden,) = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert "scenario" in golden and "expected_output" not in golden
+    assert not any("regenerated" in note for note in result.export.notes)
+    (back,) = data_rows(REGISTRY["deepeval"].open(tmp_path / "out.json"))
+    assert back["expected"] == "refund issued"  # the payload keeps it

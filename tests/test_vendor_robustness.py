@@ -13,6 +13,7 @@ from blueprint.errors import (
     ConversionRefused,
     LossyExportRefused,
     ParseError,
+    UnknownFormatError,
 )
 from blueprint.formats import REGISTRY, resolve_codec
 from blueprint.validate import validate_file
@@ -146,3 +147,172 @@ def test_unknown_set_level_keys_are_reported_lost(tmp_path: Path) -> None:
             tmp_path / "r.jsonl",
             ConvertOptions(target_format="braintrust", strict=True, force=True, allow_invalid=True),
         )
+
+
+# --- hostile and odd vendor files found in review ----------------------------------------------
+
+
+def test_a_config_without_tests_stays_a_config(tmp_path: Path) -> None:
+    path = tmp_path / "scen.yaml"
+    path.write_text(
+        "prompts: ['{{input}}']\nproviders: [echo]\nscenarios:\n"
+        "  - config: [{vars: {input: a}}]\n    tests: [{assert: [{type: equals, value: a}]}]\n",
+        encoding="utf-8",
+    )
+    source = REGISTRY["promptfoo"].open(path)
+    assert list(source.rows) == []
+    assert "scenarios" in source.header["extensions"]["promptfoo"]["config"]
+    result = roundtrip(path, "promptfoo")
+    assert result.exact and result.vendor_changes == []
+
+
+def test_a_yaml_file_that_is_not_promptfoo_fits_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "workflow.yaml"
+    path.write_text("name: CI\non: {push: {}}\njobs:\n  build: {runs-on: x}\n", encoding="utf-8")
+    with pytest.raises(UnknownFormatError):
+        resolve_codec(path, None, reading=True)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (
+            "bomb.yaml",
+            "a: &a [x, x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+                for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+            )
+            + "tests: [{vars: {input: *i}}]\n",
+        ),
+        (
+            "refs.yaml",
+            "assertionTemplates:\n"
+            + "".join(
+                f"  t{n}: [{{$ref: '#/assertionTemplates/t{n + 1}'}},"
+                f" {{$ref: '#/assertionTemplates/t{n + 1}'}}]\n"
+                for n in range(30)
+            )
+            + "  t30: {type: equals, value: x}\n"
+            + "tests: [{vars: {input: a}, assert: [{$ref: '#/assertionTemplates/t0'}]}]\n",
+        ),
+    ],
+)
+def test_small_files_that_expand_enormously_are_refused(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ParseError):
+        list(REGISTRY["promptfoo"].open(path).rows)
+
+
+def test_test_generators_are_named_not_looked_for(tmp_path: Path) -> None:
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text("tests: file://gen.py:create_tests\n", encoding="utf-8")
+    with pytest.raises(ParseError, match="generator"):
+        REGISTRY["promptfoo"].open(path)
+
+
+def test_a_long_first_golden_is_still_a_golden(tmp_path: Path) -> None:
+    path = tmp_path / "goldens.json"
+    golden = {"input": "x" * 70_000, "expected_output": "a", "name": "g1"}
+    path.write_text(json.dumps([golden, {"input": "q", "expected_output": "b"}]), "utf-8")
+    assert resolve_codec(path, None, reading=True).name == "deepeval"
+
+
+def test_deeply_nested_json_is_a_clean_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.jsonl"
+    path.write_text("[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    report = validate_file(path)
+    assert report.unreadable
+
+
+def test_a_tampered_payload_is_an_unreadable_row(tmp_path: Path) -> None:
+    case = {
+        "caseId": "a",
+        "oracleType": "reference-answer",
+        "expectedBehavior": "x",
+        "provenance": "imported",
+    }
+    record = {
+        "id": "a",
+        "input": "q",
+        "expected": "a",
+        "metadata": {"blueprint": {"id": "a", "case": case, "notMetadata": 5}},
+    }
+    path = tmp_path / "records.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    report = validate_file(path, format="braintrust")
+    assert report.flatten(("code",)) == [("parse",)]
+
+
+def test_deepeval_reads_an_empty_scenario_and_missing_cells_as_deepeval_does(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "goldens.json"
+    path.write_text(
+        json.dumps(
+            [
+                {"input": "a", "expected_output": "b"},
+                {"input": "c", "expected_output": "d", "scenario": None},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    result = roundtrip(path, "deepeval")
+    assert result.exact and result.export.rows == 2  # both single-turn: none left out
+    csv_path = tmp_path / "goldens.csv"
+    csv_path.write_text("input,expected_output,name\nq1,NA,g1\nq2,null,g2\n", encoding="utf-8")
+    rows = list(data_rows(REGISTRY["deepeval"].open(csv_path)))
+    assert all("expected" not in row for row in rows)  # pandas reads NA and null as missing
+
+
+def test_langsmith_reference_outputs_and_dataset_objects(tmp_path: Path) -> None:
+    path = tmp_path / "examples.jsonl"
+    path.write_text(
+        json.dumps({"inputs": {"question": "2+2?"}, "reference_outputs": {"answer": "4"}}) + "\n",
+        encoding="utf-8",
+    )
+    (data,) = data_rows(REGISTRY["langsmith"].open(path))
+    assert data["expected"] == {"answer": "4"}
+    assert roundtrip(path, "langsmith").exact
+    dataset = tmp_path / "dataset.json"
+    dataset.write_text(
+        json.dumps({"examples": [{"inputs": {"q": 1}}], "description": "d", "extra": [1]}),
+        encoding="utf-8",
+    )
+    result = roundtrip(dataset, "langsmith")
+    assert result.exact and result.vendor_changes == [], (result.undeclared, result.vendor_changes)
+
+
+def test_an_expected_value_only_looks_like_another_oracle_when_it_fits(tmp_path: Path) -> None:
+    path = tmp_path / "records.jsonl"
+    lines = [
+        {"id": "a", "input": "q", "expected": {"calls": [{"name": "x"}]}, "tags": []},
+        {"id": "b", "input": "q", "expected": {"graded": [1]}, "tags": []},
+        {"id": "c", "input": "q", "expected": {"acceptable": ["S", "M"]}, "tags": []},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    target = tmp_path / "set.json"
+    result = convert(path, target, ConvertOptions())
+    assert result.valid
+    oracles = [
+        r["metadata"]["case"]["oracleType"] for r in data_rows(REGISTRY["json"].open(target))
+    ]
+    assert oracles == ["reference-answer", "reference-answer", "acceptable-set"]
+
+
+@pytest.mark.parametrize("fmt", ["braintrust", "promptfoo"])
+def test_vendor_metadata_that_is_not_an_object_goes_back_as_it_came(
+    tmp_path: Path, fmt: str
+) -> None:
+    record = (
+        {"id": "a", "input": "q", "expected": "x", "metadata": "free text"}
+        if fmt == "braintrust"
+        else {"vars": {"input": "q"}, "assert": [{"type": "equals", "value": "q"}], "metadata": 5}
+    )
+    path = tmp_path / ("records.jsonl" if fmt == "braintrust" else "tests.jsonl")
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    result = roundtrip(path, fmt, source_format=fmt)
+    assert result.exact and result.vendor_changes == [], (result.undeclared, result.vendor_changes)
