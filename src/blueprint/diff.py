@@ -18,16 +18,7 @@ from deepdiff import DeepDiff
 from blueprint import jsonpath, jsonvalues
 from blueprint.errors import ParseError
 from blueprint.formats import SetSource, StrPath, UnreadableRow, resolve_codec
-
-HEADER_FIELDS: Final = (
-    "schemaVersion",
-    "name",
-    "version",
-    "description",
-    "taskFamily",
-    "caseFamilies",
-    "extensions",
-)
+from blueprint.model import HEADER_FIELDS
 
 
 class _Absent:

@@ -267,6 +267,12 @@ class EvalSetHeader(StrictModel):
     )
 
 
+#: the set-level fields as files name them, in schema order (schemaVersion first)
+HEADER_FIELDS: Final = tuple(
+    field.alias or name for name, field in EvalSetHeader.model_fields.items()
+)
+
+
 class EvalSet(EvalSetHeader):
     """A whole eval set: set-level fields and rows."""
 

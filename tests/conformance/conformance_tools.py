@@ -8,10 +8,13 @@ skipped, unless ``BLUEPRINT_CONFORMANCE=required`` (as CI sets it), where it fai
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -62,3 +65,35 @@ def promptfoo() -> str:
             pytest.fail("promptfoo is not installed but conformance tests are required")
         pytest.skip("promptfoo is not installed (set BLUEPRINT_PROMPTFOO)")
     return str(executable)
+
+
+def promptfoo_eval(promptfoo: str, config: Path) -> dict[str, Any]:
+    """Run a promptfoo config offline (its providers as written); the results file's
+    ``results`` object (``results["results"]`` holds one entry per test and prompt)."""
+    results = config.with_name(f".results-{config.stem}.json")
+    results.unlink(missing_ok=True)
+    completed = subprocess.run(
+        [
+            promptfoo,
+            "eval",
+            "-c",
+            str(config),
+            "--no-cache",
+            "--no-share",
+            "--no-write",
+            "-o",
+            str(results),
+        ],
+        cwd=config.parent,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=os.environ.copy(),
+    )
+    # exit 100: some assertions failed, which is what several tests look for; exit 1 also
+    # comes after a complete run when an assertion needed a model that is not there (no API
+    # key offline), depending on timing, so the results file decides
+    output = completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert completed.returncode in (0, 1, 100), output
+    assert results.is_file(), output
+    return json.loads(results.read_text(encoding="utf-8"))["results"]

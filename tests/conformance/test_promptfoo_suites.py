@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance_tools import promptfoo, quiet_vendors
+from conformance_tools import promptfoo, promptfoo_eval, quiet_vendors
 
 from blueprint.convert import ConvertOptions, convert, roundtrip
 from blueprint.formats.promptfoo import dump_yaml, read_yaml
@@ -79,27 +79,7 @@ VOLATILE_VARS = frozenset({"testId", "timestamp"})
 
 def run(promptfoo: str, config: Path) -> list[tuple[Any, ...]]:
     """Each test's result, in order: index, prompt, vars, pass, failure reason, score."""
-    results = config.with_name(f".results-{config.stem}.json")
-    completed = subprocess.run(
-        [
-            promptfoo,
-            "eval",
-            "-c",
-            str(config),
-            "--no-cache",
-            "--no-share",
-            "--no-write",
-            "-o",
-            str(results),
-        ],
-        cwd=config.parent,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=os.environ.copy(),
-    )
-    assert completed.returncode in (0, 100), completed.stdout[-3000:] + completed.stderr[-3000:]
-    rows = json.loads(results.read_text(encoding="utf-8"))["results"]["results"]
+    rows = promptfoo_eval(promptfoo, config)["results"]
     return sorted(
         (
             row["testIdx"],

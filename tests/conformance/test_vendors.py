@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance_tools import promptfoo, quiet_vendors, vendor
+from conformance_tools import promptfoo, promptfoo_eval, quiet_vendors, vendor
 
 from blueprint.convert import data_rows
 from blueprint.formats import REGISTRY, WriteOptions
@@ -105,27 +105,7 @@ def run_promptfoo(promptfoo: str, folder: Path, tests: str) -> dict[str, Any]:
         f"tests: file://{tests}\n",
         encoding="utf-8",
     )
-    results = folder / "results.json"
-    completed = subprocess.run(
-        [
-            promptfoo,
-            "eval",
-            "-c",
-            str(config),
-            "--no-cache",
-            "--no-share",
-            "--no-write",
-            "-o",
-            str(results),
-        ],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=os.environ.copy(),
-    )
-    assert completed.returncode in (0, 100), completed.stdout[-2000:] + completed.stderr[-2000:]
-    return json.loads(results.read_text(encoding="utf-8"))["results"]
+    return promptfoo_eval(promptfoo, config)
 
 
 @pytest.mark.parametrize("matching", [True, False], ids=["answers-match", "answers-differ"])

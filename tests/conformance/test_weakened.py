@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance_tools import promptfoo, quiet_vendors, vendor
+from conformance_tools import promptfoo, promptfoo_eval, quiet_vendors, vendor
 
 from blueprint.formats import REGISTRY, WriteOptions
 
@@ -170,26 +170,7 @@ def run_promptfoo(promptfoo: str, folder: Path, outputs: list[str]) -> list[bool
         'prompts:\n  - "{{input}}"\nproviders:\n  - echo\ntests: file://tests.yaml\n',
         encoding="utf-8",
     )
-    results = folder / "results.json"
-    completed = subprocess.run(
-        [
-            promptfoo,
-            "eval",
-            "-c",
-            "promptfooconfig.yaml",
-            "--no-cache",
-            "--no-share",
-            "--no-write",
-            "-o",
-            str(results),
-        ],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert completed.returncode in (0, 100), completed.stderr[-2000:]
-    rows = json.loads(results.read_text(encoding="utf-8"))["results"]["results"]
+    rows = promptfoo_eval(promptfoo, folder / "promptfooconfig.yaml")["results"]
     return [row["success"] for row in sorted(rows, key=lambda row: row["testIdx"])]
 
 

@@ -93,6 +93,21 @@ def _conversational(row: ExportRow) -> bool:
     return "scenario" in (extension.get("keys") or []) and bool(row.case.get("scenario"))
 
 
+def _text(value: Any) -> str:
+    """A golden's text fields hold text; any other value goes as its JSON text."""
+    return value if isinstance(value, str) else jsonvalues.dumps_text(value)
+
+
+def _single_turn(row: ExportRow) -> dict[str, Any]:
+    """A single-turn golden's input and what it expects, as DeepEval's fields say them."""
+    golden: dict[str, Any] = {"input": _text(row.input)}
+    if row.oracle_type == "reference-answer":
+        golden["expected_output"] = _text(row.expected)
+    if row.oracle_type == "expected-tool-calls":
+        golden["expected_tools"] = _tools(row.expected)
+    return golden
+
+
 def _tools(expected: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {"name": call["name"], "type": "FUNCTION", "inputParameters": call["arguments"]}
@@ -233,18 +248,7 @@ class DeepevalCodec(VendorCodec):
     # --- writing -----------------------------------------------------------------------------
 
     def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
-        golden: dict[str, Any] = {}
-        golden["input"] = (
-            row.input if isinstance(row.input, str) else jsonvalues.dumps_text(row.input)
-        )
-        if row.oracle_type == "reference-answer":
-            golden["expected_output"] = (
-                row.expected
-                if isinstance(row.expected, str)
-                else jsonvalues.dumps_text(row.expected)
-            )
-        if row.oracle_type == "expected-tool-calls":
-            golden["expected_tools"] = _tools(row.expected)
+        golden = _single_turn(row)
         for key in CONTEXT_KEYS:
             if _text_list(row.extra.get(key)):
                 golden[key] = row.extra[key]
@@ -255,25 +259,15 @@ class DeepevalCodec(VendorCodec):
         return golden
 
     def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
-        golden: dict[str, Any] = {}
         extras = dict(row.extra)
         if _conversational(row):
+            golden: dict[str, Any] = {}
             if "scenario" in row.case:
                 golden["scenario"] = row.case["scenario"]
             golden["turns"] = row.input
             golden["expected_outcome"] = row.case["expectedBehavior"]
         else:
-            golden["input"] = (
-                row.input if isinstance(row.input, str) else jsonvalues.dumps_text(row.input)
-            )
-            if row.oracle_type == "reference-answer":
-                golden["expected_output"] = (
-                    row.expected
-                    if isinstance(row.expected, str)
-                    else jsonvalues.dumps_text(row.expected)
-                )
-            if row.oracle_type == "expected-tool-calls":
-                golden["expected_tools"] = _tools(row.expected)
+            golden = _single_turn(row)
         for key in CONTEXT_KEYS:
             if _text_list(extras.get(key)):
                 golden[key] = extras.pop(key)

@@ -290,15 +290,19 @@ class LangsmithCodec(VendorCodec):
         name = context.header.get("name")
         return name if isinstance(name, str) else ""
 
-    def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+    def _example(self, row: ExportRow, context: WriteContext, *, native: bool) -> dict[str, Any]:
         inputs = row.input if isinstance(row.input, dict) else {"input": row.input}
         example: dict[str, Any] = {
             "id": example_id(row.id, self._set_name(context)),
             "inputs": inputs,
         }
-        outputs = _outputs(row, native=False)
+        outputs = _outputs(row, native=native)
         if outputs is not ABSENT:
             example["outputs"] = outputs
+        return example
+
+    def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        example = self._example(row, context, native=False)
         example["metadata"] = row.labels()
         split = row.extra.get("split")
         if _is_split(split):
@@ -308,14 +312,7 @@ class LangsmithCodec(VendorCodec):
     def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
         extras = dict(row.extra)
         split = extras.pop("split", ABSENT)
-        inputs = row.input if isinstance(row.input, dict) else {"input": row.input}
-        example: dict[str, Any] = {
-            "id": example_id(row.id, self._set_name(context)),
-            "inputs": inputs,
-        }
-        outputs = _outputs(row, native=True)
-        if outputs is not ABSENT:
-            example["outputs"] = outputs
+        example = self._example(row, context, native=True)
         if extras:
             example["metadata"] = extras
         if split is not ABSENT:

@@ -17,19 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from blueprint.errors import BlueprintError
 from blueprint.formats.base import LossyField
+from blueprint.model import HEADER_FIELDS
 
 #: the key under which every vendor export keeps what the vendor has no field for
 NAMESPACE: Final = "blueprint"
 
 #: set-level fields, in the order reports list them
-SET_FIELDS: Final = (
-    "name",
-    "version",
-    "description",
-    "taskFamily",
-    "caseFamilies",
-    "extensions",
-)
+SET_FIELDS: Final = HEADER_FIELDS[1:]
 
 
 class MappingError(BlueprintError, ValueError):
