@@ -299,3 +299,20 @@ def test_errors_are_json_on_stdout_with_report_json(tmp_path: Path) -> None:
     }
     plain = run("convert", tmp_path / "missing.json", tmp_path / "out.csv")
     assert plain.stdout == ""
+
+
+def test_command_line_errors_are_json_too_when_asked(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "blueprint", "convert", EXAMPLE, str(tmp_path / "x.json")]
+    completed = subprocess.run(
+        [*command, "--to", "nope", "--report", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 2
+    error = json.loads(completed.stdout)
+    assert error["exitCode"] == 2 and "nope" in error["error"]
+    assert "Traceback" not in completed.stderr

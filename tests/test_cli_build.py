@@ -320,3 +320,64 @@ def test_new_to_a_yaml_file_means_promptfoo_and_says_what_it_would_leave_out(
     assert result.exit_code == 1
     assert "promptfoo file would not hold every row" in result.stderr
     assert not (tmp_path / "tests.yaml").exists()
+
+
+def test_oracle_follows_the_evaluator_a_row_inherits(tmp_path: Path) -> None:
+    document = json.loads(
+        (Path(__file__).parent.parent / "examples" / "support-refunds.json").read_text("utf-8")
+    )
+    for data in document["rows"]:
+        data["metadata"]["case"].pop("evaluator", None)
+    target = tmp_path / "s.json"
+    target.write_text(json.dumps(document), encoding="utf-8")
+    same = run("oracle", target, "cs-refund-window-quote", "reference-answer")
+    assert same.exit_code == 0, same.output  # the row's own family, unchanged
+    family = run("oracle", target, "cs-eligibility-late-return", "reference-answer", "--family")
+    assert family.exit_code == 0, family.output
+    written = json.loads(target.read_text(encoding="utf-8"))
+    fam = next(f for f in written["caseFamilies"] if f["id"] == "refund-eligibility")
+    assert fam["evaluator"] == "exact-or-programmatic"  # admitted by the new type: kept
+    left = run("oracle", target, "cs-escalate-chargeback-threat", "rubric", "--leave-family")
+    assert left.exit_code == 0, left.output
+    row = next(
+        r
+        for r in json.loads(target.read_text("utf-8"))["rows"]
+        if r["id"] == "cs-escalate-chargeback-threat"
+    )
+    assert row["metadata"]["case"]["evaluator"] == "human-expert"  # taken along
+
+
+def test_a_family_whose_evaluator_is_null_names_none(tmp_path: Path) -> None:
+    document = json.loads(
+        (Path(__file__).parent.parent / "examples" / "support-refunds.json").read_text("utf-8")
+    )
+    document["caseFamilies"][0]["evaluator"] = None
+    target = tmp_path / "s.json"
+    target.write_text(json.dumps(document), encoding="utf-8")
+    assert run("validate", target).exit_code == 0
+
+
+def test_a_vendor_file_beside_a_stale_set_file_is_still_a_vendor_file(tmp_path: Path) -> None:
+    example = Path(__file__).parent.parent / "examples" / "support-refunds.json"
+    target = tmp_path / "out.jsonl"
+    assert run("convert", example, target).exit_code == 0  # canonical, with a set file
+    assert run("convert", example, target, "--to", "braintrust", "--force").exit_code == 0
+    before = snapshot(tmp_path)
+    refused = run(
+        "add",
+        target,
+        "--family",
+        "policy-lookup",
+        "--id",
+        "new-row",
+        "--behavior",
+        "b",
+        "--provenance",
+        "expert-authored",
+        "--input",
+        "hi",
+        "--expected",
+        "x",
+    )
+    assert refused.exit_code == 1 and "braintrust" in refused.stderr
+    assert snapshot(tmp_path) == before

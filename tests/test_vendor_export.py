@@ -254,3 +254,19 @@ def test_a_conversational_golden_edited_to_have_an_answer_says_deepeval_never_se
     assert not any("regenerated" in note for note in result.export.notes)
     (back,) = data_rows(REGISTRY["deepeval"].open(tmp_path / "out.json"))
     assert back["expected"] == "refund issued"  # the payload keeps it
+
+
+@pytest.mark.parametrize("fmt", ["promptfoo", "deepeval", "langsmith", "braintrust"])
+def test_an_inherited_evaluator_travels_on_the_row(fmt: str, tmp_path: Path) -> None:
+    from blueprint.convert import roundtrip
+    from conftest import document, write_json
+
+    family = {"id": "judged", "oracleType": "rubric", "evaluator": "llm-judge"}
+    data = row("r", "rubric", caseFamily="judged", evaluationCriteria=["polite"])
+    source = write_json(tmp_path / "s.json", document(data, caseFamilies=[family]))
+    result = roundtrip(source, fmt)
+    assert result.exact, (result.undeclared, result.unobserved)
+    moved = [i for i in result.export.lossy if i.field == "metadata.case.evaluator"]
+    assert moved and moved[0].row_ids == ("r",)
+    back = next(iter(result.diff.changed))
+    assert [c.path for c in back.changes] == ["$.metadata.case.evaluator"]

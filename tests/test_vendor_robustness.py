@@ -16,6 +16,7 @@ from blueprint.errors import (
     UnknownFormatError,
 )
 from blueprint.formats import REGISTRY, resolve_codec
+from blueprint.formats.vendor import InvalidRowForExport
 from blueprint.validate import validate_file
 from conftest import EXAMPLES, document, row, write_json
 
@@ -316,3 +317,25 @@ def test_vendor_metadata_that_is_not_an_object_goes_back_as_it_came(
     path.write_text(json.dumps(record) + "\n", encoding="utf-8")
     result = roundtrip(path, fmt, source_format=fmt)
     assert result.exact and result.vendor_changes == [], (result.undeclared, result.vendor_changes)
+
+
+def test_an_assertion_type_that_is_not_text_is_read_not_crashed_on(tmp_path: Path) -> None:
+    path = tmp_path / "tests.yaml"
+    path.write_text(
+        "- vars: {input: x}\n  assert: [{type: [a], value: 1}, {type: {a: 1}}]\n", "utf-8"
+    )
+    (data,) = promptfoo_rows(path)
+    assert data["metadata"]["case"]["oracleType"] == "rubric"
+
+
+def test_an_expected_value_of_the_wrong_shape_stops_a_vendor_export(tmp_path: Path) -> None:
+    doc = json.loads((EXAMPLES / "support-refunds.json").read_text(encoding="utf-8"))
+    tool_row = next(
+        r for r in doc["rows"] if r["metadata"]["case"]["oracleType"] == "expected-tool-calls"
+    )
+    tool_row["expected"] = {"calls": [{"name": "issue_refund"}]}  # no arguments
+    source = write_json(tmp_path / "x.json", doc)
+    for fmt in ("deepeval", "promptfoo", "langsmith", "braintrust"):
+        with pytest.raises((ConversionRefused, InvalidRowForExport)):
+            convert(source, tmp_path / f"o-{fmt}.out", ConvertOptions(target_format=fmt))
+    assert not list(tmp_path.glob("o-*"))

@@ -87,8 +87,9 @@ def _open(path: Path, format: str | None) -> _Set:
         raise EditRefused(
             f"{path}: editing a {codec.name} file in place is refused: rewriting it would export"
             f" the set again, and a {codec.name} export leaves out rows and fields it has no"
-            f" place for. Convert it to a canonical format first (blueprint convert {path.name}"
-            f" {path.stem}-set.json --from {codec.name}), edit that, and export again"
+            f" place for. Convert it to a canonical format first (blueprint convert {path}"
+            f" {path.with_name(path.stem + '-set.json')} --from {codec.name}), edit that,"
+            " and export again"
         )
     source = codec.open(path)
     header, notes = complete_header(source)
@@ -244,7 +245,13 @@ def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> Oracl
         notes=list(edited.notes),
     )
 
-    # the evaluator: refuse a barred one, clear a barred one already there, keep the rest
+    families = edited.families()
+    family_id = case.get("caseFamily")
+    family = families.get(family_id) if isinstance(family_id, str) else None
+    family_evaluator = family.get("evaluator") if family is not None else None
+
+    # the evaluator: refuse a barred one, clear a barred one already there (the row's own or
+    # the one it inherits from its family), keep the rest
     evaluator = request.evaluator
     if evaluator is not None:
         if rule.verdict(evaluator) == "barred":
@@ -254,7 +261,7 @@ def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> Oracl
             )
     else:
         outcome.admissible = rule.admissible()
-        current = case.get("evaluator")
+        current = case.get("evaluator") if "evaluator" in case else family_evaluator
         if isinstance(current, str) and current in rule.bars:
             outcome.cleared = (current, rule.bars[current])
         elif isinstance(current, str):
@@ -264,18 +271,15 @@ def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> Oracl
     outcome.evaluator = evaluator
 
     # the case family: change it whole, leave it, or refuse to split it silently
-    families = edited.families()
-    family_id = case.get("caseFamily")
-    family = families.get(family_id) if isinstance(family_id, str) else None
     if family is not None:
         outcome.family = family_id
         differs = family.get("oracleType") != new or (
-            "evaluator" in family and family.get("evaluator") != evaluator
+            family_evaluator is not None and family_evaluator != evaluator
         )
         if request.scope == "row" and differs:
             raise EditRefused(
                 f"row {request.row_id!r} belongs to the case family {family_id!r}"
-                f" ({family.get('oracleType')}, {family.get('evaluator', 'no evaluator')}), whose"
+                f" ({family.get('oracleType')}, {family_evaluator or 'no evaluator'}), whose"
                 " rows share one oracle type and evaluator. Change the whole family with"
                 " --family, or take the row out of it with --leave-family"
             )
@@ -287,6 +291,9 @@ def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> Oracl
             f"row {request.row_id!r} names the case family {family_id!r}, which the set does"
             f" not define (caseFamilies: {defined})"
         )
+    # a row that inherits its family's evaluator goes on inheriting it while it stays in the
+    # family; one leaving the family takes the evaluator with it
+    inherits = family is not None and request.scope != "leave-family"
 
     def affected(row: Any) -> bool:
         view = RowView(0, row)
@@ -315,7 +322,7 @@ def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> Oracl
             outcome.expected_notes[row_id] = note
         if row_case.get("provenance") in STARTER_PROVENANCES:
             outcome.starter_rows.append(row_id)
-        was = row_case.get("evaluator")
+        was = row_case.get("evaluator", family_evaluator)
         if row_id != request.row_id and was != evaluator:
             outcome.evaluator_changes[row_id] = (was, evaluator)
 
@@ -335,7 +342,7 @@ def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> Oracl
         row_case["oracleType"] = new
         if evaluator is None:
             row_case.pop("evaluator", None)
-        else:
+        elif "evaluator" in row_case or not inherits:
             row_case["evaluator"] = evaluator
         if request.scope == "leave-family":
             row_case.pop("caseFamily", None)

@@ -412,7 +412,7 @@ def check_case_family(row: RowView, state: SetState) -> Iterator[Issue]:
         if key not in row.case:
             continue
         row_value = row.case[key]
-        if family is not None and key in family:
+        if family is not None and family.get(key) is not None:
             if row_value != family[key]:
                 yield _family_mismatch(row, key, name, dumps_text(family[key]))
             continue
@@ -421,7 +421,7 @@ def check_case_family(row: RowView, state: SetState) -> Iterator[Issue]:
         if first[1] != row.index and first[0] != row_value:
             by = f" (from row {first[1]}" + (f", {first[2]!r})" if first[2] else ")")
             yield _family_mismatch(row, key, name, dumps_text(first[0]) + by)
-    if family is not None and "evaluator" not in row.case and "evaluator" in family:
+    if family is not None and "evaluator" not in row.case and family.get("evaluator") is not None:
         evaluator = family["evaluator"]
         yield row.issue(
             "inherited-evaluator",

@@ -24,6 +24,7 @@ from blueprint.formats import (
     get_codec,
     resolve_codec,
 )
+from blueprint.formats.setfile import set_file_for
 from blueprint.formats.vendor import VendorCodec
 from blueprint.issues import CODES, ValidationReport
 from blueprint.model import SCHEMA_VERSION
@@ -136,6 +137,12 @@ def convert(
             derived_fields=made_up,
         ),
     )
+    stale = set_file_for(target_path)
+    if not writer.lossless and stale.is_file():
+        notes.append(
+            f"{stale} beside it belongs to a Blueprint set written there before, not to this"
+            f" {writer.name} file; remove it"
+        )
     if target_path.suffix.lower() not in writer.extensions:
         notes.append(
             f"{target_path} holds {writer.name}, which its extension does not say;"

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
+import itertools
+import sys
+
 import typer
 
 from blueprint import __version__
+from blueprint.cli._common import err, print_json
 from blueprint.cli.build import add_command, new_command, oracle_command, packs_app
 from blueprint.cli.convert import convert_command, roundtrip_command
 from blueprint.cli.diff import diff_command
@@ -49,5 +54,41 @@ app.command("oracle")(oracle_command)
 app.command("add")(add_command)
 
 
+def _wants_json(arguments: list[str]) -> bool:
+    """Whether the command line asks for JSON reports (--report json or --report=json)."""
+    return "--report=json" in arguments or any(
+        pair == ("--report", "json") for pair in itertools.pairwise(arguments)
+    )
+
+
+def _parsing_errors() -> tuple[type[Exception], ...]:
+    """The exception classes of command-line parsing errors: click's, which newer typers
+    ship inside themselves (the module differs between typer versions)."""
+    errors: list[type[Exception]] = []
+    for name in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        errors.append(module.ClickException)
+    return tuple(errors)
+
+
+_PARSING_ERRORS = _parsing_errors()
+
+
 def main() -> None:
-    app()
+    """The console script: errors in the command line itself (an unknown option, a format
+    that does not exist) are reported as JSON too when --report json was asked for."""
+    try:
+        code = app(standalone_mode=False)
+    except _PARSING_ERRORS as error:
+        message, exit_code = error.format_message(), error.exit_code  # type: ignore[attr-defined]
+        if _wants_json(sys.argv[1:]) and message:
+            print_json({"error": message, "exitCode": exit_code})
+        error.show()  # type: ignore[attr-defined]
+        sys.exit(exit_code)
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

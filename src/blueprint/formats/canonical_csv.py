@@ -136,7 +136,7 @@ class CsvCodec:
         return ExportResult(format=self.name, files=[path, set_path], rows=count)
 
     def sniff(self, path: Path, head: bytes) -> Fit:
-        if setfile.set_file_for(path).is_file() or not head.strip():
+        if not head.strip():
             return Fit.yes()
         columns = csv_header(head)
         if "id" in columns or any(column.startswith(("case.", "metadata.")) for column in columns):

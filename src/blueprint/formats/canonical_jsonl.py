@@ -55,7 +55,7 @@ class JsonlCodec:
         return ExportResult(format=self.name, files=[path, set_path], rows=count)
 
     def sniff(self, path: Path, head: bytes) -> Fit:
-        if setfile.set_file_for(path).is_file() or not head.strip():
+        if not head.strip():
             return Fit.yes()
         first = first_line_object(head)
         if first is None:

@@ -393,6 +393,12 @@ def criterion(assertion: dict[str, Any]) -> str:
     return f"{phrase} (promptfoo {kind})"
 
 
+def _kind(assertion: dict[str, Any]) -> str:
+    """An assertion's type, as text ("" when a file gives something else)."""
+    kind = assertion.get("type")
+    return kind if isinstance(kind, str) else ""
+
+
 def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
     """The oracle type, expected value and evaluator a test's assertions amount to.
 
@@ -409,11 +415,11 @@ def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
     listed = "; ".join(_describe(item) for item in flat)
     case: dict[str, Any] = {"passLogic": f"promptfoo grades it with: {listed}"}
     derived = {"metadata.case.passLogic": "a description of the test's promptfoo assertions"}
-    negated = [item for item in flat if str(item.get("type", "")).startswith("not-")]
+    negated = [item for item in flat if _kind(item).startswith("not-")]
     positive = [item for item in flat if item not in negated]
     if negated:
         case["unacceptableBehavior"] = [
-            criterion({**item, "type": str(item["type"]).removeprefix("not-")}) for item in negated
+            criterion({**item, "type": _kind(item).removeprefix("not-")}) for item in negated
         ]
         derived["metadata.case.unacceptableBehavior"] = "the test's negated assertions"
 
@@ -422,7 +428,7 @@ def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
             (
                 item
                 for item in positive
-                if item.get("type") in kinds and (not answer or isinstance(item.get("value"), str))
+                if _kind(item) in kinds and (not answer or isinstance(item.get("value"), str))
             ),
             None,
         )
@@ -470,7 +476,7 @@ def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
             " compared",
         )
         return Inference("reference-answer", value, "exact-or-programmatic", case, derived)
-    rubric = [item for item in positive if item.get("type") in _RUBRIC]
+    rubric = [item for item in positive if _kind(item) in _RUBRIC]
     criteria: list[str] = []
     for item in rubric:
         value = item.get("value")

@@ -164,8 +164,22 @@ def export_rows(
             raise InvalidRowForExport(
                 f"row {index} ({row_id!r}) is not a valid row ({where}: {first['msg']});"
                 f" a {format_name} export needs a valid set: run blueprint validate"
+                " (--allow-invalid writes canonical formats only)"
             ) from None
         case = data["metadata"]["case"]
+        shapes = EXPECTED_SHAPES[case["oracleType"]]
+        shaped = (
+            "expected" not in data
+            if shapes is None
+            else "expected" in data
+            and (not shapes or any(fits(m, data["expected"]) for m in shapes))
+        )
+        if not shaped:
+            raise InvalidRowForExport(
+                f"row {index} ({data['id']!r}): its expected value does not fit the oracle type"
+                f" {case['oracleType']}; a {format_name} export needs a valid set: run"
+                " blueprint validate (--allow-invalid writes canonical formats only)"
+            )
         exported = ExportRow.of(data, inherited.get(case.get("caseFamily", "")))
         evaluator = exported.evaluator
         barred = evaluator and admissibility.verdict(case["oracleType"], evaluator) == "barred"  # type: ignore[arg-type]
@@ -173,9 +187,20 @@ def export_rows(
             whose = "names" if "evaluator" in case else "inherits from its case family"
             raise InvalidRowForExport(
                 f"row {index} ({data['id']!r}) {whose} the evaluator {evaluator}, which"
-                f" {case['oracleType']} bars; fix the set first (blueprint validate)"
+                f" {case['oracleType']} bars; fix the set first (blueprint validate;"
+                " --allow-invalid writes canonical formats only)"
             )
         yield exported
+
+
+def _fits_oracle(data: dict[str, Any], oracle_type: str) -> bool:
+    """Whether a row's expected value has the shape its oracle type asks for."""
+    shapes = EXPECTED_SHAPES[oracle_type]
+    if shapes is None:
+        return "expected" not in data
+    if "expected" not in data:
+        return False
+    return not shapes or any(fits(model, data["expected"]) for model in shapes)
 
 
 @dataclass
@@ -670,6 +695,16 @@ class VendorCodec:
     ) -> None:
         """Put the case profile, and what the record cannot give back, in its metadata."""
         case = row.case
+        if "evaluator" not in case and row.family_evaluator is not None:
+            # the file cannot hold the case family, so the evaluator the row inherits from it
+            # travels on the row, and comes back written there
+            case = {**case, "evaluator": row.family_evaluator}
+            tally.drop(
+                "metadata.case.evaluator",
+                f"the row inherits its evaluator from its case family, which a {self.name} file"
+                " has no place for; the evaluator travels on the row and comes back written there",
+                row,
+            )
         native_mode = restored is not None
         payload: dict[str, Any] = {"id": row.id}
         if restored is not None:
