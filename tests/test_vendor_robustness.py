@@ -339,3 +339,27 @@ def test_an_expected_value_of_the_wrong_shape_stops_a_vendor_export(tmp_path: Pa
         with pytest.raises((ConversionRefused, InvalidRowForExport)):
             convert(source, tmp_path / f"o-{fmt}.out", ConvertOptions(target_format=fmt))
     assert not list(tmp_path.glob("o-*"))
+
+
+@pytest.mark.parametrize("extensions", ["oops", {"blueprint-import": 5}])
+def test_a_repeated_id_beside_damaged_extensions_is_reported_not_crashed_on(
+    tmp_path: Path, extensions: object
+) -> None:
+    case = {
+        "caseId": "a",
+        "oracleType": "reference-answer",
+        "expectedBehavior": "x",
+        "provenance": "imported",
+        "extensions": extensions,
+    }
+    record = {
+        "id": "a",
+        "input": "q",
+        "expected": "a",
+        "metadata": {"blueprint": {"id": "a", "case": case}},
+    }
+    path = tmp_path / "records.jsonl"
+    path.write_text(json.dumps(record) + "\n" + json.dumps(record) + "\n", encoding="utf-8")
+    report = validate_file(path, format="braintrust")
+    codes = {code for (code,) in report.flatten(("code",))}
+    assert codes and codes <= {"schema", "derived-value", "parse"}
