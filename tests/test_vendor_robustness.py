@@ -361,5 +361,4 @@ def test_a_repeated_id_beside_damaged_extensions_is_reported_not_crashed_on(
     path = tmp_path / "records.jsonl"
     path.write_text(json.dumps(record) + "\n" + json.dumps(record) + "\n", encoding="utf-8")
     report = validate_file(path, format="braintrust")
-    codes = {code for (code,) in report.flatten(("code",))}
-    assert codes and codes <= {"schema", "derived-value", "parse"}
+    assert ("schema", "a-2") in report.flatten(("code", "row_id"))

@@ -806,17 +806,16 @@ class _UniqueIds:
         row["id"] = unique
         case = row["metadata"]["case"]
         case["caseId"] = unique
+        # a damaged profile is left as it came (validation says why); only a missing part is added
         extensions = case.setdefault("extensions", {})
-        record = extensions.get(IMPORT_EXTENSION) if isinstance(extensions, dict) else None
-        if isinstance(extensions, dict) and not isinstance(record, dict):
-            record = extensions[IMPORT_EXTENSION] = {"format": format_name, "derived": {}}
-        derived = record.get("derived") if isinstance(record, dict) else None
-        if isinstance(record, dict) and not isinstance(derived, dict):
-            derived = record["derived"] = {}
-        if isinstance(derived, dict):  # a damaged profile gets no flag; validation says why
-            derived["id"] = (
-                f"the id {row_id!r} repeats in the file; this row was renamed to keep ids unique"
-            )
+        if isinstance(extensions, dict):
+            record = extensions.setdefault(IMPORT_EXTENSION, {"format": format_name})
+            derived = record.setdefault("derived", {}) if isinstance(record, dict) else None
+            if isinstance(derived, dict):
+                derived["id"] = (
+                    f"the id {row_id!r} repeats in the file; "
+                    "this row was renamed to keep ids unique"
+                )
 
 
 def compare_records(before: list[Any], after: list[Any], what: str = "record") -> list[str]:
