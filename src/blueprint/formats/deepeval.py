@@ -49,10 +49,6 @@ GOLDEN_KEYS: Final = frozenset(
         "expectations",
     }
 )
-#: keys only a conversational golden has
-CONVERSATIONAL_KEYS: Final = frozenset(
-    {"scenario", "turns", "expected_outcome", "user_description", "persona"}
-)
 #: row metadata keys with a native DeepEval field, when they hold a list of strings
 CONTEXT_KEYS: Final = ("context", "retrieval_context")
 MIXED_TURNS: Final = "mixed-turns"

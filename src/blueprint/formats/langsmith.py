@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Final
 from blueprint import jsonvalues
 from blueprint.errors import ParseError
 from blueprint.formats._io import read_json_lines
+from blueprint.formats.base import SetSource
 from blueprint.formats.native import ABSENT, NativeShape, same
 from blueprint.formats.sniffing import Fit, first_line_object, json_head
 from blueprint.formats.vendor import (
@@ -158,34 +159,34 @@ class LangsmithCodec(VendorCodec):
     shape: ClassVar[NativeShape] = _SHAPE
 
     def records(self, path: Path) -> Records:
-        if path.suffix.lower() == ".json":
-            document = read_json_document(path)
-            if isinstance(document, dict) and isinstance(document.get("examples"), list):
-                return [(None, example) for example in document["examples"]]
+        return self._read(path)[1]
+
+    def open(self, path: Path) -> SetSource:
+        header, records = self._read(path)
+        return self.source(path, header, self.rows(records))
+
+    def _read(self, path: Path) -> tuple[dict[str, Any] | None, Records]:
+        """The set-level fields and the examples of a file, read once. A dataset object
+        ({name, description, examples}) gives the set its name and description; its other
+        keys are kept so the export writes the same object."""
+        if path.suffix.lower() != ".json":
+            return None, read_json_lines(path)
+        document = read_json_document(path)
+        if not isinstance(document, dict) or not isinstance(document.get("examples"), list):
             if not isinstance(document, list):
                 raise ParseError(
                     path,
                     "a JSON file of LangSmith examples is an array of them, or a dataset"
                     " object with an examples array",
                 )
-            return [(None, example) for example in document]
-        return read_json_lines(path)
-
-    def header_of(self, path: Path) -> dict[str, Any] | None:
-        """A dataset object ({name, description, examples}) gives the set its name and
-        description; its other keys are kept so the export writes the same object."""
-        if path.suffix.lower() != ".json":
-            return None
-        document = read_json_document(path)
-        if not isinstance(document, dict) or not isinstance(document.get("examples"), list):
-            return None
+            return None, [(None, example) for example in document]
         header: dict[str, Any] = {}
         for key in ("name", "description"):
             if isinstance(document.get(key), str) and document[key]:
                 header[key] = document[key]
         rest = {k: v for k, v in document.items() if k not in header and k != "examples"}
         header["extensions"] = {"langsmith": {"dataset": rest, "keys": list(document)}}
-        return header
+        return header, [(None, example) for example in document["examples"]]
 
     def framing(self, path: Path, context: WriteContext) -> Framing:
         parts = _dataset_head(context.header, context.options.derived_fields)

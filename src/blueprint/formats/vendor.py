@@ -193,16 +193,6 @@ def export_rows(
         yield exported
 
 
-def _fits_oracle(data: dict[str, Any], oracle_type: str) -> bool:
-    """Whether a row's expected value has the shape its oracle type asks for."""
-    shapes = EXPECTED_SHAPES[oracle_type]
-    if shapes is None:
-        return "expected" not in data
-    if "expected" not in data:
-        return False
-    return not shapes or any(fits(model, data["expected"]) for model in shapes)
-
-
 @dataclass
 class ExportTally:
     """What an export left out, dropped or weakened, by kind, for the lossy report (the
