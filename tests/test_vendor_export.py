@@ -270,3 +270,39 @@ def test_an_inherited_evaluator_travels_on_the_row(fmt: str, tmp_path: Path) -> 
     assert moved and moved[0].row_ids == ("r",)
     back = next(iter(result.diff.changed))
     assert [c.path for c in back.changes] == ["$.metadata.case.evaluator"]
+
+
+def test_changed_fields_names_top_level_metadata_and_case_profile_fields() -> None:
+    from blueprint.formats.vendor import changed_fields
+
+    before = row("a", expected="x", evaluator="exact-or-programmatic")
+    before["metadata"]["team"] = "support"
+    after = json.loads(json.dumps(before))
+    assert changed_fields(before, after) == []
+    after["expected"] = "y"
+    after["metadata"]["case"]["provenance"] = "imported"
+    del after["metadata"]["case"]["evaluator"]
+    del after["metadata"]["team"]
+    after["metadata"]["origin"] = "file"
+    assert sorted(changed_fields(before, after)) == [
+        "expected",
+        "metadata.case.evaluator",
+        "metadata.case.provenance",
+        "metadata.origin",
+        "metadata.team",
+    ]
+    after["metadata"]["case"] = "damaged"
+    assert "metadata.case" in changed_fields(before, after)
+
+
+def test_a_lost_row_field_takes_the_reason_of_its_nearest_mapped_field() -> None:
+    from blueprint.formats.mapping import load_mapping
+
+    mapping = load_mapping("deepeval").model_copy(deep=True)
+    mapping.rows = [
+        type(mapping.rows[0])(field="metadata.case", dropped="no place for the profile"),
+        type(mapping.rows[0])(field="metadata.case.provenance", dropped="three values only"),
+    ]
+    assert mapping.row_loss_reason("metadata.case.provenance") == "three values only"
+    assert mapping.row_loss_reason("metadata.case.severity") == "no place for the profile"
+    assert "deepeval" in mapping.row_loss_reason("metadata.team")

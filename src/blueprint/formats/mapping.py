@@ -169,6 +169,17 @@ class VendorMapping(BaseModel):
                 losses.append(LossyField(name, reason, scope="set"))
         return losses
 
+    def row_loss_reason(self, path: str) -> str:
+        """Why a row field is lost: the reason the mapping gives for the field (or for the
+        nearest enclosing field that it says is dropped), else a general one."""
+        reasons = {entry.field: entry.dropped for entry in self.rows if entry.dropped}
+        parts = path.split(".")
+        for end in range(len(parts), 0, -1):
+            reason = reasons.get(".".join(parts[:end]))
+            if reason:
+                return reason
+        return f"a {self.format} file has no place for it; reading the file back infers it again"
+
     def exclusion(self, kind: str, row_ids: list[str]) -> LossyField:
         return LossyField("*", self.excluded[kind], tuple(row_ids), kind="excluded")
 

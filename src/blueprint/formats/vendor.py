@@ -443,8 +443,13 @@ class VendorCodec:
     #: how a record is named in messages ("a Braintrust record")
     what: ClassVar[str]
     shape: ClassVar[NativeShape]
-    #: the record key holding free-form metadata, where the payload goes
-    metadata_key: ClassVar[str] = "metadata"
+    #: the record key holding free-form metadata, where the payload goes; None for a format
+    #: whose records have no free-form place (a strict schema): what the record cannot say
+    #: is then declared lost, field by field, by reading the record back
+    metadata_key: ClassVar[str | None] = "metadata"
+    #: whether the file is one document holding every record (a TOML suite, a YAML file
+    #: with a samples list) rather than records written one after another
+    document: ClassVar[bool] = False
 
     @property
     def extensions(self) -> tuple[str, ...]:
@@ -493,6 +498,10 @@ class VendorCodec:
 
     def framing(self, path: Path, context: WriteContext) -> Framing:
         return JSON_ARRAY if context.form == "json" else JSON_LINES
+
+    def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:
+        """The whole file of a :attr:`document` format, holding every record written."""
+        raise NotImplementedError
 
     def encode(self, record: dict[str, Any], context: WriteContext) -> bytes:
         return jsonvalues.dumps(record)
@@ -564,7 +573,7 @@ class VendorCodec:
     def row_of(
         self, record: dict[str, Any], position: int, ids: _UniqueIds, suite: Any
     ) -> dict[str, Any]:
-        payload = payload_of(record.get(self.metadata_key))
+        payload = payload_of(record.get(self.metadata_key)) if self.metadata_key else None
         if payload is None:
             row = self.native_row(record, position, suite)
             ids.settle(row, self.name)
@@ -618,14 +627,23 @@ class VendorCodec:
         context = WriteContext(header, options, form, self.suite_of(header))
         tally = ExportTally(load_mapping(self.name))
         tally.set_written = self.set_fields_written(header, context)
-        framing = self.framing(path, context)
         with AtomicOutputs([path], force=options.force) as outputs:
             handle = outputs.open(path, "wb")
+            records = (
+                record
+                for row in export_rows(rows, self.name, header)
+                if (record := self.record_for(row, context, tally)) is not None
+            )
+            if self.document:
+                collected = []
+                for record in records:
+                    collected.append(record)
+                    tally.written += 1
+                handle.write(self.document_bytes(collected, context))
+                return tally.finish(header, [path], options)
+            framing = self.framing(path, context)
             handle.write(framing.opening)
-            for row in export_rows(rows, self.name, header):
-                record = self.record_for(row, context, tally)
-                if record is None:
-                    continue
+            for record in records:
                 handle.write(framing.first if tally.written == 0 else framing.between)
                 handle.write(self.encode(record, context))
                 tally.written += 1
@@ -684,6 +702,9 @@ class VendorCodec:
         tally: ExportTally,
     ) -> None:
         """Put the case profile, and what the record cannot give back, in its metadata."""
+        if self.metadata_key is None:
+            self.declare_unkept(row, record, context, tally)
+            return
         case = row.case
         if "evaluator" not in case and row.family_evaluator is not None:
             # the file cannot hold the case family, so the evaluator the row inherits from it
@@ -729,14 +750,12 @@ class VendorCodec:
             # the vendor's own metadata is not an object: the record goes as the vendor had
             # it, with no payload, and reading it back infers the row again
             again = self.row_of(record, 0, _UniqueIds(), context.suite)
-            for key in ("id", "input", "expected", "metadata"):
-                if not native.same(again.get(key, ABSENT), row.data.get(key, ABSENT)):
-                    tally.drop(
-                        key,
-                        f"the record's {self.metadata_key} is not an object, so the case profile"
-                        " has no place to travel; reading the record back infers it again",
-                        row,
-                    )
+            reason = (
+                f"the record's {self.metadata_key} is not an object, so the case profile has"
+                " no place to travel; reading the record back infers it again"
+            )
+            for path in changed_fields(row.data, again):
+                tally.drop(path, reason, row)
             return
         elif NAMESPACE in metadata:
             payload["displaced"] = metadata[NAMESPACE]
@@ -744,6 +763,20 @@ class VendorCodec:
 
     def payload_value(self, payload: dict[str, Any]) -> Any:
         return payload
+
+    def declare_unkept(
+        self, row: ExportRow, record: dict[str, Any], context: WriteContext, tally: ExportTally
+    ) -> None:
+        """For a format with no free-form place: read the record back as an import would, and
+        declare lost every field that does not come back as the row has it.
+
+        Fields are compared one level into the row's metadata and its case profile
+        (``metadata.case.provenance``), so the report names what was lost, with the reason
+        the mapping file gives for that field.
+        """
+        again = self.row_of(record, 0, _UniqueIds(), context.suite)
+        for path in changed_fields(row.data, again):
+            tally.drop(path, tally.mapping.row_loss_reason(path), row)
 
     # --- comparing native files --------------------------------------------------------------
 
@@ -806,6 +839,33 @@ class _UniqueIds:
                     f"the id {row_id!r} repeats in the file; "
                     "this row was renamed to keep ids unique"
                 )
+
+
+def changed_fields(row: dict[str, Any], again: dict[str, Any]) -> list[str]:
+    """The fields of ``row`` that ``again`` (the row read back) does not give back as they
+    were: top-level fields, the keys of ``metadata`` and the keys of its case profile."""
+
+    def part(data: dict[str, Any], key: str) -> dict[str, Any]:
+        value = data.get(key)
+        return value if isinstance(value, dict) else {}
+
+    changed = []
+    for key in dict.fromkeys([*row, *again]):
+        if key == "metadata" and isinstance(row.get(key), dict):
+            continue
+        if not native.same(row.get(key, ABSENT), again.get(key, ABSENT)):
+            changed.append(key)
+    metadata, metadata_again = part(row, "metadata"), part(again, "metadata")
+    for key in dict.fromkeys([*metadata, *metadata_again]):
+        if key == "case" and isinstance(metadata.get(key), dict):
+            continue
+        if not native.same(metadata.get(key, ABSENT), metadata_again.get(key, ABSENT)):
+            changed.append(f"metadata.{key}")
+    case, case_again = part(metadata, "case"), part(metadata_again, "case")
+    for key in dict.fromkeys([*case, *case_again]):
+        if not native.same(case.get(key, ABSENT), case_again.get(key, ABSENT)):
+            changed.append(f"metadata.case.{key}")
+    return changed
 
 
 def compare_records(before: list[Any], after: list[Any], what: str = "record") -> list[str]:
