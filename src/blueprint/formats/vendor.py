@@ -843,28 +843,25 @@ class _UniqueIds:
 
 def changed_fields(row: dict[str, Any], again: dict[str, Any]) -> list[str]:
     """The fields of ``row`` that ``again`` (the row read back) does not give back as they
-    were: top-level fields, the keys of ``metadata`` and the keys of its case profile."""
+    were: top-level fields, the keys of ``metadata`` and the keys of its case profile (an
+    object on one side only is one changed field)."""
+    changed: list[str] = []
 
-    def part(data: dict[str, Any], key: str) -> dict[str, Any]:
-        value = data.get(key)
-        return value if isinstance(value, dict) else {}
+    def compare(before: dict[str, Any], after: dict[str, Any], prefix: str, inner: str) -> None:
+        for key in dict.fromkeys([*before, *after]):
+            old, new = before.get(key, ABSENT), after.get(key, ABSENT)
+            if key == inner and isinstance(old, dict) and isinstance(new, dict):
+                continue
+            if not native.same(old, new):
+                changed.append(prefix + key)
 
-    changed = []
-    for key in dict.fromkeys([*row, *again]):
-        if key == "metadata" and isinstance(row.get(key), dict):
-            continue
-        if not native.same(row.get(key, ABSENT), again.get(key, ABSENT)):
-            changed.append(key)
-    metadata, metadata_again = part(row, "metadata"), part(again, "metadata")
-    for key in dict.fromkeys([*metadata, *metadata_again]):
-        if key == "case" and isinstance(metadata.get(key), dict):
-            continue
-        if not native.same(metadata.get(key, ABSENT), metadata_again.get(key, ABSENT)):
-            changed.append(f"metadata.{key}")
-    case, case_again = part(metadata, "case"), part(metadata_again, "case")
-    for key in dict.fromkeys([*case, *case_again]):
-        if not native.same(case.get(key, ABSENT), case_again.get(key, ABSENT)):
-            changed.append(f"metadata.case.{key}")
+    compare(row, again, "", "metadata")
+    metadata, metadata_again = row.get("metadata"), again.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata_again, dict):
+        compare(metadata, metadata_again, "metadata.", "case")
+        case, case_again = metadata.get("case"), metadata_again.get("case")
+        if isinstance(case, dict) and isinstance(case_again, dict):
+            compare(case, case_again, "metadata.case.", "")
     return changed
 
 
