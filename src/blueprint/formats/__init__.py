@@ -27,6 +27,7 @@ from blueprint.formats.canonical_json import JsonCodec
 from blueprint.formats.canonical_jsonl import JsonlCodec
 from blueprint.formats.deepeval import DeepevalCodec
 from blueprint.formats.langsmith import LangsmithCodec
+from blueprint.formats.ome import OmeCodec
 from blueprint.formats.promptfoo import PromptfooCodec
 from blueprint.formats.setfile import set_file_for
 from blueprint.formats.sniffing import first_record_complete
@@ -41,6 +42,7 @@ REGISTRY: Final[dict[str, Codec]] = {
         DeepevalCodec(),
         LangsmithCodec(),
         BraintrustCodec(),
+        OmeCodec(),
     )
 }
 

@@ -151,8 +151,9 @@ def _indented(encoded: bytes, spaces: int) -> bytes:
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:,]|[^\s\[\]{}:,"]+')
 
 
-def row_start_lines(text: str) -> list[int]:
-    """The 1-based line on which each element of the top-level ``rows`` array starts.
+def row_start_lines(text: str, key_name: str = "rows") -> list[int]:
+    """The 1-based line on which each element of the top-level ``rows`` array (or of the
+    array under ``key_name``) starts.
 
     ``text`` must already be known to be valid JSON.
     """
@@ -169,7 +170,7 @@ def row_start_lines(text: str) -> list[int]:
             offsets.append(match.start())
             expect_value = False
         if token in ("{", "["):
-            if token == "[" and depth == 1 and key == "rows":
+            if token == "[" and depth == 1 and key == key_name:
                 in_rows, expect_value, offsets = True, True, []
             stack.append(token)
         elif token in ("}", "]"):
