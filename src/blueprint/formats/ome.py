@@ -42,6 +42,8 @@ from blueprint.formats.vendor import (
     Values,
     VendorCodec,
     WriteContext,
+    _UniqueIds,
+    changed_fields,
     compare_records,
     imported_row,
 )
@@ -140,10 +142,17 @@ class Cards:
         ]
 
 
+def is_card_id(value: Any) -> bool:
+    """Whether a value can be an ome card id: text, not empty, without a path separator
+    (ome's card schema refuses ids holding / or \\)."""
+    return isinstance(value, str) and bool(value) and not {"/", "\\"} & set(value)
+
+
 def _card_list(value: Any) -> list[str] | None:
-    if isinstance(value, str):
+    """The cards one answer names: a list of card ids, or one card id by itself."""
+    if is_card_id(value):
         return [value]
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+    if isinstance(value, list) and all(is_card_id(item) for item in value):
         return value
     return None
 
@@ -222,6 +231,8 @@ def suite_extension(document: dict[str, Any], name: str | None) -> dict[str, Any
     }
     absent = [key for key in head if key not in document]
     extension: dict[str, Any] = {}
+    if name is None:
+        extension["unnamed"] = True  # the set's name is made up: the suite is written without
     if kept:
         extension["suite"] = kept
     if absent:
@@ -243,11 +254,12 @@ def suite_of_set(
     header: dict[str, Any], derived: frozenset[str]
 ) -> tuple[dict[str, Any], list[str]]:
     """The suite's own keys for a set, and the order of every key (``cases`` among them)."""
-    name = header.get("name")
-    real = isinstance(name, str) and bool(name) and "name" not in derived
     extensions = header.get("extensions")
     extension = extensions.get("ome") if isinstance(extensions, dict) else None
     extension = extension if isinstance(extension, dict) else {}
+    name = header.get("name")
+    real = isinstance(name, str) and bool(name) and "name" not in derived
+    real = real and extension.get("unnamed") is not True
     head = _apply(_suite_head(name if real else None), extension)
     order = extension.get("keys")
     if isinstance(order, list):
@@ -466,6 +478,16 @@ class OmeCodec(VendorCodec):
                 " default; run ome eval recall with --limit high enough or such cases fail"
             )
         return record
+
+    def declare_unkept(
+        self, row: ExportRow, record: dict[str, Any], context: WriteContext, tally: ExportTally
+    ) -> None:
+        """Read the case back where it stands in the suite, as an import of the whole suite
+        would: a case without an id is numbered by its position, and a repeated id renamed."""
+        ids = tally.memo.setdefault("ids", _UniqueIds())
+        again = self.row_of(record, tally.written, ids, context.suite)
+        for path in changed_fields(row.data, again):
+            tally.drop(path, tally.mapping.row_loss_reason(path), row)
 
     def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:
         head, order = suite_of_set(context.header, context.options.derived_fields)
