@@ -70,7 +70,6 @@ DATA_FORMATS: Final = ("jsonl", "parquet")
 #: what a folder's data files may be, by suffix
 _JSON_SUFFIXES: Final = (".jsonl", ".json", ".ndjson")
 _PARQUET_SUFFIXES: Final = (".parquet",)
-_OTHER_DATA_SUFFIXES: Final = (".csv", ".tsv", ".txt", ".arrow", ".gz", ".zst", ".bz2", ".xz")
 #: the names ``datasets`` recognises a split by in a file's path, when no card declares them
 SPLIT_KEYWORDS: Final = {
     "train": ("train", "training"),
@@ -235,10 +234,13 @@ def signature(value: Any) -> Any:
 
 
 def merge(left: Any, right: Any) -> Any:
+    """The one type two types are read as together; raises _Mixed when there is none."""
     if left is None:
         return right
     if right is None or left == right:
         return left
+    if not (isinstance(left, tuple) and isinstance(right, tuple)):
+        raise _Mixed  # two different scalar types, or a scalar and a list or object
     if left[0] == right[0] == "list":
         return ("list", merge(left[1], right[1]))
     if left[0] == right[0] == "struct" and [k for k, _ in left[1]] == [k for k, _ in right[1]]:
@@ -255,20 +257,6 @@ def column_type(values: Iterable[Any]) -> Any:
     for value in values:
         found = merge(found, signature(value))
     return found
-
-
-def feature_of(name: str, kind: Any) -> dict[str, Any]:
-    """A column's entry in the card's ``dataset_info.features``."""
-    if kind is None:
-        return {"name": name, "dtype": "string"}
-    if isinstance(kind, str):
-        return {"name": name, "dtype": kind}
-    if kind[0] == "list":
-        inner = feature_of(name, kind[1])
-        inner.pop("name")
-        return {"name": name, "list": inner.get("dtype", inner)}
-    fields = [feature_of(key, value) for key, value in kind[1]]
-    return {"name": name, "struct": fields}
 
 
 def _arrow_type(kind: Any) -> Any:
@@ -391,7 +379,7 @@ def _inferred_splits(folder: Path) -> dict[str, list[Path]]:
         split = next((name for name, keys in SPLIT_KEYWORDS.items() if words & set(keys)), None)
         splits.setdefault(split or "", []).append(path)
     if "" in splits and len(splits) > 1:
-        # files no split names: datasets reads only the named ones
+        # files that name no split: datasets reads only the ones that do
         splits.pop("")
     if "" in splits:
         splits["train"] = splits.pop("")
@@ -542,11 +530,18 @@ class HuggingfaceCodec(VendorCodec):
     # --- reading -----------------------------------------------------------------------------
 
     def sniff(self, path: Path, head: bytes) -> Fit:
-        why = "a Hugging Face dataset is a folder with a dataset card or data files"
+        why = (
+            "a Hugging Face dataset is a folder with a dataset card (README.md) that declares"
+            " configs, or with JSON Lines or Parquet data files"
+        )
         if not path.is_dir():
             return Fit.no(why)
-        if (path / CARD).is_file():
-            return Fit.yes()  # a card: the reader says what is wrong with it, if anything
+        try:
+            card = read_card(path)
+        except ParseError:
+            return Fit.yes()  # a card that does not parse: the reader says where
+        if card is not None and ("configs" in card.meta or NAMESPACE in card.meta):
+            return Fit.yes()  # the reader says what is wrong with it, if anything
         try:
             layout_of(path)
         except ParseError as error:
@@ -913,13 +908,15 @@ class _Table:
         return names
 
     def features(self) -> list[dict[str, Any]] | None:
-        """The card's features, when every column has a plain type (else datasets infers)."""
+        """The card's ``dataset_info.features``, when every column has a scalar type (a
+        column of lists or objects is left for datasets to infer, as it does without a card).
+        A column of nulls only is declared text."""
         features = []
         for name in self.columns:
             kind = self.plain.get(name, "string")
             if not (kind is None or isinstance(kind, str)):
                 return None
-            features.append(feature_of(name, kind))
+            features.append({"name": name, "dtype": kind or "string"})
         return features
 
     def write(self, target: Path, split: str, data_format: str) -> None:
