@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import builtins
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from blueprint.cli import app
@@ -33,7 +35,7 @@ from blueprint.formats.huggingface import (
 )
 from blueprint.validate import validate_file
 from conftest import EXAMPLES, FIXTURES, document, row, write_json
-from strategies import eval_sets
+from strategies import awkward_text, eval_sets, json_values
 
 CODEC = HuggingfaceCodec()
 PUBLIC = FIXTURES / "native" / "huggingface" / "public"
@@ -542,3 +544,111 @@ def test_the_card_front_matter_is_plain_yaml(tmp_path: Path) -> None:
     block = text.split("\n---\n", 1)[0].removeprefix("---\n")
     assert yaml.safe_load(block)["blueprint"]["set"] == header
     assert REGISTRY["huggingface"].open(folder).header == header
+
+
+# --- any folder someone could publish --------------------------------------------------------
+
+COLUMN_NAMES = st.one_of(
+    st.sampled_from(
+        [
+            "id",
+            "qid",
+            "question",
+            "prompt",
+            "input",
+            "answer",
+            "label",
+            "target",
+            "expected",
+            "text",
+            "messages",
+            "category",
+            "difficulty",
+            "metadata",
+            "split",
+        ]
+    ),
+    st.text(alphabet="abcdefghij_", min_size=1, max_size=6),
+)
+CELL_KINDS = [
+    st.one_of(st.none(), awkward_text),
+    st.one_of(st.none(), st.integers(min_value=-(2**70), max_value=2**70)),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.booleans(),
+    st.lists(awkward_text, max_size=3),
+    st.fixed_dictionaries({"role": awkward_text, "content": awkward_text}),
+    json_values,  # a column whose values change type, which datasets cannot load
+]
+
+
+@st.composite
+def published_folders(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, list[dict]]]:
+    names = draw(st.lists(COLUMN_NAMES, min_size=1, max_size=5, unique=True))
+    kinds = {name: draw(st.sampled_from(CELL_KINDS)) for name in names}
+    splits = draw(
+        st.lists(
+            st.sampled_from(["train", "test", "validation"]), min_size=1, max_size=3, unique=True
+        )
+    )
+    data = {
+        split: [
+            {name: draw(kinds[name]) for name in names}
+            for _ in range(draw(st.integers(min_value=1, max_value=3)))
+        ]
+        for split in splits
+    }
+    card = draw(st.sampled_from([None, {"license": "mit", "pretty_name": "x"}]))
+    return {"card": card}, data
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=60)
+@given(folder=published_folders())
+def test_any_published_folder_goes_back_as_it_came(
+    folder: tuple[dict[str, Any], dict[str, list[dict]]], tmp_path: Path
+) -> None:
+    meta, data = folder
+    root = tmp_path / "published"
+    if root.exists():
+        shutil.rmtree(root)
+    (root / "data").mkdir(parents=True)
+    entries = []
+    for split, records in data.items():
+        lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+        (root / "data" / f"{split}.jsonl").write_text(lines, encoding="utf-8")
+        entries.append({"split": split, "path": f"data/{split}.jsonl"})
+    card = {**(meta["card"] or {}), "configs": [{"config_name": "default", "data_files": entries}]}
+    (root / "README.md").write_text(
+        "---\n" + yaml.safe_dump(card) + "---\n# published\n", encoding="utf-8"
+    )
+    result = roundtrip(root, "huggingface")
+    assert result.exact, (result.undeclared, result.unobserved)
+    assert result.vendor_changes == []
+
+
+def test_a_parquet_folder_goes_back_as_parquet(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    folder = tmp_path / "published"
+    (folder / "data").mkdir(parents=True)
+    table = pa.table(
+        {
+            "prompt": ["Name a colour", "Name a fruit"],
+            "ideal": [["red", "blue"], ["apple"]],
+            "tags": [{"level": 1}, {"level": 2}],
+        }
+    )
+    pq.write_table(table, folder / "data" / "test-00000-of-00001.parquet")
+    rows = read_back(folder)
+    assert rows[0]["input"] == "Name a colour"
+    assert rows[0]["expected"] == ["red", "blue"]
+    assert rows[0]["metadata"]["split"] == "test"
+    result = roundtrip(folder, "huggingface")
+    assert result.exact and result.vendor_changes == []
+    middle = tmp_path / "set.json"
+    assert run("convert", folder, middle).exit_code == 0
+    again = tmp_path / "again"
+    assert run("convert", middle, again, "--to", "huggingface").exit_code == 0
+    assert [p.suffix for p in (again / "data").iterdir()] == [".parquet"]
+    back = pq.read_table(again / "data" / "test.parquet")
+    assert back.column("ideal").to_pylist() == [["red", "blue"], ["apple"]]
+    assert back.column("tags").to_pylist() == [{"level": 1}, {"level": 2}]
