@@ -556,8 +556,11 @@ class HuggingfaceCodec(VendorCodec):
             items.append((item, state.position if isinstance(item, SourceRow) else None))
         if items and all(position is not None for _, position in items):
             items.sort(key=lambda pair: pair[1] or 0)
+        # a line number says where a row is only when there is one data file (an unreadable
+        # row's message names its file)
+        one_file = sum(len(files) for files in layout.splits.values()) == 1
         rows: list[SourceRow | UnreadableRow] = [
-            SourceRow(index, item.line, item.data)
+            SourceRow(index, item.line if one_file else None, item.data)
             if isinstance(item, SourceRow)
             else UnreadableRow(index, item.line, item.column, item.reason)
             for index, (item, _) in enumerate(items)
