@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from blueprint.atomic import AtomicOutputs
+from blueprint.atomic import AtomicFolder, AtomicOutputs
 from blueprint.errors import OutputError, OutputExistsError
 
 
@@ -55,3 +56,51 @@ def test_new_files_get_ordinary_permissions(tmp_path: Path) -> None:
     with AtomicOutputs([target], force=False) as outputs:
         outputs.open(target).write("x")
     assert target.stat().st_mode & 0o044  # readable by others, unlike a bare temporary file
+
+
+# --- folders ---------------------------------------------------------------------------------
+
+
+def test_a_folder_appears_whole_and_replaces_the_old_one_only_with_force(tmp_path: Path) -> None:
+    target = tmp_path / "out"
+    with AtomicFolder(target, force=False) as folder:
+        (folder / "a.txt").write_text("new", encoding="utf-8")
+        assert not target.exists()  # nothing there until the block ends
+    assert (target / "a.txt").read_text(encoding="utf-8") == "new"
+    with pytest.raises(OutputExistsError):
+        AtomicFolder(target, force=False)
+    with AtomicFolder(target, force=True) as folder:
+        (folder / "b.txt").write_text("newer", encoding="utf-8")
+    assert [p.name for p in target.iterdir()] == ["b.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_a_failed_folder_leaves_the_old_one_and_nothing_beside_it(tmp_path: Path) -> None:
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "old.txt").write_text("old", encoding="utf-8")
+    with pytest.raises(RuntimeError), AtomicFolder(target, force=True) as folder:
+        (folder / "half.txt").write_text("half", encoding="utf-8")
+        raise RuntimeError("stopped half-way")
+    assert [p.name for p in target.iterdir()] == ["old.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_a_folder_that_cannot_take_the_place_puts_the_old_one_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "old.txt").write_text("old", encoding="utf-8")
+    real_rename = Path.rename
+
+    def failing(self: Path, other: Any) -> Any:
+        if self.name.endswith(".partial"):
+            raise OSError(28, "No space left on device")
+        return real_rename(self, other)
+
+    monkeypatch.setattr(Path, "rename", failing)
+    with pytest.raises(OutputError), AtomicFolder(target, force=True) as folder:
+        (folder / "new.txt").write_text("new", encoding="utf-8")
+    assert [p.name for p in target.iterdir()] == ["old.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]

@@ -148,7 +148,8 @@ def test_sniff_recognises_own_output_among_codecs_sharing_its_extension(
     codec.write(
         {"schemaVersion": "blueprint.eval-set/v1", "name": "t"}, iter(rows), target, WriteOptions()
     )
-    head = target.read_bytes()[:65536]
+    # a folder format (huggingface) is recognised by its folder, not by bytes
+    head = target.read_bytes()[:65536] if target.is_file() else b""
     assert codec.sniff(target, head).ok
     sharing = [
         other

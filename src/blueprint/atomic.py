@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from types import TracebackType
@@ -104,3 +105,84 @@ class AtomicOutputs:
             self.commit()
         else:
             self.abort()
+
+
+class AtomicFolder:
+    """An output folder that appears whole, or not at all.
+
+    The block writes into a temporary sibling folder (what ``with`` gives); when it ends
+    normally, the folder is renamed into place. An existing folder is replaced only with
+    ``force``: it is first renamed aside, and put back if the new one cannot take its place,
+    so the target is never a mix of old and new files.
+    """
+
+    def __init__(self, target: Path, *, force: bool) -> None:
+        target = Path(target)
+        self.target = target.resolve() if target.is_symlink() else target
+        self.force = force
+        if self.target.exists() and not self.target.is_dir():
+            raise OutputError(self.target, "it is a file, and this output is a folder")
+        if not self.target.parent.is_dir():
+            raise OutputError(self.target, f"the folder {self.target.parent} does not exist")
+        if self.target.is_dir() and any(self.target.iterdir()):
+            if not force:
+                raise OutputExistsError(self.target)
+            if (self.target / ".git").exists():
+                raise OutputError(
+                    self.target,
+                    "it holds a git repository (.git), and --force replaces the whole folder;"
+                    " write to a new folder and copy the files in",
+                )
+        self._temporary: Path | None = None
+
+    def __enter__(self) -> Path:
+        try:
+            self._temporary = Path(
+                tempfile.mkdtemp(
+                    dir=self.target.parent, prefix=f".{self.target.name}.", suffix=".partial"
+                )
+            )
+        except OSError as error:
+            raise OutputError(self.target, error.strerror or str(error)) from None
+        return self._temporary
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        temporary = self._temporary
+        assert temporary is not None
+        if exc_type is not None:
+            shutil.rmtree(temporary, ignore_errors=True)
+            return
+        try:
+            temporary.chmod(0o777 & ~_umask())
+            if self.target.is_dir() and not any(self.target.iterdir()):
+                self.target.rmdir()
+            if self.target.exists():
+                aside = Path(
+                    tempfile.mkdtemp(
+                        dir=self.target.parent, prefix=f".{self.target.name}.", suffix=".old"
+                    )
+                )
+                aside.rmdir()
+                self.target.rename(aside)
+                try:
+                    temporary.rename(self.target)
+                except OSError:
+                    aside.rename(self.target)
+                    raise
+                shutil.rmtree(aside, ignore_errors=True)
+            else:
+                temporary.rename(self.target)
+        except OSError as error:
+            shutil.rmtree(temporary, ignore_errors=True)
+            raise OutputError(self.target, error.strerror or str(error)) from None
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask

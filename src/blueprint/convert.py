@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -13,8 +14,9 @@ from typing import Any
 
 from blueprint.checks import RowView
 from blueprint.diff import SetDiff, collect, diff_sets
-from blueprint.errors import ConversionRefused, ParseError
+from blueprint.errors import ConversionRefused, ParseError, UsageError
 from blueprint.formats import (
+    FOLDER,
     ExportResult,
     LossyField,
     SetSource,
@@ -42,6 +44,8 @@ class ConvertOptions:
     include_human_review: bool = False
     #: write the output even when the set is not valid (the result says it is not)
     allow_invalid: bool = False
+    #: the form of the data files, for a format that writes a folder (huggingface)
+    data_format: str | None = None
 
 
 @dataclass
@@ -102,6 +106,14 @@ def convert(
     options = options or ConvertOptions()
     reader = resolve_codec(source_path, options.source_format, reading=True)
     writer = resolve_codec(target_path, options.target_format, reading=False)
+    forms: tuple[str, ...] = getattr(writer, "data_formats", ())
+    if options.data_format is not None and options.data_format not in forms:
+        raise UsageError(
+            f"--data-format {options.data_format}: {writer.name} writes one file, whose"
+            " extension says its form"
+            if not forms
+            else f"--data-format {options.data_format}: {writer.name} writes {', '.join(forms)}"
+        )
     source = reader.open(source_path)
     header, notes = complete_header(source)
     made_up = frozenset(header) - frozenset(source.header or {}) | source.made_up
@@ -135,6 +147,7 @@ def convert(
             strict=options.strict,
             include_human_review=options.include_human_review,
             derived_fields=made_up,
+            data_format=options.data_format,
         ),
     )
     stale = set_file_for(target_path)
@@ -143,7 +156,8 @@ def convert(
             f"{stale} beside it belongs to a Blueprint set written there before, not to this"
             f" {writer.name} file; remove it"
         )
-    if target_path.suffix.lower() not in writer.extensions:
+    folder = FOLDER in writer.extensions
+    if not folder and target_path.suffix.lower() not in writer.extensions:
         notes.append(
             f"{target_path} holds {writer.name}, which its extension does not say;"
             f" read it back with --from {writer.name}"
@@ -255,7 +269,10 @@ def _scratch(name: str, *, beside: Path | None) -> Iterator[Path]:
             try:
                 yield target
             finally:
-                target.unlink(missing_ok=True)
+                if target.is_dir():  # a format that writes a folder
+                    shutil.rmtree(target, ignore_errors=True)
+                else:
+                    target.unlink(missing_ok=True)
             return
     with tempfile.TemporaryDirectory(prefix="blueprint-roundtrip-") as folder:
         yield Path(folder) / name

@@ -49,6 +49,15 @@ def convert_command(
             help="Write the set even if it is not valid (the command still exits 1).",
         ),
     ] = False,
+    data_format: Annotated[
+        str | None,
+        typer.Option(
+            "--data-format",
+            help="The data files of a format that writes a folder: jsonl (default) or parquet"
+            " (huggingface).",
+            show_default=False,
+        ),
+    ] = None,
     report: Report = SimpleReport.text,
 ) -> None:
     """Convert a set to another format; every dropped field, left-out row and weakened rule
@@ -68,6 +77,7 @@ def convert_command(
         strict=strict,
         include_human_review=include_human_review,
         allow_invalid=allow_invalid,
+        data_format=data_format,
     )
     result = convert(source, destination, options)
     for note in result.notes:

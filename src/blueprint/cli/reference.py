@@ -96,7 +96,7 @@ def formats_command(
         table.add_row(
             entry["name"],
             entry["title"],
-            " ".join(entry["extensions"]),
+            " ".join(entry["extensions"]) or "a folder",
             "yes" if entry["reads"] else "no",
             "yes" if entry["writes"] else "no",
             "yes" if entry["lossless"] else "no",

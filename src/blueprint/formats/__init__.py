@@ -26,6 +26,7 @@ from blueprint.formats.canonical_csv import CsvCodec
 from blueprint.formats.canonical_json import JsonCodec
 from blueprint.formats.canonical_jsonl import JsonlCodec
 from blueprint.formats.deepeval import DeepevalCodec
+from blueprint.formats.huggingface import HuggingfaceCodec
 from blueprint.formats.langsmith import LangsmithCodec
 from blueprint.formats.ome import OmeCodec
 from blueprint.formats.promptfoo import PromptfooCodec
@@ -43,8 +44,12 @@ REGISTRY: Final[dict[str, Codec]] = {
         LangsmithCodec(),
         BraintrustCodec(),
         OmeCodec(),
+        HuggingfaceCodec(),
     )
 }
+
+#: the "extension" of a format that reads and writes folders (a Hugging Face dataset)
+FOLDER: Final = ""
 
 _SNIFF_BYTES: Final = 64 * 1024
 #: how far sniffing reads to see a whole first record (a golden with a long input)
@@ -64,14 +69,21 @@ def _extension(path: Path) -> str:
 
 
 def codecs_reading(path: Path) -> list[Codec]:
-    suffix = _extension(path)
+    # a folder is read by the formats that read folders, whatever its name says
+    suffix = FOLDER if path.is_dir() else _extension(path)
+    if suffix == FOLDER and not path.is_dir():
+        return []
     return [
         codec for codec in REGISTRY.values() if codec.can_read and suffix in codec.read_extensions
     ]
 
 
 def codecs_writing(path: Path) -> list[Codec]:
+    # a folder format is written only when named with --to: a path without an extension
+    # is more often a mistake than a request for a dataset folder
     suffix = _extension(path)
+    if suffix == FOLDER:
+        return []
     return [codec for codec in REGISTRY.values() if codec.can_write and suffix in codec.write_forms]
 
 
@@ -102,6 +114,7 @@ def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:
                 ext
                 for codec in REGISTRY.values()
                 for ext in (codec.read_extensions if reading else tuple(codec.write_forms))
+                if ext != FOLDER
             }
         )
         extension = _extension(path) or "(none)"
@@ -123,15 +136,9 @@ def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:
 
 def _sniff(path: Path, candidates: list[Codec]) -> Codec:
     """The one candidate the content fits; an error listing what was tried otherwise."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(_SNIFF_BYTES)
-            while len(head) < _SNIFF_MAX_BYTES and not first_record_complete(head):
-                more = handle.read(len(head))
-                if not more:
-                    break
-                head += more
-    except OSError:
+    # a folder format looks at the folder, not at bytes
+    head = b"" if path.is_dir() else _head(path)
+    if head is None:
         # unreadable: the canonical reader will say why, with the file name
         return next((codec for codec in candidates if codec.lossless), candidates[0])
     fits = {codec.name: codec.sniff(path, head) for codec in candidates}
@@ -144,13 +151,30 @@ def _sniff(path: Path, candidates: list[Codec]) -> Codec:
     if matches:
         raise AmbiguousFormatError(path, [codec.name for codec in matches])
     tried = "; ".join(f"{name}: {fit.why}" for name, fit in fits.items())
+    what = "folders" if path.is_dir() else f"{_extension(path)} files"
     raise UnknownFormatError(
-        f"{path}: the content fits none of the formats that read {_extension(path)} files"
+        f"{path}: the content fits none of the formats that read {what}"
         f" ({tried}); name one with --from if you know it"
     )
 
 
+def _head(path: Path) -> bytes | None:
+    """The first bytes of a file, enough to hold its first record; None when unreadable."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+            while len(head) < _SNIFF_MAX_BYTES and not first_record_complete(head):
+                more = handle.read(len(head))
+                if not more:
+                    break
+                head += more
+    except OSError:
+        return None
+    return head
+
+
 __all__ = [
+    "FOLDER",
     "REGISTRY",
     "Codec",
     "ExportResult",

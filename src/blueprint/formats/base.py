@@ -146,6 +146,9 @@ class WriteOptions:
     include_human_review: bool = False
     #: set-level fields the reader made up (not in the source), never reported as lost
     derived_fields: frozenset[str] = frozenset()
+    #: the form of the data files, for a format that writes a folder of them (huggingface:
+    #: jsonl or parquet); None for the format's default
+    data_format: str | None = None
 
 
 class Codec(Protocol):
