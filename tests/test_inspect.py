@@ -18,7 +18,7 @@ from blueprint.convert import ConvertOptions, convert, data_rows, roundtrip
 from blueprint.formats import REGISTRY, UnreadableRow, WriteOptions, resolve_codec
 from blueprint.validate import validate_file
 from conftest import EXAMPLES, FIXTURES, case
-from strategies import _with_extras, awkward_text, extra_objects, json_values
+from strategies import _with_extras, awkward_text, eval_sets, extra_objects, json_values
 
 CODEC = REGISTRY["inspect"]
 PUBLIC = FIXTURES / "native" / "inspect" / "public"
@@ -129,10 +129,13 @@ def test_a_csv_export_leaves_out_rows_a_cell_cannot_hold(tmp_path: Path) -> None
 def test_a_carriage_return_in_a_csv_cell_is_reported_weakened(tmp_path: Path) -> None:
     from conftest import row
 
-    rows = [row("cr", expected="line1\r\nline2"), row("plain", expected="x")]
+    rows = [row("cr", expected="line1\r\nline2"), row("plain", expected="cr\ronly")]
+    rows[1]["id"] = rows[1]["metadata"]["case"]["caseId"] = "lone"
     result = write(tmp_path / "samples.csv", rows)
+    assert [item.data for item in CODEC.open(tmp_path / "samples.csv").rows] == rows
     assert any(
-        "universal newlines" in lossy.reason and lossy.row_ids == ("cr",) for lossy in result.lossy
+        "universal newlines" in lossy.reason and lossy.row_ids == ("cr", "lone")
+        for lossy in result.lossy
     )
     jsonl = write(tmp_path / "samples.jsonl", rows)
     assert not any("universal newlines" in lossy.reason for lossy in jsonl.lossy)
@@ -321,3 +324,44 @@ def test_a_row_written_from_blueprint_round_trips_its_case_profile(tmp_path: Pat
     target = tmp_path / "samples.jsonl"
     write(target, [original])
     assert imported(target) == [original]
+
+
+csv_cells = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=60)
+@given(
+    cells=st.lists(
+        st.tuples(csv_cells.filter(str.strip), csv_cells, csv_cells, csv_cells, csv_cells),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_any_inspect_csv_goes_back_as_it_came(cells: list[tuple[str, ...]], tmp_path: Path) -> None:
+    path = tmp_path / "samples.csv"
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, dialect="unix")
+    writer.writerow(["input", "target", "id", "choices", "notes"])
+    for index, (text, target, row_id, choices, notes) in enumerate(cells):
+        writer.writerow([text, target, f"{row_id}-{index}" if row_id else "", choices, notes])
+    path.write_text(buffer.getvalue(), "utf-8")
+    result = roundtrip(path, "inspect", source_format="inspect")
+    assert result.exact, (result.undeclared, result.unobserved)
+    assert result.vendor_changes == []
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=60)
+@given(doc=eval_sets())
+def test_any_valid_set_through_an_inspect_csv_loses_exactly_what_it_declares(
+    doc: dict[str, Any], tmp_path: Path
+) -> None:
+    from blueprint.formats.vendor import InvalidRowForExport
+
+    header = {key: value for key, value in doc.items() if key != "rows"}
+    source = tmp_path / "set.csv"
+    REGISTRY["csv"].write(header, iter(doc["rows"]), source, WriteOptions(force=True))
+    try:
+        result = roundtrip(source, "inspect")
+    except InvalidRowForExport:
+        return  # an inadmissible pairing never reaches a vendor
+    assert result.exact, (result.undeclared, result.unobserved)

@@ -1,11 +1,13 @@
 """Inspect AI samples: JSON Lines, a JSON array, or CSV, as ``json_dataset``/``csv_dataset`` read.
 
 A sample has ``input`` (text or chat messages), ``target`` (text, or a list of texts any of
-which is right), ``choices``, ``id``, ``metadata``, ``sandbox``, ``files`` and ``setup``.
+which is right), ``choices``, ``id``, ``metadata``, ``sandbox``, ``files``, ``setup`` and
+``checkpoint``.
 Inspect's default reading turns a target into text (``str``), so an answer that is not text
 goes as its JSON text, and a target of ``""`` is Inspect's default: no target at all.
 
-From CSV, Inspect reads every cell as text, except ``metadata`` and ``files`` (JSON text),
+From CSV, Inspect reads every cell as text, except ``metadata``, ``files`` and
+``checkpoint`` (JSON text),
 ``sandbox`` (a name, or a JSON list) and ``choices`` (split on commas). A CSV export writes
 what those rules give back; a row a cell cannot hold (chat messages, a list of targets) is
 left out with the reason.
@@ -41,9 +43,19 @@ from blueprint.formats.vendor import (
 )
 
 #: the keys Inspect's default record-to-sample reads
-SAMPLE_KEYS: Final = ("id", "input", "choices", "target", "metadata", "sandbox", "files", "setup")
+SAMPLE_KEYS: Final = (
+    "id",
+    "input",
+    "choices",
+    "target",
+    "metadata",
+    "sandbox",
+    "files",
+    "setup",
+    "checkpoint",
+)
 #: keys besides input that only an Inspect sample has, among the formats that read .jsonl
-_SAMPLE_MARKS: Final = frozenset({"target", "choices", "sandbox", "files", "setup"})
+_SAMPLE_MARKS: Final = frozenset(SAMPLE_KEYS) - {"id", "input", "metadata"}
 #: the message roles Inspect reads from a dataset, and the keys it reads of each
 _MESSAGE_KEYS: Final = {
     "system": frozenset({"role", "content"}),
@@ -52,7 +64,7 @@ _MESSAGE_KEYS: Final = {
     "tool": frozenset({"role", "content", "tool_call_id", "function"}),
 }
 #: CSV columns Inspect reads as JSON text
-_JSON_COLUMNS: Final = frozenset({"metadata", "files"})
+_JSON_COLUMNS: Final = frozenset({"metadata", "files", "checkpoint"})
 
 _SHAPE: Final = NativeShape(
     mapped={
@@ -95,8 +107,8 @@ def answers_of(expected: Any) -> list[str]:
 
 def criteria_text(case: dict[str, Any]) -> str:
     """A rubric's criteria as one text, one criterion a line."""
-    criteria = case.get("evaluationCriteria") or []
-    return "\n".join(str(criterion) for criterion in criteria)
+    criteria = case.get("evaluationCriteria")
+    return "\n".join(str(item) for item in (criteria if isinstance(criteria, list) else []))
 
 
 def chat_messages(value: Any, keys: dict[str, frozenset[str]]) -> bool:
@@ -154,7 +166,9 @@ def _csv_samples(path: Path) -> Iterator[tuple[int, Any] | UnreadableRow]:
     """Records from an Inspect CSV file, with the cells Inspect parses parsed; an empty cell
     is a key the record does not have."""
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    reader = csv.DictReader(read_text(path).splitlines(keepends=True), dialect="unix")
+    # lines end only at \n, \r\n or \r, as Python's csv and Inspect's reading take them
+    # (str.splitlines would also break at separators such as \x1e inside a cell)
+    reader = csv.DictReader(io.StringIO(read_text(path), newline=""), dialect="unix")
     index = 0
     for cells in reader:
         line = reader.line_num
@@ -169,7 +183,7 @@ def _csv_samples(path: Path) -> Iterator[tuple[int, Any] | UnreadableRow]:
         for key, cell in cells.items():
             if cell == "":
                 continue
-            # files and metadata are JSON text; a sandbox is a name or a JSON list
+            # files, metadata and checkpoint are JSON text; a sandbox is a name or a JSON list
             if key in _JSON_COLUMNS or (key == "sandbox" and cell.strip().startswith("[")):
                 try:
                     record[key] = jsonvalues.loads(cell)
@@ -177,7 +191,9 @@ def _csv_samples(path: Path) -> Iterator[tuple[int, Any] | UnreadableRow]:
                     problem = f"{key}: not JSON text ({error.reason})"
                     break
             elif key == "choices":
-                record[key] = _choices_of_cell(cell)
+                choices = _choices_of_cell(cell)
+                if choices:  # a cell of commas and blanks gives no choices
+                    record[key] = choices
             else:
                 record[key] = cell
         if problem:
@@ -385,7 +401,8 @@ class InspectCodec(VendorCodec):
         if not columns:
             columns = ["id", "input", "target", "metadata"]
         buffer = io.StringIO()
-        writer = csv.writer(buffer, dialect="unix", quoting=csv.QUOTE_MINIMAL)
+        # every cell quoted (the unix dialect): a lone \r in an unquoted cell would end the row
+        writer = csv.writer(buffer, dialect="unix")
         writer.writerow(columns)
         for record in records:
             writer.writerow(
