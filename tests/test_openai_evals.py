@@ -23,6 +23,7 @@ CODEC = REGISTRY["openai-evals"]
 PUBLIC = FIXTURES / "native" / "openai-evals" / "public"
 AWKWARD = FIXTURES / "awkward" / "awkward.json"
 HEADER = {"schemaVersion": "blueprint.eval-set/v1", "name": "t"}
+NATIVE_RECORD = {"input": "q", "ideal": "x"}
 EXCLUDED = load_mapping("openai-evals").excluded
 
 
@@ -207,3 +208,71 @@ def test_any_native_samples_go_back_as_they_came(
     result = roundtrip(path, "openai-evals", source_format="openai-evals")
     assert result.exact, (result.undeclared, result.unobserved)
     assert result.vendor_changes == []
+
+
+# --- what every vendor codec promises ------------------------------------------------------------
+
+
+def test_rows_inherit_their_family_evaluator(tmp_path: Path) -> None:
+    header = {
+        **HEADER,
+        "caseFamilies": [
+            {"id": "expert", "oracleType": "reference-answer", "evaluator": "human-expert"},
+            {"id": "exact", "oracleType": "reference-answer", "evaluator": "exact-or-programmatic"},
+        ],
+    }
+    rows = [row("judged", caseFamily="expert"), row("checked", caseFamily="exact")]
+    target = tmp_path / "out.jsonl"
+    result = CODEC.write(header, iter(rows), target, WriteOptions())
+    assert {i for lossy in result.lossy if lossy.field == "*" for i in lossy.row_ids} == {"judged"}
+    assert result.rows == 1
+    included = CODEC.write(
+        header, iter(rows), target, WriteOptions(force=True, include_human_review=True)
+    )
+    assert included.rows == 2
+
+
+def test_an_inherited_evaluator_travels_on_the_row(tmp_path: Path) -> None:
+    from conftest import document, write_json
+
+    family = {"id": "judged", "oracleType": "rubric", "evaluator": "llm-judge"}
+    data = row("r", "rubric", caseFamily="judged", evaluationCriteria=["polite"])
+    source = write_json(tmp_path / "s.json", document(data, caseFamilies=[family]))
+    result = roundtrip(source, CODEC.name)
+    assert result.exact, (result.undeclared, result.unobserved)
+    moved = [i for i in result.export.lossy if i.field == "metadata.case.evaluator"]
+    assert moved and moved[0].row_ids == ("r",)
+
+
+def test_criteria_outside_rubric_rows_are_reported_weakened(tmp_path: Path) -> None:
+    judged = row("r1", evaluator="llm-judge", evaluationCriteria=["must show working"])
+    listed = row("r2", "acceptable-set", expected={"acceptable": ["a"]}, evaluationCriteria=["x"])
+    result = CODEC.write(HEADER, iter([judged, listed]), tmp_path / "o.jsonl", WriteOptions())
+    weakened = {
+        i
+        for lossy in result.lossy
+        if lossy.field == "metadata.case.evaluationCriteria"
+        for i in lossy.row_ids
+    }
+    assert weakened == {"r1", "r2"}
+
+
+def test_an_expected_value_of_the_wrong_shape_stops_the_export(tmp_path: Path) -> None:
+    from blueprint.formats.vendor import InvalidRowForExport
+
+    bad = row("t", "expected-tool-calls", expected={"calls": [{"name": "refund"}]})
+    with pytest.raises(InvalidRowForExport):
+        CODEC.write(HEADER, iter([bad]), tmp_path / "o.jsonl", WriteOptions())
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("metadata", ["free text", 5, ["a"], {"case": "x"}, {"blueprint": 1}])
+def test_vendor_metadata_of_any_shape_goes_back_as_it_came(tmp_path: Path, metadata: Any) -> None:
+    record = {**NATIVE_RECORD, "metadata": metadata}
+    path = tmp_path / "samples.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    result = roundtrip(path, CODEC.name, source_format=CODEC.name)
+    assert result.exact and result.vendor_changes == [], (result.undeclared, result.vendor_changes)
+    imported = tmp_path / "set.json"
+    convert(path, imported, ConvertOptions(source_format=CODEC.name))
+    assert validate_file(imported).valid
