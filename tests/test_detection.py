@@ -77,21 +77,47 @@ def test_files_are_read_as_the_format_their_content_fits(path: Path, fmt: str) -
     assert resolve_codec(path, None, reading=True).name == fmt
 
 
-def test_an_openai_evals_file_fits_no_format_and_the_message_says_what_was_tried(
+def test_a_file_of_unknown_records_fits_no_format_and_the_message_says_what_was_tried(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "samples.jsonl"
     path.write_text(
-        json.dumps({"input": [{"role": "user", "content": "2+2?"}], "ideal": "4"}) + "\n",
+        json.dumps({"prompt": "2+2?", "completion": "4"}) + "\n",
         encoding="utf-8",
     )
     with pytest.raises(UnknownFormatError) as caught:
         resolve_codec(path, None, reading=True)
     message = str(caught.value)
-    for name in ("jsonl:", "langsmith:", "braintrust:", "deepeval:", "promptfoo:"):
+    for name in (
+        "jsonl:",
+        "langsmith:",
+        "braintrust:",
+        "deepeval:",
+        "promptfoo:",
+        "inspect:",
+        "openai-evals:",
+    ):
         assert name in message
     result = CliRunner().invoke(app, ["validate", str(path)])
     assert result.exit_code == 2 and "fits none" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("record", "fmt"),
+    [
+        ({"input": [{"role": "user", "content": "2+2?"}], "ideal": "4"}, "openai-evals"),
+        ({"input": "2+2?", "criteria": "Is the sum right?"}, "openai-evals"),
+        ({"input": "2+2?", "target": "4"}, "inspect"),
+        ({"id": 1, "input": "2+2?", "target": ["4", "four"], "metadata": {"a": 1}}, "inspect"),
+        ({"input": "Pick one", "choices": ["3", "4"], "target": "B"}, "inspect"),
+    ],
+)
+def test_inspect_samples_and_openai_evals_samples_are_told_apart(
+    tmp_path: Path, record: dict, fmt: str
+) -> None:
+    path = tmp_path / "samples.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    assert resolve_codec(path, None, reading=True).name == fmt
 
 
 def test_arrays_of_langsmith_examples_and_braintrust_records_are_read(tmp_path: Path) -> None:

@@ -27,8 +27,10 @@ from blueprint.formats.canonical_json import JsonCodec
 from blueprint.formats.canonical_jsonl import JsonlCodec
 from blueprint.formats.deepeval import DeepevalCodec
 from blueprint.formats.huggingface import HuggingfaceCodec
+from blueprint.formats.inspect import InspectCodec
 from blueprint.formats.langsmith import LangsmithCodec
 from blueprint.formats.ome import OmeCodec
+from blueprint.formats.openai_evals import OpenaiEvalsCodec
 from blueprint.formats.promptfoo import PromptfooCodec
 from blueprint.formats.setfile import set_file_for
 from blueprint.formats.sniffing import first_record_complete
@@ -43,6 +45,8 @@ REGISTRY: Final[dict[str, Codec]] = {
         DeepevalCodec(),
         LangsmithCodec(),
         BraintrustCodec(),
+        InspectCodec(),
+        OpenaiEvalsCodec(),
         OmeCodec(),
         HuggingfaceCodec(),
     )

@@ -150,7 +150,7 @@ class BraintrustCodec(VendorCodec):
             first = first_line_object(head)
             keys = set(first) if isinstance(first, dict) else set()
         why = "a Braintrust record has input and expected, metadata or tags (or server fields)"
-        if not keys & {"input", "expected"}:
+        if not keys & {"input", "expected"} or keys & _OTHER_ANSWERS:
             return Fit.no(why)
         metadata = first.get("metadata") if isinstance(first, dict) else None
         if isinstance(metadata, dict) and isinstance(metadata.get("case"), dict):
@@ -161,6 +161,10 @@ class BraintrustCodec(VendorCodec):
             return Fit.yes()
         return Fit.no(why)
 
+
+#: the answer keys of other formats' records that share the input key (Inspect's target,
+#: OpenAI Evals' ideal and criteria), which a Braintrust record never has
+_OTHER_ANSWERS: Final = frozenset({"target", "ideal", "criteria"})
 
 #: fields only a record Braintrust stored has
 _STORED_MARKS: Final = frozenset(

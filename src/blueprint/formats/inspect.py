@@ -1,0 +1,432 @@
+"""Inspect AI samples: JSON Lines, a JSON array, or CSV, as ``json_dataset``/``csv_dataset`` read.
+
+A sample has ``input`` (text or chat messages), ``target`` (text, or a list of texts any of
+which is right), ``choices``, ``id``, ``metadata``, ``sandbox``, ``files``, ``setup`` and
+``checkpoint``.
+Inspect's default reading turns a target into text (``str``), so an answer that is not text
+goes as its JSON text, and a target of ``""`` is Inspect's default: no target at all.
+
+From CSV, Inspect reads every cell as text, except ``metadata``, ``files`` and
+``checkpoint`` (JSON text),
+``sandbox`` (a name, or a JSON list) and ``choices`` (split on commas). A CSV export writes
+what those rules give back; a row a cell cannot hold (chat messages, a list of targets) is
+left out with the reason.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar, Final
+
+from blueprint import jsonvalues
+from blueprint.atomic import AtomicOutputs
+from blueprint.formats._io import read_json_lines, read_text
+from blueprint.formats.base import ExportResult, UnreadableRow, WriteOptions
+from blueprint.formats.mapping import load_mapping
+from blueprint.formats.native import ABSENT, NativeShape
+from blueprint.formats.sniffing import Fit, csv_header, first_line_object, json_head
+from blueprint.formats.vendor import (
+    ExportRow,
+    ExportTally,
+    Records,
+    Values,
+    VendorCodec,
+    WriteContext,
+    export_rows,
+    extras_of,
+    imported_row,
+    read_json_document,
+)
+
+#: the keys Inspect's default record-to-sample reads
+SAMPLE_KEYS: Final = (
+    "id",
+    "input",
+    "choices",
+    "target",
+    "metadata",
+    "sandbox",
+    "files",
+    "setup",
+    "checkpoint",
+)
+#: keys besides input that only an Inspect sample has, among the formats that read .jsonl
+_SAMPLE_MARKS: Final = frozenset(SAMPLE_KEYS) - {"id", "input", "metadata"}
+#: the message roles Inspect reads from a dataset, and the keys it reads of each
+_MESSAGE_KEYS: Final = {
+    "system": frozenset({"role", "content"}),
+    "user": frozenset({"role", "content"}),
+    "assistant": frozenset({"role", "content"}),
+    "tool": frozenset({"role", "content", "tool_call_id", "function"}),
+}
+#: CSV columns Inspect reads as JSON text
+_JSON_COLUMNS: Final = frozenset({"metadata", "files", "checkpoint"})
+
+_SHAPE: Final = NativeShape(
+    mapped={
+        "id": ("id",),
+        "input": ("input",),
+        "target": ("expected", "case.oracleType", "case.evaluationCriteria"),
+        "metadata": ("extras",),
+    },
+    grading=("target",),
+)
+
+
+# --- answers as text: shared with the OpenAI Evals codec ---------------------------------------
+
+
+def answer_text(value: Any) -> str:
+    """An answer as the text a string-matching scorer compares: text as it is, else JSON."""
+    return value if isinstance(value, str) else jsonvalues.dumps_text(value)
+
+
+def answers_of(expected: Any) -> list[str]:
+    """The answers an acceptable set accepts in full, as text: every member of an enumerated
+    set; of a graded set, the members with the top grade (a target carries no grade)."""
+    if not isinstance(expected, dict):
+        return []
+    acceptable = expected.get("acceptable")
+    if isinstance(acceptable, list):
+        return [answer_text(value) for value in acceptable]
+    graded = expected.get("graded")
+    members = [
+        member
+        for member in (graded if isinstance(graded, list) else [])
+        if isinstance(member, dict) and isinstance(member.get("grade"), int | float)
+    ]
+    if not members:
+        return []
+    top = max(member["grade"] for member in members)
+    return [answer_text(member.get("value")) for member in members if member["grade"] == top]
+
+
+def criteria_text(case: dict[str, Any]) -> str:
+    """A rubric's criteria as one text, one criterion a line."""
+    criteria = case.get("evaluationCriteria")
+    return "\n".join(str(item) for item in (criteria if isinstance(criteria, list) else []))
+
+
+def chat_messages(value: Any, keys: dict[str, frozenset[str]]) -> bool:
+    """Whether a value is a list of chat messages a tool reads as such: each a role it knows,
+    text content, and no key it would ignore."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(
+            isinstance(message, dict)
+            and message.get("role") in keys
+            and isinstance(message.get("content"), str)
+            and set(message) <= keys[message["role"]]
+            and all(isinstance(part, str) for part in message.values())
+            for message in value
+        )
+    )
+
+
+def prompt_of(value: Any, keys: dict[str, frozenset[str]]) -> str | list[Any]:
+    """An input as a tool takes it: text or chat messages as they are, anything else as its
+    JSON text."""
+    if isinstance(value, str) or chat_messages(value, keys):
+        return value
+    return jsonvalues.dumps_text(value)
+
+
+def _target(row: ExportRow) -> str | list[str]:
+    if row.oracle_type == "reference-answer":
+        return answer_text(row.expected)
+    if row.oracle_type == "acceptable-set":
+        return answers_of(row.expected)
+    if row.oracle_type == "rubric":
+        return criteria_text(row.case)
+    return ""
+
+
+def _no_target(value: Any) -> bool:
+    """Inspect's default target is "", so an empty one says nothing."""
+    return value is ABSENT or value is None or value == "" or value == []
+
+
+# --- CSV, as csv_dataset reads it -----------------------------------------------------------
+
+
+def _choices_of_cell(cell: str) -> list[str]:
+    """Choices from a cell, as Inspect splits them: on commas, else on whitespace."""
+    parts = cell.split(",")
+    if len(parts) == 1:
+        parts = cell.split()
+    return [part.strip() for part in parts if part.strip()]
+
+
+def _csv_samples(path: Path) -> Iterator[tuple[int, Any] | UnreadableRow]:
+    """Records from an Inspect CSV file, with the cells Inspect parses parsed; an empty cell
+    is a key the record does not have."""
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    # lines end only at \n, \r\n or \r, as Python's csv and Inspect's reading take them
+    # (str.splitlines would also break at separators such as \x1e inside a cell)
+    reader = csv.DictReader(io.StringIO(read_text(path), newline=""), dialect="unix")
+    index = 0
+    for cells in reader:
+        line = reader.line_num
+        if None in cells or None in cells.values():
+            yield UnreadableRow(index, line, None, "the row has not as many cells as the header")
+            index += 1
+            continue
+        if not any(cell.strip() for cell in cells.values()):
+            continue  # Inspect skips a blank row
+        record: dict[str, Any] = {}
+        problem = None
+        for key, cell in cells.items():
+            if cell == "":
+                continue
+            # files, metadata and checkpoint are JSON text; a sandbox is a name or a JSON list
+            if key in _JSON_COLUMNS or (key == "sandbox" and cell.strip().startswith("[")):
+                try:
+                    record[key] = jsonvalues.loads(cell)
+                except jsonvalues.JSONError as error:
+                    problem = f"{key}: not JSON text ({error.reason})"
+                    break
+            elif key == "choices":
+                choices = _choices_of_cell(cell)
+                if choices:  # a cell of commas and blanks gives no choices
+                    record[key] = choices
+            else:
+                record[key] = cell
+        if problem:
+            yield UnreadableRow(index, line, None, problem)
+        else:
+            yield line, record
+        index += 1
+
+
+def _csv_cell(key: str, value: Any) -> str | None:
+    """The cell for a record's value, or None when no cell gives it back to Inspect (chat
+    messages, a list of targets, choices a comma would split otherwise)."""
+    if key == "choices" and isinstance(value, list):
+        cell = ",".join(str(choice) for choice in value)
+        return cell if _choices_of_cell(cell) == value else None
+    if key in ("input", "target") and isinstance(value, list):
+        return None  # Inspect reads the cell as text
+    if isinstance(value, str):
+        return value
+    return jsonvalues.dumps_text(value)
+
+
+#: why a record has no CSV row, by the key whose cell cannot hold its value
+_CSV_EXCLUSIONS: Final = {"input": "csv-input", "target": "csv-target", "choices": "csv-choices"}
+
+
+class InspectCodec(VendorCodec):
+    name: ClassVar[str] = "inspect"
+    title: ClassVar[str] = "Inspect AI samples (JSONL, a JSON array, or CSV)"
+    read_extensions: ClassVar[tuple[str, ...]] = (".jsonl", ".json", ".csv")
+    write_forms: ClassVar[dict[str, str]] = {".jsonl": "jsonl", ".json": "json", ".csv": "csv"}
+    what: ClassVar[str] = "an Inspect sample"
+    shape: ClassVar[NativeShape] = _SHAPE
+
+    def records(self, path: Path) -> Records:
+        suffix = path.suffix.lower()
+        if suffix == ".csv":
+            return list(_csv_samples(path))
+        if suffix == ".json":
+            document = read_json_document(path)
+            # json_dataset reads an array of samples, or a single one
+            items = document if isinstance(document, list) else [document]
+            return [(None, item) for item in items]
+        return read_json_lines(path)
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def values_of(self, record: dict[str, Any], native_mode: bool, suite: Any) -> Values:
+        target = record.get("target", ABSENT)
+        if _no_target(target):
+            expected = ABSENT
+        elif isinstance(target, list) and not record.get("choices"):
+            expected = {"acceptable": target}
+        else:
+            expected = target
+        metadata = record.get("metadata")
+        if isinstance(metadata, str):  # Inspect parses metadata given as JSON text
+            try:
+                metadata = jsonvalues.loads(metadata)
+            except jsonvalues.JSONError:
+                metadata = None
+        return Values(
+            input=record.get("input", ABSENT),
+            expected=expected,
+            extras=extras_of(metadata) if native_mode else {},
+        )
+
+    def native_row(self, record: dict[str, Any], position: int, suite: Any) -> dict[str, Any]:
+        derived: dict[str, str] = {}
+        row_id = record.get("id")
+        if isinstance(row_id, int) and not isinstance(row_id, bool):
+            row_id = str(row_id)
+            derived["id"] = "the sample's id is a number; the row's id is its text"
+        if not isinstance(row_id, str) or not row_id:
+            row_id = f"sample-{position + 1}"
+            derived["id"] = "the sample has no id; numbered by position, as auto_id does"
+        values = self.values_of(record, True, suite)
+        value = values.input
+        if value is ABSENT or value in (None, "", []):
+            value = None if value is ABSENT else value
+            derived["input"] = "the sample has no input (Inspect refuses such a sample)"
+        expected = values.expected
+        if expected is ABSENT:
+            oracle = "expected-behavior-only"
+            derived["metadata.case.oracleType"] = (
+                "the sample has no target; a scorer of its task decides what passes"
+            )
+        elif record.get("choices"):
+            oracle = "reference-answer"
+            derived["metadata.case.oracleType"] = (
+                "a multiple-choice sample: the target names the right choice letters, which"
+                " Inspect's choice scorer requires exactly; the choices are kept in"
+                " case.extensions.inspect"
+            )
+        elif isinstance(record.get("target"), list):
+            oracle = "acceptable-set"
+            derived["metadata.case.oracleType"] = "the sample's target is a list: any is right"
+        else:
+            oracle = "reference-answer"
+            derived["metadata.case.oracleType"] = "the sample has a target"
+            if not isinstance(expected, str):
+                derived["expected"] = "Inspect reads a target as text; this one is not"
+        derived["metadata.case.expectedBehavior"] = "Inspect samples carry no behaviour description"
+        return imported_row(
+            row_id=row_id,
+            input_value=value,
+            expected=expected,
+            oracle_type=oracle,
+            expected_behavior="(imported from Inspect without a behaviour description)",
+            format_name=self.name,
+            derived=derived,
+            metadata=values.extras,
+        )
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        return {
+            "id": row.id,
+            "input": prompt_of(row.input, _MESSAGE_KEYS),
+            "target": _target(row),
+            "metadata": row.labels(),
+        }
+
+    def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        record: dict[str, Any] = {"id": row.id, "input": prompt_of(row.input, _MESSAGE_KEYS)}
+        target = _target(row)
+        if not _no_target(target):
+            record["target"] = target
+        if row.extra:
+            record["metadata"] = dict(row.extra)
+        return record
+
+    def skip(self, row: ExportRow, context: WriteContext) -> str | None:
+        if row.input == "":
+            return "empty-input"
+        return None
+
+    def weakened(self, row: ExportRow, context: WriteContext) -> list[tuple[str, str]] | None:
+        extra = []
+        if isinstance(row.input, list) and not chat_messages(row.input, _MESSAGE_KEYS):
+            extra.append(
+                (
+                    "input",
+                    "a list that is not chat messages Inspect reads (a role of system, user,"
+                    " assistant or tool, text content, no other keys) goes as its JSON text, so"
+                    " the model sees JSON",
+                )
+            )
+        if context.form == "csv":
+            # csv_dataset opens the file with universal newlines
+            why = (
+                "csv_dataset opens the file with universal newlines, so a carriage return in a"
+                " cell reaches Inspect as a line feed; write .jsonl"
+            )
+            if isinstance(row.input, str) and "\r" in row.input:
+                extra.append(("input", why))
+            target = _target(row)
+            if isinstance(target, str) and "\r" in target:
+                where = (
+                    "metadata.case.evaluationCriteria"
+                    if row.oracle_type == "rubric"
+                    else "expected"
+                )
+                extra.append((where, why))
+        if not extra:
+            return None
+        rules = load_mapping(self.name).weakened_rules(row.data, row.oracle_type, row.evaluator)
+        return [(rule.field, rule.reason) for rule in rules] + extra
+
+    def record_for(
+        self, row: ExportRow, context: WriteContext, tally: ExportTally
+    ) -> dict[str, Any] | None:
+        if context.form != "csv":
+            return super().record_for(row, context, tally)
+        # a CSV row is written only when its cells give the record back: try it aside
+        scratch = ExportTally(tally.mapping, memo=tally.memo)
+        record = super().record_for(row, context, scratch)
+        if record is not None:
+            for key, kind in _CSV_EXCLUSIONS.items():
+                if key in record and _csv_cell(key, record[key]) is None:
+                    tally.exclude(kind, row)
+                    return None
+        for kind, ids in scratch.excluded.items():
+            tally.excluded.setdefault(kind, []).extend(ids)
+        for found, merged in ((scratch.dropped, tally.dropped), (scratch.weakened, tally.weakened)):
+            for item, ids in found.items():
+                merged.setdefault(item, []).extend(ids)
+        tally.notes += scratch.notes
+        return record
+
+    def write(
+        self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
+    ) -> ExportResult:
+        if self.write_forms.get(path.suffix.lower()) != "csv":
+            return super().write(header, rows, path, options)
+        context = WriteContext(header, options, "csv")
+        tally = ExportTally(load_mapping(self.name))
+        records = []
+        for row in export_rows(rows, self.name, header):
+            record = self.record_for(row, context, tally)
+            if record is not None:
+                records.append(record)
+        columns = list(dict.fromkeys(key for record in records for key in record))
+        if not columns:
+            columns = ["id", "input", "target", "metadata"]
+        buffer = io.StringIO()
+        # every cell quoted (the unix dialect): a lone \r in an unquoted cell would end the row
+        writer = csv.writer(buffer, dialect="unix")
+        writer.writerow(columns)
+        for record in records:
+            writer.writerow(
+                [_csv_cell(key, record[key]) if key in record else "" for key in columns]
+            )
+        tally.written = len(records)
+        with AtomicOutputs([path], force=options.force) as outputs:
+            outputs.open(path, "wb").write(buffer.getvalue().encode("utf-8"))
+            return tally.finish(header, [path], options)
+
+    def sniff(self, path: Path, head: bytes) -> Fit:
+        suffix = path.suffix.lower()
+        why = "an Inspect sample has input and target (or choices, files, setup, sandbox)"
+        if suffix == ".csv":
+            keys = set(csv_header(head))
+            if "input" in keys and "target" in keys and not any(k.startswith("__") for k in keys):
+                return Fit.yes()
+            return Fit.no("an Inspect CSV has input and target columns")
+        if suffix == ".json":
+            outline = json_head(head)
+            keys = set(outline.keys) if outline.kind in ("array", "object") else set()
+        else:
+            first = first_line_object(head)
+            keys = set(first) if isinstance(first, dict) else set()
+        if "input" in keys and keys & _SAMPLE_MARKS and not keys & {"ideal", "expected"}:
+            return Fit.yes()
+        return Fit.no(why)
