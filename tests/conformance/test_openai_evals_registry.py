@@ -1,10 +1,10 @@
 """The open-source openai/evals package grades our samples the way the report says.
 
-The ``evals`` package (3.0.1.post1 checked) is kept out of the conformance extra: it pulls in
-dozens of unrelated libraries (langchain, spacy, playwright, snowflake...) and builds an
-OpenAI client when imported. So this check runs only when ``BLUEPRINT_OPENAI_EVALS_PYTHON``
-names a Python that has it (a scratch virtual environment); otherwise it is skipped, also
-in CI. It runs Match, Includes and FuzzyMatch over an export with the package's
+The ``evals`` package (3.0.1.post1 checked) is kept out of the conformance extra: it declares
+dozens of unrelated libraries (langchain, spacy, playwright, snowflake...) and builds an OpenAI
+client when imported. So it lives in a virtual environment of its own, with only what its
+basic evals import (``.ci/run`` builds one), named by ``BLUEPRINT_OPENAI_EVALS_PYTHON``. The
+check runs Match, Includes and FuzzyMatch over an export with the package's
 DummyCompletionFn, offline.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance_tools import QUIET_ENV, quiet_vendors
+from conformance_tools import QUIET_ENV, quiet_vendors, required
 
 from blueprint.formats import REGISTRY, WriteOptions
 
@@ -72,7 +72,10 @@ def row(row_id: str, expected: Any, oracle: str = "reference-answer") -> dict[st
 def test_match_is_a_prefix_check_and_includes_a_substring_check(tmp_path: Path) -> None:
     python = os.environ.get("BLUEPRINT_OPENAI_EVALS_PYTHON")
     if not python:
-        pytest.skip("set BLUEPRINT_OPENAI_EVALS_PYTHON to a Python with the evals package")
+        message = "set BLUEPRINT_OPENAI_EVALS_PYTHON to a Python with the evals package"
+        if required():
+            pytest.fail(message)
+        pytest.skip(message)
     rows = [
         row("exact", DUMMY),
         row("prefix-only", "This is"),
