@@ -27,6 +27,7 @@ from blueprint.formats.canonical_json import JsonCodec
 from blueprint.formats.canonical_jsonl import JsonlCodec
 from blueprint.formats.deepeval import DeepevalCodec
 from blueprint.formats.langsmith import LangsmithCodec
+from blueprint.formats.omk import OmkCodec
 from blueprint.formats.promptfoo import PromptfooCodec
 from blueprint.formats.setfile import set_file_for
 from blueprint.formats.sniffing import first_record_complete
@@ -41,6 +42,7 @@ REGISTRY: Final[dict[str, Codec]] = {
         DeepevalCodec(),
         LangsmithCodec(),
         BraintrustCodec(),
+        OmkCodec(),
     )
 }
 
@@ -69,8 +71,16 @@ def codecs_reading(path: Path) -> list[Codec]:
 
 
 def codecs_writing(path: Path) -> list[Codec]:
+    """The codecs a file's extension may mean when writing (a codec that is written only
+    when named, such as omk, is never among them)."""
     suffix = _extension(path)
-    return [codec for codec in REGISTRY.values() if codec.can_write and suffix in codec.write_forms]
+    return [
+        codec
+        for codec in REGISTRY.values()
+        if codec.can_write
+        and suffix in codec.write_forms
+        and not getattr(codec, "named_only", False)
+    ]
 
 
 def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Final
 
 from pydantic import ValidationError
 
-from blueprint import admissibility, jsonvalues
+from blueprint import admissibility, jsonpath, jsonvalues
 from blueprint.atomic import AtomicOutputs
 from blueprint.errors import BlueprintError, LossyExportRefused, ParseError
 from blueprint.formats import native
@@ -447,6 +447,9 @@ class VendorCodec:
     #: whose records have no free-form place (a strict schema): what the record cannot say
     #: is then declared lost, field by field, by reading the record back
     metadata_key: ClassVar[str | None] = "metadata"
+    #: whether the format is written only when named (--to), never chosen by an output's
+    #: extension alone (omk's .yaml beside promptfoo's)
+    named_only: ClassVar[bool] = False
     #: whether the file is one document holding every record (a TOML suite, a YAML file
     #: with a samples list) rather than records written one after another
     document: ClassVar[bool] = False
@@ -847,21 +850,24 @@ def changed_fields(row: dict[str, Any], again: dict[str, Any]) -> list[str]:
     object on one side only is one changed field)."""
     changed: list[str] = []
 
-    def compare(before: dict[str, Any], after: dict[str, Any], prefix: str, inner: str) -> None:
+    def compare(
+        before: dict[str, Any], after: dict[str, Any], prefix: tuple[str, ...], inner: str
+    ) -> None:
         for key in dict.fromkeys([*before, *after]):
             old, new = before.get(key, ABSENT), after.get(key, ABSENT)
             if key == inner and isinstance(old, dict) and isinstance(new, dict):
                 continue
             if not native.same(old, new):
-                changed.append(prefix + key)
+                # named as a diff names it: metadata.team, metadata['a b']
+                changed.append(jsonpath.join("$", [*prefix, key]).removeprefix("$."))
 
-    compare(row, again, "", "metadata")
+    compare(row, again, (), "metadata")
     metadata, metadata_again = row.get("metadata"), again.get("metadata")
     if isinstance(metadata, dict) and isinstance(metadata_again, dict):
-        compare(metadata, metadata_again, "metadata.", "case")
+        compare(metadata, metadata_again, ("metadata",), "case")
         case, case_again = metadata.get("case"), metadata_again.get("case")
         if isinstance(case, dict) and isinstance(case_again, dict):
-            compare(case, case_again, "metadata.case.", "")
+            compare(case, case_again, ("metadata", "case"), "")
     return changed
 
 
