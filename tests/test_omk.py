@@ -649,6 +649,12 @@ def test_json_beside_yaml_is_ambiguous(tmp_path: Path) -> None:
     (tmp_path / "eval-samples.yaml").write_text(yaml.safe_dump(BASE), encoding="utf-8")
     for path in (json_path, tmp_path / "eval-samples.yaml"):
         assert [p.rule for p in check_file(path)] == ["ambiguous-samples"]
+    # writing one beside the other says so
+    source = write_json(tmp_path / "set.json", document(row("r")))
+    result = convert(
+        source, tmp_path / "eval-samples.json", ConvertOptions(target_format="omk", force=True)
+    )
+    assert any("eval-samples.yaml" in note for note in result.export.notes)
     # other names are not discovered by omk, so they are not ambiguous
     write_json(tmp_path / "other.json", BASE)
     (tmp_path / "other.yaml").write_text(yaml.safe_dump(BASE), encoding="utf-8")

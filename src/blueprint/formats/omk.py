@@ -681,7 +681,10 @@ def _lines(path: Path) -> Any:
                 walk(value, f"{at}[{index}]")
 
     if node is not None:
-        walk(node, "$")
+        try:
+            walk(node, "$")
+        except RecursionError:  # nested too deeply to locate: lines stay unknown
+            marks.clear()
 
     def of_yaml(where: str) -> int | None:
         while where:
@@ -939,9 +942,6 @@ class OmkCodec(VendorCodec):
         lines = _yaml_sample_lines(path, len(samples))
         return header, [(lines[index], sample) for index, sample in enumerate(samples)]
 
-    def problem(self, record: dict[str, Any]) -> str | None:
-        return None
-
     def values_of(self, record: dict[str, Any], native_mode: bool, suite: Any) -> Values:
         _, expected, _, _ = oracle_of(record)
         return Values(input=record.get("prompt", ABSENT), expected=expected)
@@ -1035,11 +1035,12 @@ class OmkCodec(VendorCodec):
         self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
     ) -> ExportResult:
         result = super().write(header, rows, path, options)
-        # only values kept from an omk file that already broke omk's rules can break them here
-        for problem in check_document(read_document(path)):
+        # only what no valid set holds can break omk's rules here: values kept from an omk
+        # file that already broke them, or ids a set written with --allow-invalid repeats
+        found = [problem for problem in [ambiguity(path)] if problem]
+        for problem in found + check_document(read_document(path)):
             result.notes.append(
-                f"{path}: omk's loader will refuse this file, as it refused the omk file the set"
-                f" was read from: {problem.path}: {problem.message}"
+                f"{path}: omk's loader will refuse this file: {problem.path}: {problem.message}"
             )
         return result
 
