@@ -678,11 +678,11 @@ def test_validate_reports_omk_problems_with_file_line_and_path(tmp_path: Path) -
     assert result.exit_code == 1
     report = json.loads(result.stdout)
     found = {
-        (i["code"], i["path"], i["line"]) for i in report["issues"] if i["code"] == "vendor-format"
+        (i["rowId"], i["path"], i["line"]) for i in report["issues"] if i["code"] == "vendor-format"
     }
     assert found == {
-        ("vendor-format", "$.samples[0].rubric", 5),
-        ("vendor-format", "$.samples[0].assertions[0].colour", 8),
+        ("a", "$.samples[0].rubric", 5),
+        ("a", "$.samples[0].assertions[0].colour", 8),
     }
     json_path = write_json(tmp_path / "bad.json", _mutate([*S0, "oops"], 1))
     report = validate_file(json_path)

@@ -899,16 +899,28 @@ class OmkCodec(VendorCodec):
         source = self.source(path, header, self.rows(records))
         if header is not None:
             source.header_origin = "the document"
-        source.notes = [self._issue(problem) for problem in check_file(path, document)]
+        source.notes = [self._issue(problem, document) for problem in check_file(path, document)]
         if path.suffix.lower() == ".json":
             starts = _sample_lines(path)
             source.line_of = lambda index: starts[index] if index < len(starts) else None
         return source
 
-    def _issue(self, problem: Problem) -> Issue:
+    def _issue(self, problem: Problem, document: Any) -> Issue:
+        """A problem as a vendor-format issue, on the row of the sample it is in (if any)."""
+        index: int | None = None
+        row_id = None
+        found = re.match(r"\$\.samples\[(\d+)\]", problem.path)
+        samples = document.get("samples") if isinstance(document, dict) else document
+        if found and isinstance(samples, list) and int(found.group(1)) < len(samples):
+            index = int(found.group(1))
+            sample = samples[index]
+            sample_id = sample.get("sample_id") if isinstance(sample, dict) else None
+            row_id = sample_id if isinstance(sample_id, str) else None
         return make_issue(
             "vendor-format",
             path=problem.path,
+            row_index=index,
+            row_id=row_id,
             line=problem.line,
             format=self.name,
             rule=problem.rule,
