@@ -23,6 +23,7 @@ from blueprint.formats import REGISTRY, WriteOptions, resolve_codec
 from blueprint.formats.omk import (
     SCHEMA_VERSION,
     EmptySampleSet,
+    argument_text,
     blank,
     check_document,
     check_file,
@@ -147,6 +148,7 @@ def test_an_export_of_every_oracle_type_passes_omk_schema_and_rules(
     assert only == {"criterion": "answers with the published policy", "weight": 1}
     assert samples["tools"]["assertions"] == [
         {"type": "tools_called", "values": ["lookup_order", "refund"]},
+        {"type": "tool_input_contains", "value": 'lookup_order:"id":"A1"'},
         {"type": "tools_not_called", "values": ["delete_account"]},
     ]
     assert "state" not in samples and "behaviour" not in samples
@@ -345,6 +347,8 @@ FULL = {
             "prompt": "Refund order A1.",
             "assertions": [
                 {"type": "tools_called", "values": ["Read", "refund"]},
+                {"type": "tool_input_contains", "value": 'refund:"order":"A1"'},
+                {"type": "tool_input_contains", "value": "Read:notes.md"},
                 {"type": "tools_not_called", "values": ["delete"]},
                 {"type": "tools_count_max", "value": 4},
             ],
@@ -404,7 +408,10 @@ def test_import_keeps_every_omk_key_and_writes_it_back(suffix: str, tmp_path: Pa
     assert answer["metadata"]["case"]["extensions"]["omk"]["record"] == {"difficulty": "easy"}
     assert rows["either"]["expected"] == {"acceptable": ["yes", 1]}
     assert rows["tools"]["expected"] == {
-        "calls": [{"name": "Read", "arguments": {}}, {"name": "refund", "arguments": {}}],
+        "calls": [
+            {"name": "Read", "arguments": {}},  # "notes.md" is not an argument's JSON text
+            {"name": "refund", "arguments": {"order": "A1"}},
+        ],
         "order": "any",
         "forbidden": [{"name": "delete"}],
     }
@@ -416,6 +423,36 @@ def test_import_keeps_every_omk_key_and_writes_it_back(suffix: str, tmp_path: Pa
     result = convert(middle, back, ConvertOptions(target_format="omk"))
     assert read_document(back) == FULL
     assert [item for item in result.export.lossy if item.scope == "row"] == []
+
+
+def test_tool_call_arguments_travel_as_tool_input_contains(tmp_path: Path) -> None:
+    calls = {
+        "calls": [
+            {"name": "search", "arguments": {"q": "refund policy", "limit": 5}},
+            {"name": "search", "arguments": {"q": "returns"}},
+            {"name": "ns:tool", "arguments": {"x": 1}},
+        ],
+        "order": "any",
+    }
+    source = write_json(
+        tmp_path / "set.json", document(row("t", "expected-tool-calls", expected=calls))
+    )
+    target = tmp_path / "eval-samples.json"
+    result = convert(source, target, ConvertOptions(target_format="omk"))
+    (sample,) = read_document(target)["samples"]
+    assert [a["value"] for a in sample["assertions"] if a["type"] == "tool_input_contains"] == [
+        'search:"q":"refund policy"',
+        'search:"limit":5',
+        'search:"q":"returns"',
+    ]
+    assert_omk_accepts(read_document(target))
+    (back,) = data_rows(CODEC.open(target))
+    assert back["expected"]["calls"][:2] == calls["calls"][:2]
+    assert back["expected"]["calls"][2] == {"name": "ns:tool", "arguments": {}}
+    dropped = {item.field for item in result.export.lossy if item.kind == "dropped"}
+    weakened = {item.field for item in result.export.lossy if item.kind == "weakened"}
+    assert "expected" in dropped  # the colon in ns:tool
+    assert "expected.calls[*].arguments" in weakened
 
 
 def test_an_edit_in_blueprint_reaches_the_omk_file(tmp_path: Path) -> None:
@@ -452,9 +489,15 @@ def omk_samples(draw: st.DrawFn, sample_id: str) -> dict[str, Any]:
         ]
         sample["assertions"] = [{"type": "assert-set", "mode": "any", "children": children}]
     elif kind == "tools":
-        sample["assertions"] = [
-            {"type": "tools_called", "values": draw(st.lists(OMK_TEXT, min_size=1, max_size=3))}
-        ]
+        names = draw(st.lists(OMK_TEXT, min_size=1, max_size=3))
+        sample["assertions"] = [{"type": "tools_called", "values": names}]
+        plain = [name for name in names if ":" not in name]  # omk's tool name ends at a colon
+        for name in draw(st.lists(st.sampled_from(plain), max_size=3)) if plain else []:
+            key, value = draw(OMK_TEXT), draw(st.one_of(OMK_TEXT, st.integers(), st.booleans()))
+            needle = draw(st.sampled_from([argument_text(key, value), key]))
+            sample["assertions"].append(
+                {"type": "tool_input_contains", "value": f"{name}:{needle}"}
+            )
     elif kind == "rubric":
         names = draw(
             st.lists(OMK_TEXT.filter(lambda t: not blank(t)), min_size=1, max_size=3, unique=True)

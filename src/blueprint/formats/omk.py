@@ -777,14 +777,61 @@ def grading_of(row: ExportRow) -> dict[str, Any]:
         return {"assertions": [{"type": "assert-set", "mode": "any", "children": children}]}
     if oracle == "expected-tool-calls":
         assertions: list[dict[str, Any]] = []
-        names = [call["name"] for call in expected.get("calls", [])]
+        calls = expected.get("calls", [])
+        names = [call["name"] for call in calls]
         if names:
             assertions.append({"type": "tools_called", "values": names})
+        for call in calls:
+            if ":" in call["name"]:
+                continue  # omk reads the tool's name up to the first colon
+            for key, value in call["arguments"].items():
+                needle = argument_text(key, value)
+                assertions.append(
+                    {"type": "tool_input_contains", "value": f"{call['name']}:{needle}"}
+                )
         forbidden = _plain_forbidden(expected)
         if forbidden:
             assertions.append({"type": "tools_not_called", "values": forbidden})
         return {"assertions": assertions} if assertions else {}
     return {}
+
+
+def argument_text(key: str, value: Any) -> str:
+    """An argument as it appears in the JSON text of a tool's input (``"id":"A1"``), compact
+    as JavaScript's JSON.stringify writes it, which omk's tool_input_contains searches."""
+    return f"{jsonvalues.dumps_text(key)}:{jsonvalues.dumps_text(value)}"
+
+
+def _argument(text: str) -> tuple[str, Any] | None:
+    """The one argument an ``"key":value`` text states, when it is written as
+    :func:`argument_text` writes it (else omk's substring check says something else)."""
+    try:
+        parsed = jsonvalues.loads("{" + text + "}")
+    except jsonvalues.JSONError:
+        return None
+    if not isinstance(parsed, dict) or len(parsed) != 1:
+        return None
+    ((key, value),) = parsed.items()
+    return (key, value) if argument_text(key, value) == text else None
+
+
+def _calls(assertions: list[Any], names: list[str]) -> list[dict[str, Any]]:
+    """The calls tools_called names, with the arguments tool_input_contains checks of them:
+    each argument goes to the first call of its tool that does not have that key yet."""
+    calls: list[dict[str, Any]] = [{"name": name, "arguments": {}} for name in names]
+    for assertion in assertions:
+        value = assertion.get("value") if _plain(assertion, "tool_input_contains") else None
+        if not isinstance(value, str):
+            continue
+        name, _, text = value.partition(":")
+        argument = _argument(text)
+        if argument is None:
+            continue
+        key, given = argument
+        call = next((c for c in calls if c["name"] == name and key not in c["arguments"]), None)
+        if call is not None:
+            call["arguments"][key] = given
+    return calls
 
 
 def _plain(assertion: Any, kind: str) -> bool:
@@ -849,13 +896,13 @@ def oracle_of(record: dict[str, Any]) -> tuple[str, Any, dict[str, Any], str]:
     called = _tool_names(assertions, "tools_called")
     not_called = _tool_names(assertions, "tools_not_called")
     if called or not_called:
-        expected: dict[str, Any] = {
-            "calls": [{"name": name, "arguments": {}} for name in called],
-            "order": "any",
-        }
+        expected: dict[str, Any] = {"calls": _calls(assertions, called), "order": "any"}
         if not_called:
             expected["forbidden"] = [{"name": name} for name in not_called]
-        why = "the sample has tools_called or tools_not_called assertions (names only, any order)"
+        why = (
+            "the sample has tools_called or tools_not_called assertions (the arguments from"
+            " tool_input_contains; in any order, which omk does not check)"
+        )
         return "expected-tool-calls", expected, {}, why
     if assertions:
         why = "its assertions state no reference answer, set, rubric or tool calls"
