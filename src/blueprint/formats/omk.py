@@ -10,8 +10,9 @@ How rows map to samples:
 - ``id`` is ``sample_id``; ``input`` is ``prompt`` (text as it is; any other value as its
   JSON text);
 - a reference answer is an ``equals`` assertion; an acceptable set an ``assert-set`` of mode
-  ``any`` holding one ``equals`` per member; expected tool calls are ``tools_called`` and
-  ``tools_not_called``; a rubric row's criteria are rubric dimensions of equal weight;
+  ``any`` holding one ``equals`` per member; expected tool calls are ``tools_called``, one
+  ``tool_input_contains`` per argument and ``tools_not_called``; a rubric row's criteria are
+  rubric dimensions of equal weight, summing to exactly 1;
 - provenance goes to omk's three values where one fits; the case family to ``capability``.
 
 Reading infers the oracle type from the rubric and assertions, sets provenance ``imported``
