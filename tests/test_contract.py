@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 
 from blueprint.admissibility import verdict
 from blueprint.convert import roundtrip
+from blueprint.errors import EmptyExportRefused
 from blueprint.formats import REGISTRY, WriteOptions
 from blueprint.formats.mapping import load_mapping
 from blueprint.formats.vendor import InvalidRowForExport
@@ -57,7 +58,11 @@ def test_declared_loss_is_actual_loss_on_any_valid_set(
         with pytest.raises(InvalidRowForExport):  # vendors never get an inadmissible pairing
             roundtrip(source, codec.name)
         return
-    result = roundtrip(source, codec.name)
+    try:
+        result = roundtrip(source, codec.name)
+    except EmptyExportRefused:
+        # a format whose document needs a record (omk) refuses a set with none it can write
+        return
     assert result.exact, describe(result)
 
 
@@ -117,8 +122,8 @@ def test_weakened_rules_are_reported_for_exactly_the_rows_that_carry_them(
     target = tmp_path / f"out{codec.extensions[0]}"
     try:
         result = codec.write(header, iter(doc["rows"]), target, WriteOptions(force=True))
-    except InvalidRowForExport:
-        return  # an inadmissible pairing never reaches a vendor
+    except (InvalidRowForExport, EmptyExportRefused):
+        return  # an inadmissible pairing never reaches a vendor; nothing to write is refused
     left_out = {i for lossy in result.lossy if lossy.kind == "excluded" for i in lossy.row_ids}
     reported: dict[tuple[str, str], set[str]] = {}
     for lossy in result.lossy:

@@ -369,3 +369,15 @@ def test_derived_values_from_an_import_are_reported() -> None:
     assert report.flatten(("code", "severity", "path")) == [
         ("derived-value", "warning", "$.rows[0].metadata.case.oracleType")
     ]
+
+
+def test_a_vendor_file_that_breaks_its_vendors_rules(tmp_path: Path) -> None:
+    omk = {
+        "schemaVersion": "omk.eval-sample-set/v2",
+        "samples": [{"sample_id": "a", "prompt": "p", "colour": "red"}],
+    }
+    report = validate_file(write_json(tmp_path / "eval-samples.json", omk))
+    assert [(i.code, i.path, i.line) for i in report.issues if i.severity == "error"] == [
+        ("vendor-format", "$.samples[0].colour", 4)
+    ]
+    assert not report.valid

@@ -130,6 +130,13 @@ class LossyExportRefused(BlueprintError, ValueError):
         super().__init__(f"refused (--strict): the {format_name} export would " + "; ".join(parts))
 
 
+class EmptyExportRefused(BlueprintError, ValueError):
+    """A format whose document must hold at least one record (an omk sample set) was given
+    no row it can write, so nothing was written."""
+
+    exit_code = 1
+
+
 class ConversionRefused(BlueprintError, ValueError):
     """A conversion read a set that is not valid, so it wrote nothing. ``report`` holds the
     validation report of what was read."""

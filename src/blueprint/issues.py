@@ -185,6 +185,19 @@ CODES: Final[dict[str, IssueCode]] = {
             ' `case.extensions["blueprint-import"].derived`.',
         ),
         IssueCode(
+            "vendor-format",
+            "error",
+            "Breaks the vendor format's own rules",
+            "{format} rule {rule}: {reason}",
+            "A vendor file that the vendor's own tool would refuse to load: for an omk sample set,"
+            " a field omk's strict loader does not know, rubric weights that are not in (0, 1] or"
+            " do not sum to 1, a `mock_hit` naming a mock the sample does not declare, a"
+            " judge-backed assertion inside an `assert-set`, an assertion without the value its"
+            " type needs, or `eval-samples.json` beside `eval-samples.yaml`. The path points at"
+            " the offending value in the vendor's document (not a Blueprint row). Blueprint still"
+            " reads what it can; fix the file before the vendor's tool runs it.",
+        ),
+        IssueCode(
             "missing-set-file",
             "warning",
             "Set-level fields not found",

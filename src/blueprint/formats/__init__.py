@@ -30,6 +30,7 @@ from blueprint.formats.huggingface import HuggingfaceCodec
 from blueprint.formats.inspect import InspectCodec
 from blueprint.formats.langsmith import LangsmithCodec
 from blueprint.formats.ome import OmeCodec
+from blueprint.formats.omk import OmkCodec
 from blueprint.formats.openai_evals import OpenaiEvalsCodec
 from blueprint.formats.promptfoo import PromptfooCodec
 from blueprint.formats.setfile import set_file_for
@@ -45,6 +46,7 @@ REGISTRY: Final[dict[str, Codec]] = {
         DeepevalCodec(),
         LangsmithCodec(),
         BraintrustCodec(),
+        OmkCodec(),
         InspectCodec(),
         OpenaiEvalsCodec(),
         OmeCodec(),
@@ -83,12 +85,20 @@ def codecs_reading(path: Path) -> list[Codec]:
 
 
 def codecs_writing(path: Path) -> list[Codec]:
-    # a folder format is written only when named with --to: a path without an extension
-    # is more often a mistake than a request for a dataset folder
+    """The codecs a file's extension may mean when writing. A folder format, or a codec
+    written only when named (omk, whose .json and .yaml mean other formats too), is never
+    among them: a path without an extension is more often a mistake than a request for a
+    dataset folder."""
     suffix = _extension(path)
     if suffix == FOLDER:
         return []
-    return [codec for codec in REGISTRY.values() if codec.can_write and suffix in codec.write_forms]
+    return [
+        codec
+        for codec in REGISTRY.values()
+        if codec.can_write
+        and suffix in codec.write_forms
+        and not getattr(codec, "named_only", False)
+    ]
 
 
 def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:

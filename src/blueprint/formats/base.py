@@ -63,8 +63,14 @@ class SetSource:
     made_up: frozenset[str] = frozenset()
 
     def require_structure(self) -> None:
-        """Refuse a source whose structure is broken (a JSON document without a rows array)."""
-        broken = [note for note in self.notes if note.severity == "error"]
+        """Refuse a source whose structure is broken (a JSON document without a rows array).
+
+        A vendor file that breaks only its vendor's own rules (``vendor-format``) is still
+        read: validation reports those, and a conversion refuses an invalid set anyway.
+        """
+        broken = [
+            note for note in self.notes if note.severity == "error" and note.code != "vendor-format"
+        ]
         if broken:
             raise ParseError(self.path, f"{broken[0].path}: {broken[0].message}")
 

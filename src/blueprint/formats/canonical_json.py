@@ -17,7 +17,7 @@ from blueprint.atomic import AtomicOutputs
 from blueprint.errors import ParseError
 from blueprint.formats._io import read_text
 from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
-from blueprint.formats.sniffing import Fit, json_head
+from blueprint.formats.sniffing import Fit, json_head, top_level_value
 from blueprint.issues import make_issue
 
 
@@ -120,6 +120,14 @@ class JsonCodec:
         outline = json_head(head)
         if outline.kind == "object":
             keys = set(outline.keys)
+            version = top_level_value(head, "schemaVersion")
+            if (
+                "rows" not in keys
+                and isinstance(version, str)
+                and not version.startswith("blueprint.")
+            ):
+                # another tool's versioned document (an omk sample set), not a Blueprint set
+                return Fit.no(f"a Blueprint set's schemaVersion is blueprint.*, not {version!r}")
             if keys & {"rows", "schemaVersion"} or keys <= _SET_KEYS:
                 return Fit.yes()
             return Fit.no("a Blueprint set is one JSON object with schemaVersion, name and rows")

@@ -8,6 +8,7 @@ promise and what an export reports cannot drift apart.
 from __future__ import annotations
 
 import os
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
@@ -173,9 +174,10 @@ class VendorMapping(BaseModel):
         """Why a row field is lost: the reason the mapping gives for the field (or for the
         nearest enclosing field that it says is dropped), else a general one."""
         reasons = {entry.field: entry.dropped for entry in self.rows if entry.dropped}
-        parts = path.split(".")
-        for end in range(len(parts), 0, -1):
-            reason = reasons.get(".".join(parts[:end]))
+        # the path and each enclosing field, longest first (metadata['a b'] is in metadata)
+        ends = [match.start() for match in re.finditer(r"[.\[]", path)] + [len(path)]
+        for end in sorted(ends, reverse=True):
+            reason = reasons.get(path[:end])
             if reason:
                 return reason
         return f"a {self.format} file has no place for it; reading the file back infers it again"

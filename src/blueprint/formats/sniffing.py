@@ -116,6 +116,40 @@ def object_keys(text: str, at: int = 0) -> list[str] | None:
         index = _skip_value(text, _skip_blank(text, index + 1))
 
 
+def top_level_value(head: bytes, name: str) -> Any:
+    """The value of the key ``name`` of the top-level JSON object in the first bytes, when
+    the object has it and the value is whole there; None otherwise."""
+    text = text_of(head)
+    decoder = json.JSONDecoder()
+    index = _skip_blank(text, 0)
+    if index >= len(text) or text[index] != "{":
+        return None
+    index += 1
+    while True:
+        index = _skip_blank(text, index)
+        if index >= len(text) or text[index] == "}":
+            return None
+        if text[index] == ",":
+            index += 1
+            continue
+        if text[index] != '"':
+            return None
+        try:
+            key, index = decoder.raw_decode(text, index)
+        except ValueError:
+            return None
+        index = _skip_blank(text, index)
+        if index >= len(text) or text[index] != ":":
+            return None
+        start = _skip_blank(text, index + 1)
+        index = _skip_value(text, start)
+        if key == name:
+            try:
+                return json.loads(text[start:index])
+            except (ValueError, RecursionError):
+                return None
+
+
 def _skip_blank(text: str, index: int) -> int:
     while index < len(text) and text[index] in " \t\r\n":
         index += 1

@@ -447,6 +447,9 @@ class VendorCodec:
     #: whose records have no free-form place (a strict schema): what the record cannot say
     #: is then declared lost, field by field, by reading the record back
     metadata_key: ClassVar[str | None] = "metadata"
+    #: whether the format is written only when named (--to), never chosen by an output's
+    #: extension alone (omk's .yaml beside promptfoo's)
+    named_only: ClassVar[bool] = False
     #: whether the file is one document holding every record (a TOML suite, a YAML file
     #: with a samples list) rather than records written one after another
     document: ClassVar[bool] = False
