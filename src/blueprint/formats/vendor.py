@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Final
 
 from pydantic import ValidationError
 
-from blueprint import admissibility, jsonvalues
+from blueprint import admissibility, jsonpath, jsonvalues
 from blueprint.atomic import AtomicOutputs
 from blueprint.errors import BlueprintError, LossyExportRefused, ParseError
 from blueprint.formats import native
@@ -847,21 +847,24 @@ def changed_fields(row: dict[str, Any], again: dict[str, Any]) -> list[str]:
     object on one side only is one changed field)."""
     changed: list[str] = []
 
-    def compare(before: dict[str, Any], after: dict[str, Any], prefix: str, inner: str) -> None:
+    def compare(
+        before: dict[str, Any], after: dict[str, Any], prefix: list[str], inner: str
+    ) -> None:
         for key in dict.fromkeys([*before, *after]):
             old, new = before.get(key, ABSENT), after.get(key, ABSENT)
             if key == inner and isinstance(old, dict) and isinstance(new, dict):
                 continue
             if not native.same(old, new):
-                changed.append(prefix + key)
+                # named as the diff names it (metadata['odd key']), so the two always agree
+                changed.append(jsonpath.join("$", [*prefix, key]).removeprefix("$."))
 
-    compare(row, again, "", "metadata")
+    compare(row, again, [], "metadata")
     metadata, metadata_again = row.get("metadata"), again.get("metadata")
     if isinstance(metadata, dict) and isinstance(metadata_again, dict):
-        compare(metadata, metadata_again, "metadata.", "case")
+        compare(metadata, metadata_again, ["metadata"], "case")
         case, case_again = metadata.get("case"), metadata_again.get("case")
         if isinstance(case, dict) and isinstance(case_again, dict):
-            compare(case, case_again, "metadata.case.", "")
+            compare(case, case_again, ["metadata", "case"], "")
     return changed
 
 
