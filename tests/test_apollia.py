@@ -738,18 +738,29 @@ def test_any_native_suite_comes_back_the_same(suite: dict[str, Any], tmp_path: P
     assert [lossy for lossy in result.lossy if lossy.scope == "row"] == []
 
 
-# --- a real suite from apollia-os's repository ------------------------------------------------
+# --- real suites from apollia-os's repository -------------------------------------------------
 
-PUBLIC = (
-    FIXTURES / "native" / "apollia" / "public" / "apollia-os-oria-agent-loop" / "agent-loop.toml"
-)
+PUBLIC_ROOT = FIXTURES / "native" / "apollia" / "public"
+PUBLIC = PUBLIC_ROOT / "apollia-os-oria-agent-loop" / "agent-loop.toml"
+OFFLINE = PUBLIC_ROOT / "apollia-os-native-tools-offline" / "native-tools-offline.toml"
 
 
-def test_public_suite_comes_back_the_same(tmp_path: Path) -> None:
-    original = tomllib.loads(PUBLIC.read_text(encoding="utf-8"))
-    assert again(PUBLIC, tmp_path) == original
-    result = roundtrip(PUBLIC, "apollia")
+@pytest.mark.parametrize("path", [PUBLIC, OFFLINE], ids=lambda p: p.stem)
+def test_public_suites_come_back_the_same(path: Path, tmp_path: Path) -> None:
+    original = tomllib.loads(path.read_text(encoding="utf-8"))
+    assert again(path, tmp_path) == original
+    result = roundtrip(path, "apollia")
     assert result.exact and result.vendor_changes == [] and result.export.lossy == []
+
+
+def test_public_suite_with_agents_keeps_them() -> None:
+    rows = read_rows(OFFLINE)
+    assert len(rows) == 15
+    kept = rows["file_write"]["metadata"]["case"]["extensions"]["apollia"]["record"]
+    assert kept == {"agent": "eval-tools-probe", "runs": 1}
+    assert {row["metadata"]["case"]["oracleType"] for row in rows.values()} == {
+        "expected-final-state"
+    }
 
 
 def test_public_suite_inference(tmp_path: Path) -> None:
