@@ -42,6 +42,9 @@ class ConvertOptions:
     strict: bool = False
     #: export rows no automated grader may score, marked for human review
     include_human_review: bool = False
+    #: write rubric rows as LLM-judge assertions where the format's runner does not grade
+    #: them today (apollia)
+    llm_judge: bool = False
     #: write the output even when the set is not valid (the result says it is not)
     allow_invalid: bool = False
     #: the form of the data files, for a format that writes a folder (huggingface)
@@ -146,6 +149,7 @@ def convert(
             force=options.force,
             strict=options.strict,
             include_human_review=options.include_human_review,
+            llm_judge=options.llm_judge,
             derived_fields=made_up,
             data_format=options.data_format,
         ),

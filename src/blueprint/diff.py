@@ -160,8 +160,8 @@ def value_changes(left: Any, right: Any, base: str = "$") -> list[Change]:
     """The differences between two JSON values, each at its JSON path."""
     if _same(left, right):
         return []
-    # threshold_to_diff_deeper=0: always name the changed keys, even in an object that
-    # shares few keys with the other side (DeepDiff would otherwise report it whole)
+    # every field by name, however few keys two objects share (DeepDiff would otherwise
+    # report an object whose keys mostly differ as one change)
     tree = DeepDiff(left, right, view="tree", verbose_level=2, threshold_to_diff_deeper=0)
     changes = []
     for report_type, kind in _KINDS.items():

@@ -88,6 +88,14 @@ IncludeHumanReview = Annotated[
         help="Export rows no automated grader may score, marked for human review.",
     ),
 ]
+LlmJudge = Annotated[
+    bool,
+    typer.Option(
+        "--llm-judge",
+        help="Write rubric rows as LLM-judge assertions in a format whose runner does not grade"
+        " them today (apollia: every llm_judge assertion fails); left out otherwise.",
+    ),
+]
 
 #: how many row ids a loss line names before it says "and N more"
 ROW_ID_PREVIEW = 5

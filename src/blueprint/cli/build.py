@@ -17,6 +17,7 @@ from blueprint.cli._common import (
     Force,
     FormatName,
     IncludeHumanReview,
+    LlmJudge,
     OracleName,
     ProvenanceName,
     Report,
@@ -208,6 +209,7 @@ def new_command(
     force: Force = False,
     strict: Strict = False,
     include_human_review: IncludeHumanReview = False,
+    llm_judge: LlmJudge = False,
 ) -> None:
     """Scaffold a new set from a pack (and overlays), in any format Blueprint writes.
 
@@ -234,6 +236,7 @@ def new_command(
         force=force,
         strict=strict,
         include_human_review=include_human_review,
+        llm_judge=llm_judge,
         every_row=True,
     )
     result = codec.write(header, iter(document["rows"]), output, options)

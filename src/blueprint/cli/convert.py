@@ -14,6 +14,7 @@ from blueprint.cli._common import (
     FromFormat,
     IncludeHumanReview,
     InputFile,
+    LlmJudge,
     Report,
     SimpleReport,
     Strict,
@@ -42,6 +43,7 @@ def convert_command(
     force: Force = False,
     strict: Strict = False,
     include_human_review: IncludeHumanReview = False,
+    llm_judge: LlmJudge = False,
     allow_invalid: Annotated[
         bool,
         typer.Option(
@@ -76,6 +78,7 @@ def convert_command(
         force=force,
         strict=strict,
         include_human_review=include_human_review,
+        llm_judge=llm_judge,
         allow_invalid=allow_invalid,
         data_format=data_format,
     )

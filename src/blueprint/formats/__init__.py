@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Final
 
 from blueprint.errors import AmbiguousFormatError, UnknownFormatError, UsageError
+from blueprint.formats.apollia import ApolliaCodec
 from blueprint.formats.base import (
     Codec,
     ExportResult,
@@ -46,11 +47,12 @@ REGISTRY: Final[dict[str, Codec]] = {
         DeepevalCodec(),
         LangsmithCodec(),
         BraintrustCodec(),
-        OmkCodec(),
         InspectCodec(),
         OpenaiEvalsCodec(),
-        OmeCodec(),
         HuggingfaceCodec(),
+        OmkCodec(),
+        ApolliaCodec(),
+        OmeCodec(),
     )
 }
 

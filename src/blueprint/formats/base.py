@@ -150,6 +150,9 @@ class WriteOptions:
     every_row: bool = False
     #: export rows no automated grader may score, marked for human review
     include_human_review: bool = False
+    #: write rubric rows as LLM-judge assertions in a format whose runner does not grade
+    #: them today (apollia); without it they are left out, with the reason
+    llm_judge: bool = False
     #: set-level fields the reader made up (not in the source), never reported as lost
     derived_fields: frozenset[str] = frozenset()
     #: the form of the data files, for a format that writes a folder of them (huggingface:

@@ -858,7 +858,7 @@ def changed_fields(row: dict[str, Any], again: dict[str, Any]) -> list[str]:
             if key == inner and isinstance(old, dict) and isinstance(new, dict):
                 continue
             if not native.same(old, new):
-                # named as a diff names it: metadata.case.provenance, metadata['odd key']
+                # named as the diff names it (metadata['odd key']), so the two always agree
                 changed.append(jsonpath.join("$", [*prefix, key]).removeprefix("$."))
 
     compare(row, again, [], "metadata")

@@ -1,0 +1,700 @@
+"""apollia-os eval suites: one TOML document with a name and tasks carrying typed assertions.
+
+A suite is ``name`` and ``tasks``; a task is ``id``, ``prompt``, ``runs`` (default 3),
+``agent`` and ``assertions``; an assertion is one of ``exit_code`` {equals}, ``file_exists``
+{path}, ``regex`` {on = stdout | result, pattern} and ``llm_judge`` {rubric}. apollia-os
+refuses any other key, so this codec reads strictly (with the file, line and key of every
+problem) and writes nothing else: a task has no free-form place, and what it cannot say is
+declared lost field by field.
+
+What makes the whole file unreadable (ParseError, as apollia-os would refuse to load it):
+TOML syntax, a suite-level problem (an unknown key beside name and tasks, no name, a name
+that is not text, tasks that are not an array). What makes one task unreadable (the others
+are still read, and validation lists every bad task at once): anything wrong inside that
+task or its assertions.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from datetime import date, datetime, time
+from pathlib import Path
+from typing import Any, ClassVar, Final
+
+import tomlkit
+
+from blueprint import jsonvalues
+from blueprint.errors import ParseError
+from blueprint.formats._io import read_text
+from blueprint.formats.base import SetSource, UnreadableRow
+from blueprint.formats.mapping import VendorMapping, load_mapping
+from blueprint.formats.native import ABSENT, NativeShape
+from blueprint.formats.sniffing import Fit, text_of
+from blueprint.formats.toml_positions import KeyPath, Positions
+from blueprint.formats.vendor import (
+    ExportRow,
+    ExportTally,
+    InvalidRowForExport,
+    Records,
+    Values,
+    VendorCodec,
+    WriteContext,
+    _UniqueIds,
+    changed_fields,
+    imported_row,
+)
+
+SUITE_KEYS: Final = ("name", "tasks")
+TASK_KEYS: Final = ("id", "prompt", "runs", "agent", "assertions")
+#: each assertion type with the fields it takes (and requires), and nothing else
+ASSERTION_FIELDS: Final[dict[str, tuple[str, ...]]] = {
+    "exit_code": ("equals",),
+    "file_exists": ("path",),
+    "regex": ("on", "pattern"),
+    "llm_judge": ("rubric",),
+}
+CHANNELS: Final = ("stdout", "result")
+U32_MAX: Final = 2**32 - 1
+#: the exit codes a process reports (a 32-bit signed integer)
+EXIT_CODES: Final = range(-(2**31), 2**31)
+
+#: the record check an exit_code assertion is read into, and written from
+EXIT_QUERY: Final = "exit_code"
+EXIT_DESCRIPTION: Final = "the run's exit code"
+
+BEHAVIOUR_PLACEHOLDER: Final = "(imported from apollia-os without a behaviour description)"
+JUDGE_WARNING: Final = (
+    "apollia-os eval run builds its runner without a judge, so it fails every llm_judge"
+    ' assertion today ("llm judge not evaluated: this runner has no judge router"), whatever'
+    " backend is configured"
+)
+
+#: what Rust's regex::escape escapes: every character with a meaning in a pattern
+_META: Final = frozenset("\\.+*?()|[]{}^$#&-~")
+#: characters that mean something unescaped (the others of _META are literal outside classes)
+_SPECIAL: Final = frozenset("\\.+*?()|[]{}^$")
+_ESCAPED_CONTROLS: Final = {"n": "\n", "t": "\t", "r": "\r"}
+
+_TASKS_TABLE: Final = re.compile(r"^[ \t]*\[\[[ \t]*tasks[ \t]*\]\]", re.MULTILINE)
+_TOP_KEY: Final = re.compile(r"^[ \t]*(name|tasks)[ \t]*=", re.MULTILINE)
+_HEADER: Final = re.compile(r"^[ \t]*\[", re.MULTILINE)
+_TOML_WHERE: Final = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+
+
+# --- regex patterns: exact answers as Rust regex syntax ---------------------------------------
+
+
+def escape(text: str) -> str:
+    """Text as a Rust regex that matches it literally (as regex::escape does)."""
+    return "".join("\\" + char if char in _META else char for char in text)
+
+
+def exact_pattern(text: str) -> str:
+    """A pattern matching exactly ``text``: ``^`` and ``$`` are the start and end of the
+    whole result in Rust's regex (no multi-line flag), so nothing may come before or after."""
+    return f"^{escape(text)}$"
+
+
+def any_of_pattern(texts: list[str]) -> str:
+    """A pattern matching exactly one of ``texts``."""
+    return "^(?:" + "|".join(escape(text) for text in texts) + ")$"
+
+
+def _literal(body: str) -> str | None:
+    """The text a pattern body matches when it is a plain literal, else None."""
+    out: list[str] = []
+    index = 0
+    while index < len(body):
+        char = body[index]
+        if char == "\\":
+            following = body[index + 1 : index + 2]
+            if following in _META and following:
+                out.append(following)
+            elif following in _ESCAPED_CONTROLS:
+                out.append(_ESCAPED_CONTROLS[following])
+            else:
+                return None
+            index += 2
+        elif char in _SPECIAL:
+            return None
+        else:
+            out.append(char)
+            index += 1
+    return "".join(out)
+
+
+def _alternatives(body: str) -> list[str] | None:
+    """The literal alternatives of ``(?:a|b|...)``, else None."""
+    if not (body.startswith("(?:") and body.endswith(")")):
+        return None
+    inner = body[3:-1]
+    parts: list[str] = []
+    start = index = 0
+    while index < len(inner):
+        if inner[index] == "\\":
+            index += 2
+            continue
+        if inner[index] == "|":
+            parts.append(inner[start:index])
+            start = index + 1
+        index += 1
+    parts.append(inner[start:])
+    texts = [_literal(part) for part in parts]
+    return None if any(text is None for text in texts) else [t for t in texts if t is not None]
+
+
+def answer_of(pattern: str) -> tuple[str, Any] | None:
+    """What an anchored literal pattern says the answer is: ("reference-answer", text) for
+    ``^text$``, ("acceptable-set", [texts]) for ``^(?:a|b)$``; None for any other pattern."""
+    if len(pattern) < 2 or not pattern.startswith("^") or not pattern.endswith("$"):
+        return None
+    body = pattern[1:-1]
+    texts = _alternatives(body)
+    if texts is not None:
+        return "acceptable-set", texts
+    text = _literal(body)
+    return None if text is None else ("reference-answer", text)
+
+
+def as_text(value: Any) -> str:
+    """A value as the text a run's result would show: itself, or its JSON text."""
+    return value if isinstance(value, str) else jsonvalues.dumps_text(value)
+
+
+# --- reading: the schema, checked strictly ----------------------------------------------------
+
+
+def toml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, datetime):
+        return "a date-time"
+    if isinstance(value, date):
+        return "a date"
+    if isinstance(value, time):
+        return "a time"
+    return type(value).__name__
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What is wrong with a task, and the key (path inside the task) it is about."""
+
+    where: KeyPath
+    message: str
+
+
+def _listing(names: tuple[str, ...] | list[str]) -> str:
+    return ", ".join(names)
+
+
+def assertion_problem(assertion: Any, number: int) -> Problem | None:
+    """Why apollia-os would refuse an assertion (``number`` counts from 1), or None."""
+    at: KeyPath = ("assertions", number - 1)
+    what = f"assertion {number}"
+    if not isinstance(assertion, dict):
+        return Problem(at, f"{what} is {toml_type(assertion)}, not a table")
+    kind = assertion.get("type")
+    if kind is None:
+        return Problem(at, f"{what} has no type (one of {_listing(list(ASSERTION_FIELDS))})")
+    if not isinstance(kind, str):
+        return Problem((*at, "type"), f"{what}: type is {toml_type(kind)}, not a string")
+    if kind not in ASSERTION_FIELDS:
+        return Problem(
+            (*at, "type"),
+            f"{what}: unknown assertion type {kind!r}; apollia-os knows"
+            f" {_listing(list(ASSERTION_FIELDS))}",
+        )
+    fields = ASSERTION_FIELDS[kind]
+    for key in assertion:
+        if key != "type" and key not in fields:
+            return Problem(
+                (*at, key),
+                f"{what}: unknown key {key!r} for a {kind} assertion, which takes"
+                f" {_listing(fields)} and nothing else",
+            )
+    for key in fields:
+        if key not in assertion:
+            return Problem(at, f"{what}: a {kind} assertion needs {key}")
+    for key in fields:
+        value = assertion[key]
+        if key == "equals":
+            if not _is_int(value):
+                return Problem((*at, key), f"{what}: equals is {toml_type(value)}, not an integer")
+            if value not in EXIT_CODES:
+                return Problem(
+                    (*at, key),
+                    f"{what}: equals is {value}: apollia-os reads an exit code as a 32-bit"
+                    " signed integer",
+                )
+        elif not isinstance(value, str):
+            return Problem((*at, key), f"{what}: {key} is {toml_type(value)}, not a string")
+    if kind == "regex" and assertion["on"] not in CHANNELS:
+        return Problem(
+            (*at, "on"),
+            f"{what}: on is {assertion['on']!r}; a regex matches on stdout or result",
+        )
+    return None
+
+
+def task_problem(task: Any) -> Problem | None:
+    """Why apollia-os would refuse a task, or None."""
+    if not isinstance(task, dict):
+        return Problem((), f"a task is a table, not {toml_type(task)}")
+    for key in task:
+        if key not in TASK_KEYS:
+            return Problem(
+                (key,),
+                f"unknown key {key!r}; a task takes {_listing(TASK_KEYS)} and nothing else",
+            )
+    for key in ("id", "prompt"):
+        if key not in task:
+            return Problem((), f"the task has no {key} (required)")
+    for key in ("id", "prompt", "agent"):
+        if key in task and not isinstance(task[key], str):
+            return Problem((key,), f"{key} is {toml_type(task[key])}, not a string")
+    if "runs" in task:
+        runs = task["runs"]
+        if not _is_int(runs):
+            return Problem(("runs",), f"runs is {toml_type(runs)}, not an integer")
+        if not 0 <= runs <= U32_MAX:
+            return Problem(
+                ("runs",), f"runs is {runs}: apollia-os reads a u32, from 0 to {U32_MAX}"
+            )
+    if "assertions" in task:
+        assertions = task["assertions"]
+        if not isinstance(assertions, list):
+            return Problem(
+                ("assertions",), f"assertions is {toml_type(assertions)}, not an array of tables"
+            )
+        for number, assertion in enumerate(assertions, start=1):
+            problem = assertion_problem(assertion, number)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _task_label(task: Any, number: int) -> str:
+    task_id = task.get("id") if isinstance(task, dict) else None
+    return f"task {number}" + (f" ({task_id!r})" if isinstance(task_id, str) else "")
+
+
+def _decode_error(path: Path, error: tomllib.TOMLDecodeError) -> ParseError:
+    message = str(error)
+    where = _TOML_WHERE.search(message)
+    if where is None:
+        return ParseError(path, f"not valid TOML: {message}")
+    return ParseError(
+        path,
+        f"not valid TOML: {message[: where.start()]}",
+        line=int(where.group(1)),
+        column=int(where.group(2)),
+    )
+
+
+def read_suite(path: Path) -> tuple[dict[str, Any], list[tuple[int | None, Any] | UnreadableRow]]:
+    """The suite's set-level fields and its tasks (a bad task as an UnreadableRow)."""
+    text = read_text(path)
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise _decode_error(path, error) from None
+    positions = Positions(text)
+
+    def refuse(where: KeyPath, message: str) -> ParseError:
+        line, column = positions.of(where)
+        return ParseError(path, message, line=line, column=column)
+
+    for key in document:
+        if key not in SUITE_KEYS:
+            raise refuse(
+                (key,),
+                f"unknown key {key!r} in the suite; apollia-os reads name and tasks, and"
+                " refuses the file for any other key",
+            )
+    if "name" not in document:
+        raise ParseError(path, "the suite has no name (required by apollia-os)", line=1)
+    if not isinstance(document["name"], str):
+        raise refuse(("name",), f"name is {toml_type(document['name'])}, not a string")
+    tasks = document.get("tasks", [])
+    if not isinstance(tasks, list):
+        raise refuse(("tasks",), f"tasks is {toml_type(tasks)}, not an array of tables")
+    records: list[tuple[int | None, Any] | UnreadableRow] = []
+    for index, task in enumerate(tasks):
+        problem = task_problem(task)
+        if problem is None:
+            records.append((positions.line(("tasks", index)), task))
+            continue
+        line, column = positions.of(("tasks", index, *problem.where))
+        reason = f"{_task_label(task, index + 1)}: {problem.message}"
+        records.append(UnreadableRow(index, line, column, reason))
+    return {"name": document["name"]}, records
+
+
+# --- import: what the assertions say ---------------------------------------------------------
+
+
+@dataclass
+class Reading:
+    """What a task's assertions say, in canonical terms."""
+
+    oracle_type: str
+    expected: Any = ABSENT
+    criteria: list[str] | None = None
+    derived: dict[str, str] = field(default_factory=dict)
+
+
+def _described(assertion: dict[str, Any]) -> str:
+    kind = str(assertion.get("type"))
+    return f"regex on {assertion.get('on')}" if kind == "regex" else kind
+
+
+def read_assertions(assertions: list[Any]) -> Reading:
+    """The oracle type and expected value a task's assertions give, every choice flagged.
+
+    An anchored literal regex on result is a reference answer (an anchored alternation, an
+    acceptable set); exit_code and file_exists are final-state checks; llm_judge rubrics are
+    a rubric's criteria. Where a task mixes them, the first of these that it has decides,
+    and the other assertions are kept as written (in case.extensions.apollia).
+    """
+    answers: list[tuple[int, tuple[str, Any]]] = []
+    checks: list[tuple[int, dict[str, Any]]] = []
+    rubrics: list[tuple[int, str]] = []
+    for index, assertion in enumerate(assertions):
+        if not isinstance(assertion, dict):
+            continue
+        kind = assertion.get("type")
+        if kind == "regex" and assertion.get("on") == "result":
+            answer = answer_of(str(assertion.get("pattern")))
+            if answer is not None:
+                answers.append((index, answer))
+        elif kind == "file_exists" and isinstance(assertion.get("path"), str):
+            if assertion["path"]:
+                checks.append((index, {"kind": "file_exists", "path": assertion["path"]}))
+        elif kind == "exit_code" and _is_int(assertion.get("equals")):
+            check = {
+                "kind": "record",
+                "description": EXIT_DESCRIPTION,
+                "query": EXIT_QUERY,
+                "equals": assertion["equals"],
+            }
+            checks.append((index, check))
+        elif kind == "llm_judge" and isinstance(assertion.get("rubric"), str):
+            rubrics.append((index, assertion["rubric"]))
+    used: set[int]
+    if answers:
+        index, (oracle_type, value) = answers[0]
+        used = {index}
+        reading = Reading(oracle_type)
+        if oracle_type == "reference-answer":
+            reading.expected = value
+            reading.derived["expected"] = "the text an anchored regex on result matches"
+            how = "a regex on result that matches one exact text"
+        else:
+            reading.expected = {"acceptable": value}
+            reading.derived["expected"] = "the alternatives of an anchored regex on result"
+            how = "a regex on result that matches one of several exact texts"
+    elif checks:
+        used = {index for index, _ in checks}
+        reading = Reading("expected-final-state", expected={"checks": [c for _, c in checks]})
+        reading.derived["expected"] = (
+            "the exit_code and file_exists assertions as checks (exit_code as a record check"
+            f" with query {EXIT_QUERY})"
+        )
+        how = "exit_code and file_exists assertions"
+    elif rubrics:
+        used = {index for index, _ in rubrics}
+        reading = Reading("rubric", criteria=[text for _, text in rubrics])
+        reading.derived["metadata.case.evaluationCriteria"] = "the llm_judge rubrics"
+        reading.derived["metadata.case.evaluator"] = "the task is graded by llm_judge"
+        how = "llm_judge assertions only"
+    else:
+        used = set()
+        reading = Reading("expected-behavior-only")
+        how = "no assertion that gives an expected answer" if assertions else "no assertions"
+    others = [_described(a) for i, a in enumerate(assertions) if i not in used]
+    if others:
+        how += (
+            f"; {len(others)} other assertion(s) ({', '.join(others)}) are kept as written"
+            " in case.extensions.apollia"
+        )
+    reading.derived["metadata.case.oracleType"] = f"inferred from the task's assertions: {how}"
+    return reading
+
+
+# --- export: the assertions a row gives ------------------------------------------------------
+
+
+def _exit_code(check: dict[str, Any]) -> int | None:
+    equals = check.get("equals")
+    is_exit = check.get("kind") == "record" and check.get("query") == EXIT_QUERY
+    if is_exit and isinstance(equals, int) and _is_int(equals) and equals in EXIT_CODES:
+        return equals
+    return None
+
+
+def assertions_for(row: ExportRow) -> list[dict[str, Any]]:
+    """The assertions a row is written with ([] when it has none apollia-os can check)."""
+    oracle_type = row.oracle_type
+    expected = row.expected
+    if oracle_type == "reference-answer":
+        return [{"type": "regex", "on": "result", "pattern": exact_pattern(as_text(expected))}]
+    if oracle_type == "acceptable-set":
+        if "acceptable" in expected:
+            members = list(expected["acceptable"])
+        else:  # graded: any member that earns a grade passes
+            members = [item["value"] for item in expected["graded"] if item["grade"] > 0]
+        if not members:
+            return []
+        pattern = any_of_pattern([as_text(member) for member in members])
+        return [{"type": "regex", "on": "result", "pattern": pattern}]
+    if oracle_type == "expected-final-state":
+        written: list[dict[str, Any]] = []
+        for check in expected["checks"]:
+            if check.get("kind") == "file_exists":
+                written.append({"type": "file_exists", "path": check["path"]})
+            elif (code := _exit_code(check)) is not None:
+                written.append({"type": "exit_code", "equals": code})
+        return written
+    if oracle_type in ("rubric", "expected-behavior-only"):
+        criteria = row.case.get("evaluationCriteria") or []
+        if oracle_type == "rubric" and criteria:
+            return [{"type": "llm_judge", "rubric": text} for text in criteria]
+        return [{"type": "llm_judge", "rubric": row.case["expectedBehavior"]}]
+    return []  # expected tool calls: no assertion sees them
+
+
+_SHAPE: Final = NativeShape(
+    mapped={
+        "id": ("id",),
+        "prompt": ("input",),
+        "assertions": ("expected", "case.oracleType", "case.evaluationCriteria"),
+    },
+    grading=("assertions",),
+)
+
+
+def _to_toml(value: Any) -> Any:
+    """A value as written: text with line breaks on several lines, for people to read (not
+    with a carriage return, which a TOML reader may turn into a plain line break there)."""
+    if isinstance(value, str) and "\n" in value and "\r" not in value:
+        return tomlkit.string(value, multiline=True)
+    return value
+
+
+class ApolliaCodec(VendorCodec):
+    name: ClassVar[str] = "apollia"
+    title: ClassVar[str] = "apollia-os eval suite (TOML)"
+    read_extensions: ClassVar[tuple[str, ...]] = (".toml",)
+    write_forms: ClassVar[dict[str, str]] = {".toml": "toml"}
+    what: ClassVar[str] = "an apollia-os task"
+    shape: ClassVar[NativeShape] = _SHAPE
+    metadata_key: ClassVar[str | None] = None
+    document: ClassVar[bool] = True
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def records(self, path: Path) -> Records:
+        return read_suite(path)[1]
+
+    def open(self, path: Path) -> SetSource:
+        header, records = read_suite(path)
+        return self.source(path, header, self.rows(records))
+
+    def values_of(self, record: dict[str, Any], native_mode: bool, suite: Any) -> Values:
+        reading = read_assertions(_assertion_list(record))
+        return Values(input=record.get("prompt", ABSENT), expected=reading.expected)
+
+    def native_row(self, record: dict[str, Any], position: int, suite: Any) -> dict[str, Any]:
+        reading = read_assertions(_assertion_list(record))
+        derived = dict(reading.derived)
+        row_id = record.get("id")
+        if not isinstance(row_id, str) or not row_id:
+            row_id = f"task-{position + 1}"
+            derived["id"] = "the task's id is empty; numbered by its position in the suite"
+        derived["metadata.case.expectedBehavior"] = (
+            "an apollia-os task carries no behaviour description"
+        )
+        case: dict[str, Any] = {}
+        if reading.criteria is not None:
+            case["evaluationCriteria"] = reading.criteria
+            case["evaluator"] = "llm-judge"
+        return imported_row(
+            row_id=row_id,
+            input_value=record.get("prompt"),
+            expected=reading.expected,
+            oracle_type=reading.oracle_type,
+            expected_behavior=BEHAVIOUR_PLACEHOLDER,
+            format_name=self.name,
+            derived=dict(sorted(derived.items())),
+            case=case,
+        )
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def skip(self, row: ExportRow, context: WriteContext) -> str | None:
+        options = context.options
+        if row.human_only and not options.include_human_review:
+            return None  # left out for human review, by the shared rule
+        if row.oracle_type == "expected-tool-calls":
+            return "tool-calls"
+        if row.oracle_type == "rubric" and not (options.llm_judge or row.human_only):
+            return "llm-judge"
+        if not assertions_for(row):
+            return "no-assertion"
+        return None
+
+    def weakened(self, row: ExportRow, context: WriteContext) -> list[tuple[str, str]] | None:
+        mapping = load_mapping(self.name)
+        rules = [
+            (rule.field, rule.reason)
+            for rule in mapping.weakened_rules(row.data, row.oracle_type, row.evaluator)
+        ]
+        judged_behaviour = row.oracle_type == "expected-behavior-only" or (
+            row.oracle_type == "rubric" and not row.case.get("evaluationCriteria")
+        )
+        if judged_behaviour:
+            rule = ("metadata.case.expectedBehavior", _judge_reason(mapping))
+            if rule not in rules:
+                rules.append(rule)
+        return rules
+
+    def _task(self, row: ExportRow) -> dict[str, Any]:
+        task: dict[str, Any] = {"id": row.id, "prompt": as_text(row.input)}
+        assertions = assertions_for(row)
+        if assertions:
+            task["assertions"] = assertions
+        return task
+
+    def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        return self._task(row)
+
+    def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        return self._task(row)
+
+    def record_for(
+        self, row: ExportRow, context: WriteContext, tally: ExportTally
+    ) -> dict[str, Any] | None:
+        record = super().record_for(row, context, tally)
+        if record is None:
+            return None
+        if any(
+            isinstance(item, dict) and item.get("type") == "llm_judge"
+            for item in _assertion_list(record)
+        ):
+            judged: list[str] = tally.memo.setdefault("judged", [])
+            if not judged:
+                tally.memo["judge-note"] = len(tally.notes)
+                tally.notes.append("")
+            judged.append(row.id)
+            more = f" and {len(judged) - 5} more" if len(judged) > 5 else ""
+            tally.notes[tally.memo["judge-note"]] = (
+                f"{len(judged)} task(s) written with llm_judge assertions"
+                f" ({', '.join(judged[:5])}{more}): {JUDGE_WARNING}; until it has one, grade"
+                " these with exit_code, file_exists and regex assertions"
+            )
+        if row.starter and not tally.memo.get("starter-note"):
+            tally.memo["starter-note"] = True
+            tally.notes.append(
+                "starter rows are examples, not validated gold, and an apollia-os suite has no"
+                " place to mark them: review them before trusting their results"
+            )
+        return record
+
+    def declare_unkept(
+        self, row: ExportRow, record: dict[str, Any], context: WriteContext, tally: ExportTally
+    ) -> None:
+        """Read the task back as reading the whole suite would (ids made unique across the
+        suite, numbered by position), and declare lost what does not come back, with the
+        mapping's reason for that field (for the row's oracle type where it gives one)."""
+        ids: _UniqueIds = tally.memo.setdefault("ids", _UniqueIds())
+        again = self.row_of(record, tally.written, ids, context.suite)
+        for path in changed_fields(row.data, again):
+            tally.drop(path, loss_reason(tally.mapping, path, row.oracle_type), row)
+
+    def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
+        return {"name"}
+
+    def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:
+        name = context.header.get("name")
+        if not isinstance(name, str):
+            raise InvalidRowForExport("an apollia-os suite needs a name, and the set has none")
+        suite = tomlkit.document()
+        suite.add("name", _to_toml(name))
+        if records:
+            tasks = tomlkit.aot()
+            for number, record in enumerate(records, start=1):
+                problem = task_problem(record)
+                if problem is not None:
+                    raise InvalidRowForExport(
+                        f"{_task_label(record, number)}: {problem.message}, which apollia-os"
+                        " refuses; its case.extensions.apollia was edited into something the"
+                        " suite cannot hold"
+                    )
+                tasks.append(_table(record))
+            suite.add("tasks", tasks)
+        return tomlkit.dumps(suite).encode("utf-8")
+
+    def sniff(self, path: Path, head: bytes) -> Fit:
+        text = text_of(head)
+        header = _HEADER.search(text)
+        top = text[: header.start()] if header else text
+        if _TASKS_TABLE.search(text) or _TOP_KEY.search(top):
+            return Fit.yes()
+        return Fit.no("an apollia-os suite has a top-level name and [[tasks]] tables")
+
+
+def _assertion_list(record: dict[str, Any]) -> list[Any]:
+    assertions = record.get("assertions")
+    return assertions if isinstance(assertions, list) else []
+
+
+def _table(record: dict[str, Any]) -> Any:
+    table = tomlkit.table()
+    for key, value in record.items():
+        if key == "assertions" and value:
+            assertions = tomlkit.aot()
+            for assertion in value:
+                item = tomlkit.table()
+                for name, part in assertion.items():
+                    item.add(name, _to_toml(part))
+                item.indent(2)  # laid out as apollia-os documents its suites
+                assertions.append(item)
+            table.add(key, assertions)
+        else:
+            table.add(key, _to_toml(value))
+    return table
+
+
+def _judge_reason(mapping: VendorMapping) -> str:
+    for rule in mapping.grading.weakened:
+        if rule.field == "metadata.case.evaluationCriteria":
+            return rule.reason
+    return JUDGE_WARNING
+
+
+def loss_reason(mapping: VendorMapping, path: str, oracle_type: str) -> str:
+    """Why a field is lost: the mapping's reason for it with the row's oracle type
+    (``expected (acceptable-set)``) when it gives one, else its reason for the field."""
+    for entry in mapping.rows:
+        if entry.field == f"{path} ({oracle_type})" and entry.dropped:
+            return entry.dropped
+    if path.startswith("metadata["):  # a metadata key that is no identifier: metadata['a b']
+        path = "metadata"
+    return mapping.row_loss_reason(path)
