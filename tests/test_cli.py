@@ -176,6 +176,11 @@ def test_formats_lists_the_registry() -> None:
     from blueprint.formats import REGISTRY
 
     assert [entry["name"] for entry in data] == list(REGISTRY)
+    assert {entry["name"] for entry in data} == {
+        *("json", "jsonl", "csv"),
+        *("promptfoo", "deepeval", "langsmith", "braintrust"),
+        *("inspect", "openai-evals", "huggingface", "omk", "apollia", "ome"),
+    }
     one = json.loads(run("formats", "csv", "--report", "json").stdout)
     assert one["lossless"] is True and one["extensions"] == [".csv"]
     assert run("formats").exit_code == 0
