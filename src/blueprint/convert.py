@@ -224,9 +224,11 @@ def roundtrip(path: StrPath, via: str, *, source_format: str | None = None) -> R
         )
     if original.header is None:
         back.header = None  # the original had no set-level fields to compare against
-    made_up = original_source.made_up | back_source.made_up
-    for loaded in (original, back):
-        # a name either reader took from a file name says nothing of the set
+    # a name the original's reader took from a file name says nothing of the set, on either
+    # side; one only the second reader made up stands where the set's own value was lost
+    # (a schema version is never lost: every reader knows its own)
+    unsaid = original_source.made_up | (back_source.made_up & {"schemaVersion"})
+    for loaded, made_up in ((original, unsaid), (back, unsaid | back_source.made_up)):
         if loaded.header is not None:
             loaded.header = {k: v for k, v in loaded.header.items() if k not in made_up}
     diff = diff_sets(original, back)
