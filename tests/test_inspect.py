@@ -430,3 +430,10 @@ def test_vendor_metadata_of_any_shape_goes_back_as_it_came(tmp_path: Path, metad
     imported = tmp_path / "set.json"
     convert(path, imported, ConvertOptions(source_format=CODEC.name))
     assert validate_file(imported).valid
+
+
+def test_a_lone_choice_with_a_space_keeps_its_cell_splittable_on_commas(tmp_path: Path) -> None:
+    path = tmp_path / "samples.csv"
+    path.write_text('input,target,id,choices\n0,,,",0 0"\n', "utf-8")
+    result = roundtrip(path, "inspect", source_format="inspect")
+    assert result.exact and result.vendor_changes == []

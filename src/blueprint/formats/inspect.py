@@ -208,7 +208,11 @@ def _csv_cell(key: str, value: Any) -> str | None:
     messages, a list of targets, choices a comma would split otherwise)."""
     if key == "choices" and isinstance(value, list):
         cell = ",".join(str(choice) for choice in value)
-        return cell if _choices_of_cell(cell) == value else None
+        # a lone choice with a space in it keeps a trailing comma, so it is split on commas
+        for written in (cell, cell + ","):
+            if _choices_of_cell(written) == value:
+                return written
+        return None
     if key in ("input", "target") and isinstance(value, list):
         return None  # Inspect reads the cell as text
     if isinstance(value, str):
