@@ -41,8 +41,6 @@ from blueprint.formats.vendor import (
     Values,
     VendorCodec,
     WriteContext,
-    _UniqueIds,
-    changed_fields,
     imported_row,
 )
 
@@ -617,17 +615,6 @@ class ApolliaCodec(VendorCodec):
             )
         return record
 
-    def declare_unkept(
-        self, row: ExportRow, record: dict[str, Any], context: WriteContext, tally: ExportTally
-    ) -> None:
-        """Read the task back as reading the whole suite would (ids made unique across the
-        suite, numbered by position), and declare lost what does not come back, with the
-        mapping's reason for that field (for the row's oracle type where it gives one)."""
-        ids: _UniqueIds = tally.memo.setdefault("ids", _UniqueIds())
-        again = self.row_of(record, tally.written, ids, context.suite)
-        for path in changed_fields(row.data, again):
-            tally.drop(path, loss_reason(tally.mapping, path, row.oracle_type), row)
-
     def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
         return {"name"}
 
@@ -687,14 +674,3 @@ def _judge_reason(mapping: VendorMapping) -> str:
         if rule.field == "metadata.case.evaluationCriteria":
             return rule.reason
     return JUDGE_WARNING
-
-
-def loss_reason(mapping: VendorMapping, path: str, oracle_type: str) -> str:
-    """Why a field is lost: the mapping's reason for it with the row's oracle type
-    (``expected (acceptable-set)``) when it gives one, else its reason for the field."""
-    for entry in mapping.rows:
-        if entry.field == f"{path} ({oracle_type})" and entry.dropped:
-            return entry.dropped
-    if path.startswith("metadata["):  # a metadata key that is no identifier: metadata['a b']
-        path = "metadata"
-    return mapping.row_loss_reason(path)

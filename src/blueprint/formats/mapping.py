@@ -170,10 +170,14 @@ class VendorMapping(BaseModel):
                 losses.append(LossyField(name, reason, scope="set"))
         return losses
 
-    def row_loss_reason(self, path: str) -> str:
-        """Why a row field is lost: the reason the mapping gives for the field (or for the
-        nearest enclosing field that it says is dropped), else a general one."""
+    def row_loss_reason(self, path: str, oracle_type: str | None = None) -> str:
+        """Why a row field is lost: the reason the mapping gives for the field with the row's
+        oracle type (``expected (acceptable-set)``) or for the field (or for the nearest
+        enclosing field that it says is dropped), else a general one."""
         reasons = {entry.field: entry.dropped for entry in self.rows if entry.dropped}
+        reason = reasons.get(f"{path} ({oracle_type})") if oracle_type else None
+        if reason:
+            return reason
         # the path and each enclosing field, longest first (metadata['a b'] is in metadata)
         ends = [match.start() for match in re.finditer(r"[.\[]", path)] + [len(path)]
         for end in sorted(ends, reverse=True):

@@ -42,8 +42,6 @@ from blueprint.formats.vendor import (
     Values,
     VendorCodec,
     WriteContext,
-    _UniqueIds,
-    changed_fields,
     compare_records,
     imported_row,
 )
@@ -478,16 +476,6 @@ class OmeCodec(VendorCodec):
                 " default; run ome eval recall with --limit high enough or such cases fail"
             )
         return record
-
-    def declare_unkept(
-        self, row: ExportRow, record: dict[str, Any], context: WriteContext, tally: ExportTally
-    ) -> None:
-        """Read the case back where it stands in the suite, as an import of the whole suite
-        would: a case without an id is numbered by its position, and a repeated id renamed."""
-        ids = tally.memo.setdefault("ids", _UniqueIds())
-        again = self.row_of(record, tally.written, ids, context.suite)
-        for path in changed_fields(row.data, again):
-            tally.drop(path, tally.mapping.row_loss_reason(path), row)
 
     def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:
         head, order = suite_of_set(context.header, context.options.derived_fields)

@@ -770,16 +770,18 @@ class VendorCodec:
     def declare_unkept(
         self, row: ExportRow, record: dict[str, Any], context: WriteContext, tally: ExportTally
     ) -> None:
-        """For a format with no free-form place: read the record back as an import would, and
-        declare lost every field that does not come back as the row has it.
+        """For a format with no free-form place: read the record back as an import of the
+        whole file would (numbered by its position, a repeated id renamed), and declare lost
+        every field that does not come back as the row has it.
 
         Fields are compared one level into the row's metadata and its case profile
         (``metadata.case.provenance``), so the report names what was lost, with the reason
-        the mapping file gives for that field.
+        the mapping file gives for that field and the row's oracle type.
         """
-        again = self.row_of(record, 0, _UniqueIds(), context.suite)
+        ids = tally.memo.setdefault("ids", _UniqueIds())
+        again = self.row_of(record, tally.written, ids, context.suite)
         for path in changed_fields(row.data, again):
-            tally.drop(path, tally.mapping.row_loss_reason(path), row)
+            tally.drop(path, tally.mapping.row_loss_reason(path, row.oracle_type), row)
 
     # --- comparing native files --------------------------------------------------------------
 
