@@ -30,7 +30,7 @@ from blueprint.formats.omk import (
     equal_weights,
     read_document,
 )
-from blueprint.formats.promptfoo import Yaml12Loader
+from blueprint.formats.promptfoo import Yaml12Loader, dump_yaml
 from blueprint.formats.vendor import InvalidRowForExport
 from blueprint.validate import validate_file
 from conftest import FIXTURES, document, row, write_json
@@ -544,7 +544,9 @@ def test_any_omk_file_goes_back_as_it_came(
     if suffix == ".json":
         write_json(path, doc)
     else:
-        path.write_bytes(yaml.safe_dump(doc, allow_unicode=True, sort_keys=False).encode("utf-8"))
+        # written as omk's YAML 1.2 reader reads it (PyYAML's 1.1 dumper leaves 0E0 plain,
+        # which 1.2 reads as a number)
+        path.write_bytes(dump_yaml(doc))
     result = roundtrip(path, "omk", source_format="omk")
     assert result.exact, (result.undeclared, result.unobserved)
     assert result.vendor_changes == []
