@@ -8,7 +8,7 @@ assert on codes and positions and the docs page is generated from this table.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -272,6 +272,9 @@ class ValidationReport:
     row_ids: list[str | None] = field(default_factory=list)
     #: part of the file could not be read at all; set even when `parse` issues are filtered out
     unreadable: bool = False
+    #: rows whose provenance marks them as starter material (examples, not validated gold),
+    #: counted whatever codes are reported
+    starter_rows: int = 0
 
     @property
     def valid(self) -> bool:
@@ -299,3 +302,37 @@ class ValidationReport:
             "source": self.source,
             "format": self.format,
         }
+
+
+@dataclass(frozen=True)
+class CodeStatistic:
+    """How often one code was found, and in how many files."""
+
+    code: str
+    severity: IssueSeverity
+    title: str
+    count: int
+    files: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "title": self.title,
+            "count": self.count,
+            "files": self.files,
+        }
+
+
+def code_statistics(reports: Iterable[ValidationReport]) -> list[CodeStatistic]:
+    """The findings of several reports grouped by code, most frequent first."""
+    counts: Counter[str] = Counter()
+    files: Counter[str] = Counter()
+    for report in reports:
+        found = Counter(issue.code for issue in report.issues)
+        counts.update(found)
+        files.update(found.keys())
+    return [
+        CodeStatistic(code, CODES[code].severity, CODES[code].title, count, files[code])
+        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]

@@ -9,10 +9,14 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from typing import Final
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
 from xml.etree import ElementTree
 
 from blueprint.issues import Issue, ValidationReport
+
+if TYPE_CHECKING:
+    from blueprint.check import CheckReport
 
 REPORT_KINDS: Final = ("text", "json", "junit", "github")
 
@@ -31,18 +35,37 @@ def _xml_text(text: str) -> str:
 
 def render_junit(report: ValidationReport) -> str:
     """One test case per row (plus one for the set-level fields); errors fail it."""
+    return _junit_document("blueprint validate", [validation_suite(report)])
+
+
+def render_junit_many(reports: Sequence[ValidationReport]) -> str:
+    """One test suite per file."""
+    return _junit_document("blueprint validate", [validation_suite(report) for report in reports])
+
+
+def _junit_document(name: str, suites: list[ElementTree.Element]) -> str:
+    root = ElementTree.Element("testsuites", name=name)
+    root.set("tests", str(sum(int(suite.get("tests", "0")) for suite in suites)))
+    root.set("failures", str(sum(int(suite.get("failures", "0")) for suite in suites)))
+    root.extend(suites)
+    ElementTree.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, "unicode")
+
+
+def validation_suite(report: ValidationReport, name: str | None = None) -> ElementTree.Element:
+    """A test suite for one validated file: a test case per row, errors failing it."""
     by_row: dict[int | None, list[Issue]] = defaultdict(list)
     for issue in report.issues:
         by_row[issue.row_index].append(issue)
-    suite = ElementTree.Element("testsuite", name=_xml_text(report.source))
+    suite = ElementTree.Element("testsuite", name=_xml_text(name or report.source))
     cases = [(None, "set-level fields")] + [
         (index, _xml_text(f"row {index}: {row_id}" if row_id is not None else f"row {index}"))
         for index, row_id in enumerate(report.row_ids)
     ]
     failures = 0
-    for index, name in cases:
+    for index, case_name in cases:
         case = ElementTree.SubElement(
-            suite, "testcase", classname=_xml_text(report.source), name=name
+            suite, "testcase", classname=_xml_text(report.source), name=case_name
         )
         found = by_row.get(index, [])
         errors = [issue for issue in found if issue.severity == "error"]
@@ -63,12 +86,7 @@ def render_junit(report: ValidationReport) -> str:
     suite.set("failures", str(failures))
     suite.set("errors", "0")
     suite.set("skipped", "0")
-    root = ElementTree.Element("testsuites", name="blueprint validate")
-    root.set("tests", str(len(cases)))
-    root.set("failures", str(failures))
-    root.append(suite)
-    ElementTree.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, "unicode")
+    return suite
 
 
 def _line(issue: Issue) -> str:
@@ -89,12 +107,68 @@ def _escape_property(text: str) -> str:
 
 def render_github(report: ValidationReport) -> str:
     """GitHub Actions workflow commands, one annotation per issue."""
+    return "\n".join(github_annotation(report.source, issue) for issue in report.issues)
+
+
+def github_annotation(source: str, issue: Issue) -> str:
+    properties = [f"file={_escape_property(source)}"]
+    if issue.line is not None:
+        properties.append(f"line={issue.line}")
+    properties.append(f"title={_escape_property(f'{issue.code} at {issue.path}')}")
+    level = _GITHUB_LEVEL[issue.severity]
+    return f"::{level} {','.join(properties)}::{_escape_data(issue.message)}"
+
+
+def github_command(level: str, source: str, title: str, message: str) -> str:
+    """A workflow annotation on a whole file (a failed round-trip, an export out of date)."""
+    properties = f"file={_escape_property(source)},title={_escape_property(title)}"
+    return f"::{level} {properties}::{_escape_data(message)}"
+
+
+def render_check_github(report: CheckReport) -> str:
+    """Annotations for every finding of every set, and one for each failed step."""
     lines = []
-    for issue in report.issues:
-        properties = [f"file={_escape_property(report.source)}"]
-        if issue.line is not None:
-            properties.append(f"line={issue.line}")
-        properties.append(f"title={_escape_property(f'{issue.code} at {issue.path}')}")
-        level = _GITHUB_LEVEL[issue.severity]
-        lines.append(f"::{level} {','.join(properties)}::{_escape_data(issue.message)}")
+    for outcome in report.sets:
+        source = str(outcome.path)
+        if outcome.report is not None:
+            lines += [github_annotation(source, issue) for issue in outcome.report.issues]
+        for step in outcome.steps:
+            if step.status == "failed" and (step.name != "validate" or step.problems):
+                message = "\n".join([step.summary, *step.problems]).strip()
+                lines.append(
+                    github_command("error", source, f"blueprint check: {step.name}", message)
+                )
     return "\n".join(lines)
+
+
+def render_check_junit(report: CheckReport) -> str:
+    """A test suite per set: a test case per row, and one per step (round-trips, exports)."""
+    suites = []
+    for outcome in report.sets:
+        source = str(outcome.path)
+        if outcome.report is not None:
+            suite = validation_suite(outcome.report, source)
+        else:
+            suite = ElementTree.Element(
+                "testsuite", name=_xml_text(source), tests="0", failures="0", errors="0"
+            )
+            suite.set("skipped", "0")
+        for step in outcome.steps:
+            if step.name == "validate" and outcome.report is not None:
+                continue  # the rows' own test cases say it
+            case = ElementTree.SubElement(
+                suite, "testcase", classname=_xml_text(source), name=_xml_text(step.name)
+            )
+            text = _xml_text("\n".join([step.summary, *step.problems]))
+            if step.status == "failed":
+                failure = ElementTree.SubElement(
+                    case, "failure", type="blueprint-check", message=_xml_text(step.summary)
+                )
+                failure.text = text
+                suite.set("failures", str(int(suite.get("failures", "0")) + 1))
+            elif step.status == "skipped":
+                ElementTree.SubElement(case, "skipped", message=_xml_text(step.summary))
+                suite.set("skipped", str(int(suite.get("skipped", "0")) + 1))
+            suite.set("tests", str(int(suite.get("tests", "0")) + 1))
+        suites.append(suite)
+    return _junit_document("blueprint check", suites)

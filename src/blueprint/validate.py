@@ -7,32 +7,65 @@ cannot be decoded is reported and skipped while the rest of the file is still ch
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from blueprint import checks, jsonpath
 from blueprint.errors import ParseError, UsageError
 from blueprint.formats import SetSource, SourceRow, StrPath, UnreadableRow, resolve_codec
 from blueprint.issues import CODES, Issue, ValidationReport, make_issue
+from blueprint.model import STARTER_PROVENANCES
+
+#: the selector that means every code
+ALL_CODES: Final = "ALL"
+
+
+def resolve_codes(entries: Iterable[str], *, where: str = "") -> frozenset[str]:
+    """The codes a list of selectors means: a code, a prefix of whole words (``case`` means
+    ``case-id-mismatch`` and ``case-family-mismatch``) or ``ALL``. An entry that matches no
+    code is an error, so that a typo never silently selects nothing."""
+    codes: set[str] = set()
+    for entry in entries:
+        entry = entry.strip()
+        if not entry:
+            continue
+        matched = (
+            set(CODES)
+            if entry == ALL_CODES
+            else {code for code in CODES if code == entry or code.startswith(entry + "-")}
+        )
+        if not matched:
+            raise UsageError(
+                f"{where}unknown issue code or prefix {entry!r}; known codes: {', '.join(CODES)}"
+            )
+        codes |= matched
+    return frozenset(codes)
 
 
 @dataclass(frozen=True)
 class ValidationOptions:
-    """Which codes to report: only ``select`` (all when empty), minus ``ignore``."""
+    """Which codes to report: only ``select`` (all when empty), minus ``ignore``; rows of a
+    case family named in ``family_ignore`` also skip that family's codes."""
 
     select: frozenset[str] = frozenset()
     ignore: frozenset[str] = frozenset()
+    family_ignore: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        unknown = sorted((self.select | self.ignore) - set(CODES))
+        named = self.select | self.ignore
+        for codes in self.family_ignore.values():
+            named |= codes
+        unknown = sorted(named - set(CODES))
         if unknown:
             raise UsageError(
                 f"unknown issue code(s): {', '.join(unknown)}; known codes: {', '.join(CODES)}"
             )
 
-    def wants(self, code: str) -> bool:
+    def wants(self, code: str, family: str | None = None) -> bool:
+        if family is not None and code in self.family_ignore.get(family, ()):
+            return False
         return (not self.select or code in self.select) and code not in self.ignore
 
 
@@ -131,11 +164,18 @@ class StreamValidator:
             return [issue]
         row = checks.RowView(item.index, item.data, item.line)
         report.row_ids.append(row.id)
+        provenance = row.case.get("provenance")
+        if isinstance(provenance, str) and provenance in STARTER_PROVENANCES:
+            report.starter_rows += 1
         found: list[Issue] = []
         if self.check_schema:
             found.extend(checks.check_schema(row, item.data))
         for rule in self.rules:
             found.extend(rule.check(row, state))
+        if found and self.options.family_ignore:
+            family = row.case.get("caseFamily")
+            if isinstance(family, str):
+                found = [issue for issue in found if self.options.wants(issue.code, family)]
         if found:
             self.emit(found)
         return found

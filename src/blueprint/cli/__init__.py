@@ -11,6 +11,7 @@ import typer
 from blueprint import __version__
 from blueprint.cli._common import err, print_json
 from blueprint.cli.build import add_command, new_command, oracle_command, packs_app
+from blueprint.cli.check import check_command
 from blueprint.cli.convert import convert_command, roundtrip_command
 from blueprint.cli.diff import diff_command
 from blueprint.cli.reference import evaluators_command, formats_command, schema_command
@@ -42,6 +43,7 @@ def _root(
 
 
 app.command("validate")(validate_command)
+app.command("check")(check_command)
 app.command("convert")(convert_command)
 app.command("diff")(diff_command)
 app.command("roundtrip")(roundtrip_command)

@@ -1,19 +1,21 @@
-"""blueprint validate: check a set against the published schema and the rules."""
+"""blueprint validate: check sets against the published schema and the rules."""
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
-from rich import box
 from rich.markup import escape
-from rich.table import Table
 
-from blueprint.cli._common import FromFormat, InputFile, ReportKind, boundary, err, value_of
-from blueprint.issues import ValidationReport
-from blueprint.reports import render_github, render_json, render_junit
-from blueprint.validate import ValidationOptions, validate_file
+from blueprint.cli._common import FromFormat, ReportKind, boundary, err, out, value_of
+from blueprint.cli.findings import print_findings, print_table, statistics_table, summary_line
+from blueprint.discovery import expand
+from blueprint.issues import ValidationReport, code_statistics
+from blueprint.reports import render_github, render_json, render_junit, render_junit_many
+from blueprint.validate import ValidationOptions, resolve_codes, validate_file
 
 
 class FailOn(StrEnum):
@@ -21,98 +23,121 @@ class FailOn(StrEnum):
     warning = "warning"
 
 
-_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
-TEXT_LIMIT = 500
+def codes_option(values: list[str]) -> frozenset[str]:
+    """Codes from repeatable, comma-separated options: codes, word prefixes or ALL."""
+    return resolve_codes(code for value in values for code in value.split(","))
 
 
-def _codes(values: list[str]) -> frozenset[str]:
-    return frozenset(code.strip() for value in values for code in value.split(",") if code.strip())
+SelectOption = Annotated[
+    list[str],
+    typer.Option(
+        "--select",
+        help="Report only these codes (repeat or comma-separate; a prefix such as 'case'"
+        " or ALL selects several).",
+    ),
+]
+IgnoreOption = Annotated[
+    list[str],
+    typer.Option("--ignore", help="Do not report these codes (codes or prefixes, as --select)."),
+]
+FailOnOption = Annotated[
+    FailOn,
+    typer.Option("--fail-on", help="Exit 1 on errors only (default), or on warnings too."),
+]
+StatisticsOption = Annotated[
+    bool,
+    typer.Option(
+        "--statistics", help="Count the findings by code instead of listing them (text report)."
+    ),
+]
 
 
 @boundary
 def validate_command(
-    file: InputFile,
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="PATH...",
+            help="Set files, folders (every set in them) or globs.",
+            show_default=False,
+        ),
+    ],
     source_format: FromFormat = None,
     report: Annotated[
         ReportKind,
         typer.Option(
             "--report",
-            help="text (a table on stderr), json (stdout), junit (XML on stdout) or github"
-            " (workflow annotations on stdout).",
+            help="text (findings on stdout, verdicts on stderr), json, junit (XML) or github"
+            " (workflow annotations), all on stdout.",
         ),
     ] = ReportKind.text,
-    select: Annotated[
-        list[str],
-        typer.Option("--select", help="Report only these codes (repeat or comma-separate)."),
-    ] = [],  # noqa: B006 - typer reads the default, never mutates it
-    ignore: Annotated[
-        list[str],
-        typer.Option("--ignore", help="Do not report these codes (repeat or comma-separate)."),
-    ] = [],  # noqa: B006
-    fail_on: Annotated[
-        FailOn,
-        typer.Option("--fail-on", help="Exit 1 on errors only (default), or on warnings too."),
-    ] = FailOn.error,
+    select: SelectOption = [],  # noqa: B006 - typer reads the default, never mutates it
+    ignore: IgnoreOption = [],  # noqa: B006
+    fail_on: FailOnOption = FailOn.error,
+    statistics: StatisticsOption = False,
 ) -> None:
-    """Validate a set: schema, admissibility and every rule, in one pass.
+    """Validate sets: schema, admissibility and every rule, in one pass over each file.
 
-    Exit 0 when valid, 1 when the set has errors, 2 when the file cannot be read.
+    One file named gives its report; several files, folders or globs give one report per
+    file. Exit 0 when all are valid, 1 when any has errors (or warnings, with --fail-on
+    warning), 2 when any cannot be read.
     """
-    options = ValidationOptions(select=_codes(select), ignore=_codes(ignore))
-    result = validate_file(file, format=value_of(source_format), options=options)
+    options = ValidationOptions(select=codes_option(select), ignore=codes_option(ignore))
+    found = expand(paths, format=value_of(source_format))
+    for note in found.notes:
+        err.print(f"[dim]note:[/] {escape(note)}")
+    single = len(paths) == 1 and len(found.sets) == 1 and found.sets[0].path == Path(paths[0])
+    results = [
+        validate_file(item.path, format=value_of(source_format), options=options)
+        for item in found.sets
+    ]
+    warning_fails = fail_on is FailOn.warning
     if report is ReportKind.json:
-        typer.echo(render_json(result))
+        typer.echo(render_json(results[0]) if single else _many_json(results, warning_fails))
     elif report is ReportKind.junit:
-        typer.echo(render_junit(result))
+        typer.echo(render_junit(results[0]) if single else render_junit_many(results))
     elif report is ReportKind.github:
-        text = render_github(result)
+        text = "\n".join(filter(None, (render_github(result) for result in results)))
         if text:
             typer.echo(text)
+    elif statistics:
+        stats = code_statistics(results)
+        if stats:
+            print_table(out, statistics_table(stats))
     else:
-        _print_table(result)
-    _print_summary(result)
-    if result.unreadable:
-        raise typer.Exit(2)
-    failing = result.counts()["error"] + (
-        result.counts()["warning"] if fail_on is FailOn.warning else 0
-    )
-    raise typer.Exit(1 if failing else 0)
-
-
-def _print_table(result: ValidationReport) -> None:
-    if not result.issues:
-        return
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=False)
-    table.add_column("line", justify="right", no_wrap=True)
-    table.add_column("row", overflow="fold", max_width=24)
-    table.add_column("code", no_wrap=True)
-    table.add_column("finding", overflow="fold", ratio=1)
-    for issue in result.issues[:TEXT_LIMIT]:
-        if issue.row_id is not None:
-            row = issue.row_id
-        else:
-            row = f"#{issue.row_index}" if issue.row_index is not None else "(set)"
-        style = _STYLE[issue.severity]
-        table.add_row(
-            str(issue.line) if issue.line is not None else "",
-            escape(row),
-            f"[{style}]{issue.code}[/]",
-            f"{escape(issue.message)}\n[dim]{escape(issue.path)}[/]",
+        for result in results:
+            print_findings(out, result)
+    for result in results:
+        err.print(summary_line(result, fail_on_warning=warning_fails))
+    if not results:
+        err.print("no golden set found in the given paths")
+    elif len(results) > 1:
+        failed = sum(1 for result in results if _fails(result, warning_fails))
+        err.print(
+            f"{len(results)} file(s) validated: {len(results) - failed} passed, {failed} failed"
         )
-    err.print(table)
-    hidden = len(result.issues) - TEXT_LIMIT
-    if hidden > 0:
-        err.print(f"... and {hidden} more issue(s); --report json lists them all")
+    if any(result.unreadable for result in results):
+        raise typer.Exit(2)
+    raise typer.Exit(1 if any(_fails(result, warning_fails) for result in results) else 0)
 
 
-def _print_summary(result: ValidationReport) -> None:
+def _fails(result: ValidationReport, warning_fails: bool) -> bool:
     counts = result.counts()
-    verdict = (
-        "[bold red]unreadable[/]"
-        if result.unreadable
-        else ("[bold green]valid[/]" if result.valid else "[bold red]invalid[/]")
-    )
-    err.print(
-        f"{verdict}: {escape(result.source)} ({result.format}, {result.rows} rows):"
-        f" {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info"
-    )
+    return bool(result.unreadable or counts["error"] or (warning_fails and counts["warning"]))
+
+
+def _many_json(results: list[ValidationReport], warning_fails: bool) -> str:
+    totals = {"error": 0, "warning": 0, "info": 0}
+    for result in results:
+        for severity, count in result.counts().items():
+            totals[severity] += count
+    document: dict[str, Any] = {
+        "valid": all(result.valid for result in results),
+        "passed": not any(_fails(result, warning_fails) for result in results),
+        "files": len(results),
+        "rows": sum(result.rows for result in results),
+        "counts": totals,
+        "reports": [result.to_json() for result in results],
+        "statistics": [stat.to_json() for stat in code_statistics(results)],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False)

@@ -1,0 +1,143 @@
+"""blueprint check: every configured set validated, round-tripped and compared with its exports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from blueprint.check import CheckReport, check_sets
+from blueprint.cli._common import ReportKind, boundary, err, out
+from blueprint.cli.findings import print_findings, print_table, statistics_table
+from blueprint.cli.validate import StatisticsOption
+from blueprint.config import load_project
+from blueprint.discovery import expand, project_sets, select
+from blueprint.reports import render_check_github, render_check_junit
+
+_STATUS = {
+    "passed": "[green]passed[/]",
+    "failed": "[bold red]failed[/]",
+    "skipped": "[dim]skipped[/]",
+}
+
+
+@boundary
+def check_command(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            metavar="[PATH...]",
+            help="Check only the configured sets at or under these paths (all when none).",
+            show_default=False,
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="The configuration file (default: blueprint.toml or pyproject.toml's"
+            " [tool.blueprint], found from the working folder up).",
+            show_default=False,
+        ),
+    ] = None,
+    report: Annotated[
+        ReportKind,
+        typer.Option(
+            "--report",
+            help="text (findings and a summary table), json, junit (XML) or github"
+            " (workflow annotations), all on stdout.",
+        ),
+    ] = ReportKind.text,
+    statistics: StatisticsOption = False,
+) -> None:
+    """Check the project's golden sets: validation, round-trips and committed exports.
+
+    The sets and what is asked of them come from the configuration. Without one, the paths
+    given (files, folders, globs) are validated and round-tripped through the canonical
+    formats. Exit 0 when every set passes, 1 when any fails, 2 for a broken configuration.
+    """
+    project = load_project(config)
+    if project.path is None:
+        if not paths:
+            raise typer.BadParameter(
+                "no configuration found (blueprint.toml, or [tool.blueprint] in"
+                " pyproject.toml) and no paths given: name the sets to check",
+                param_hint="PATH",
+            )
+        discovery = expand(paths)
+    else:
+        discovery = project_sets(project)
+        if paths:
+            discovery = select(discovery, paths)
+    result = check_sets(project, discovery)
+    for note in result.notes:
+        err.print(f"[dim]note:[/] {escape(note)}")
+    if report is ReportKind.json:
+        typer.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+    elif report is ReportKind.junit:
+        typer.echo(render_check_junit(result))
+    elif report is ReportKind.github:
+        text = render_check_github(result)
+        if text:
+            typer.echo(text)
+    else:
+        _print_text(result, statistics)
+    _print_verdict(result, paths)
+    raise typer.Exit(0 if result.passed else 1)
+
+
+def _print_text(result: CheckReport, statistics: bool) -> None:
+    if statistics:
+        stats = result.statistics()
+        if stats:
+            print_table(out, statistics_table(stats))
+    else:
+        for outcome in result.sets:
+            if outcome.report is not None:
+                print_findings(out, outcome.report)
+    for outcome in result.sets:
+        for step in outcome.steps:
+            if step.status == "failed" and step.problems:
+                out.print(f"{escape(str(outcome.path))}: [bold red]{escape(step.name)}[/] failed")
+                for problem in step.problems:
+                    out.print(f"    {escape(problem)}", soft_wrap=True)
+    if not result.sets:
+        return
+    table = Table(title="blueprint check", title_justify="left")
+    table.add_column("set", no_wrap=True)
+    table.add_column("format", no_wrap=True)
+    table.add_column("rows", justify="right", no_wrap=True)
+    table.add_column("step", no_wrap=True)
+    table.add_column("result", no_wrap=True)
+    table.add_column("details")
+    for outcome in result.sets:
+        rows = str(outcome.report.rows) if outcome.report is not None else ""
+        for number, step in enumerate(outcome.steps):
+            first = number == 0
+            table.add_row(
+                escape(str(outcome.path)) if first else "",
+                (outcome.format or "") if first else "",
+                rows if first else "",
+                escape(step.name),
+                _STATUS[step.status],
+                escape(step.summary),
+                end_section=number == len(outcome.steps) - 1,
+            )
+    print_table(out, table)
+
+
+def _print_verdict(result: CheckReport, paths: list[Path] | None) -> None:
+    failed = sum(1 for outcome in result.sets if not outcome.passed)
+    if not result.sets:
+        where = "among the given paths" if paths else "in the configuration"
+        err.print(f"no golden set to check {where}")
+        return
+    verdict = "[bold green]passed[/]" if result.passed else "[bold red]failed[/]"
+    err.print(
+        f"{verdict}: {len(result.sets)} set(s) checked, {len(result.sets) - failed} passed,"
+        f" {failed} failed"
+    )

@@ -1,0 +1,120 @@
+"""The text report of findings, for people: one finding a line, identifiers never broken.
+
+Each finding starts with ``file:line``, its severity and code, and the row id: identifiers are
+printed whole, never folded. On a terminal the message is wrapped at the terminal's width
+below them (words only, never inside an id, a path or a code); elsewhere (a pipe, a file, a CI
+log) every finding stays on one line, so ``grep`` and editors that jump to ``file:line`` work.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable
+from typing import Final
+
+from rich.console import Console
+from rich.markup import escape
+from rich.measure import Measurement
+from rich.table import Table
+
+from blueprint.issues import CodeStatistic, Issue, ValidationReport
+
+STYLE: Final = {"error": "red", "warning": "yellow", "info": "cyan"}
+#: how many findings of one file the text report shows; --report json lists them all
+TEXT_LIMIT: Final = 500
+_INDENT: Final = "    "
+
+
+def location(source: str, issue: Issue) -> str:
+    return f"{source}:{issue.line}" if issue.line is not None else source
+
+
+def row_label(issue: Issue) -> str:
+    if issue.row_id is not None:
+        return issue.row_id
+    return f"#{issue.row_index}" if issue.row_index is not None else "(set)"
+
+
+def print_findings(console: Console, report: ValidationReport, limit: int = TEXT_LIMIT) -> None:
+    """Every finding of one file (up to ``limit``), then how many more there are."""
+    for issue in report.issues[:limit]:
+        print_finding(console, report.source, issue)
+    hidden = len(report.issues) - limit
+    if hidden > 0:
+        console.print(
+            f"[dim]... and {hidden} more finding(s) in {escape(report.source)};"
+            " --report json lists them all[/]"
+        )
+
+
+def print_finding(console: Console, source: str, issue: Issue) -> None:
+    style = STYLE[issue.severity]
+    head = (
+        f"{escape(location(source, issue))}: [{style}]{issue.severity} {issue.code}[/]"
+        f" {escape(row_label(issue))}"
+    )
+    if not console.is_terminal:
+        console.print(f"{head}: {escape(issue.message)} [dim]({escape(issue.path)})[/]")
+        return
+    console.print(head)
+    width = max(console.width - len(_INDENT), 20)
+    # break between words only: an id, a path or a code inside the message stays whole
+    for line in textwrap.wrap(issue.message, width, break_long_words=False, break_on_hyphens=False):
+        console.print(_INDENT + escape(line), soft_wrap=True)
+    console.print(f"{_INDENT}[dim]at {escape(issue.path)}[/]", soft_wrap=True)
+
+
+def verdict(report: ValidationReport, *, fail_on_warning: bool = False) -> str:
+    """``valid``, ``failed`` (valid, but --fail-on warning and warnings found), ``invalid``
+    or ``unreadable``, marked up."""
+    if report.unreadable:
+        return "[bold red]unreadable[/]"
+    if not report.valid:
+        return "[bold red]invalid[/]"
+    if fail_on_warning and report.counts()["warning"]:
+        return "[bold red]failed[/]"
+    return "[bold green]valid[/]"
+
+
+def summary_line(report: ValidationReport, *, fail_on_warning: bool = False) -> str:
+    counts = report.counts()
+    return (
+        f"{verdict(report, fail_on_warning=fail_on_warning)}: {escape(report.source)}"
+        f" ({report.format}, {report.rows} rows): {counts['error']} error(s),"
+        f" {counts['warning']} warning(s), {counts['info']} info"
+    )
+
+
+def statistics_table(statistics: Iterable[CodeStatistic]) -> Table:
+    """Findings grouped by code: how many, of which severity, in how many files."""
+    table = Table(title="findings by code", title_justify="left")
+    table.add_column("count", justify="right", no_wrap=True)
+    table.add_column("code", no_wrap=True)
+    table.add_column("severity", no_wrap=True)
+    table.add_column("files", justify="right", no_wrap=True)
+    table.add_column("title")
+    for stat in statistics:
+        table.add_row(
+            str(stat.count),
+            f"[{STYLE[stat.severity]}]{stat.code}[/]",
+            stat.severity,
+            str(stat.files),
+            escape(stat.title),
+        )
+    return table
+
+
+def print_table(console: Console, table: Table) -> None:
+    """A table at the terminal's width; elsewhere as wide as its content, so that a pipe or
+    a CI log gets every cell whole on one line."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    options = console.options.update(width=10_000)
+    width = Measurement.get(console, options, table).maximum
+    narrow = console.width
+    console.width = max(width, narrow)  # print() caps its width at the console's
+    try:
+        console.print(table, crop=False)
+    finally:
+        console.width = narrow
