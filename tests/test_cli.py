@@ -120,7 +120,7 @@ def test_jsonl_line_7_message_names_file_and_line(tmp_path: Path) -> None:
     path.write_bytes(b'{"id": "a"}\n' * 6 + b'{"id": \n')
     result = run("validate", path)
     assert result.exit_code == 2
-    assert "7" in result.stderr and "parse" in result.stderr
+    assert "bad.jsonl:7:" in result.stdout and "parse" in result.stdout
 
 
 def test_convert_and_diff_round_trip(tmp_path: Path) -> None:

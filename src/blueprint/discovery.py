@@ -103,8 +103,8 @@ def expand(arguments: Iterable[str | Path], *, format: str | None = None) -> Dis
     """The sets a command line names: files as they are, folders walked, globs expanded.
 
     A folder is one set when ``format`` names a format that reads folders, or when it is a
-    dataset folder with its card. A path that does not exist, or a glob that matches
-    nothing, is a usage error (exit 2).
+    dataset folder with its card. A glob that matches nothing is a usage error (exit 2); a
+    file that does not exist is left for the reader to report.
     """
     folders_are_sets = format is not None and FOLDER in get_codec(format).read_extensions
     found = Discovery()
@@ -130,8 +130,8 @@ def _argument_paths(text: str) -> list[Path]:
 
 
 def _expand_one(path: Path, notes: list[str]) -> Iterator[Path]:
-    if not path.exists():
-        raise UsageError(f"{path}: no such file or folder")
+    # a named file that does not exist is still a set to read: reading it says so, in the
+    # report, with the file's name
     if path.is_dir() and not _is_dataset_folder(path):
         yield from _walk(path, notes)
     else:

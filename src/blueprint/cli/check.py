@@ -16,6 +16,7 @@ from blueprint.cli.findings import print_findings, print_table, statistics_table
 from blueprint.cli.validate import StatisticsOption
 from blueprint.config import load_project
 from blueprint.discovery import expand, project_sets, select
+from blueprint.errors import UsageError
 from blueprint.reports import render_check_github, render_check_junit
 
 _STATUS = {
@@ -63,10 +64,9 @@ def check_command(
     project = load_project(config)
     if project.path is None:
         if not paths:
-            raise typer.BadParameter(
+            raise UsageError(
                 "no configuration found (blueprint.toml, or [tool.blueprint] in"
-                " pyproject.toml) and no paths given: name the sets to check",
-                param_hint="PATH",
+                " pyproject.toml) and no paths given: name the sets to check"
             )
         discovery = expand(paths)
     else:

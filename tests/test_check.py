@@ -1,0 +1,225 @@
+"""blueprint check: the project's sets validated, round-tripped and compared with exports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+from typer.testing import CliRunner
+
+from blueprint.cli import app
+from blueprint.convert import ConvertOptions, convert
+from conftest import EXAMPLES, document, row, write_json
+
+runner = CliRunner()
+EXAMPLE = EXAMPLES / "support-refunds.json"
+
+
+def run(*args: object):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def git(folder: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+    )
+
+
+CONFIG = """\
+include = ["evals/*.csv", "evals/*.json"]
+ignore = ["inherited-evaluator"]
+
+[[set]]
+path = "evals/refunds.json"
+roundtrip = ["deepeval"]
+export = [{format = "promptfoo", path = "exports/refunds.yaml"}]
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository with two sets (CSV and JSON), a config and a committed export."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "exports").mkdir()
+    convert(EXAMPLE, tmp_path / "evals" / "refunds.json")
+    convert(EXAMPLE, tmp_path / "evals" / "support.csv")
+    convert(
+        EXAMPLE,
+        tmp_path / "exports" / "refunds.yaml",
+        ConvertOptions(target_format="promptfoo"),
+    )
+    (tmp_path / "blueprint.toml").write_text(CONFIG, encoding="utf-8")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "sets")
+    return tmp_path
+
+
+def break_csv_row(path: Path) -> int:
+    """Give the first reference-answer row an oracle type that does not exist; return its
+    physical line (no cell of the example spans lines)."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    target = next(n for n, text in enumerate(lines) if n and ",reference-answer," in text)
+    lines[target] = lines[target].replace(",reference-answer,", ",reference-answr,", 1)
+    path.write_text("".join(lines), encoding="utf-8")
+    return target + 1
+
+
+def test_acceptance_passes_then_fails_on_a_broken_row(repo: Path) -> None:
+    result = run("check")
+    assert result.exit_code == 0, result.output
+    assert "evals/support.csv" in result.stdout and "evals/refunds.json" in result.stdout
+
+    line = break_csv_row(repo / "evals" / "support.csv")
+    result = run("check", "--report", "github")
+    assert result.exit_code == 1
+    annotations = [a for a in result.stdout.splitlines() if a.startswith("::error")]
+    assert any(
+        f"file=evals/support.csv,line={line}," in annotation and "schema" in annotation
+        for annotation in annotations
+    ), result.stdout
+
+    result = run("check", "--statistics")
+    assert result.exit_code == 1
+    assert "schema" in result.stdout and "findings by code" in result.stdout
+    # statistics replace the list of findings
+    assert "evals/support.csv:" not in result.stdout
+
+
+def test_json_report_has_steps_and_statistics(repo: Path) -> None:
+    break_csv_row(repo / "evals" / "support.csv")
+    result = run("check", "--report", "json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["passed"] is False
+    by_path = {entry["path"]: entry for entry in report["sets"]}
+    assert by_path["evals/refunds.json"]["passed"] is True
+    steps = {step["name"]: step["status"] for step in by_path["evals/refunds.json"]["steps"]}
+    assert steps == {
+        "validate": "passed",
+        "canonical round-trip": "passed",
+        "round-trip via deepeval": "passed",
+        "export promptfoo exports/refunds.yaml": "passed",
+    }
+    broken = {step["name"]: step["status"] for step in by_path["evals/support.csv"]["steps"]}
+    assert broken == {"validate": "failed", "canonical round-trip": "skipped"}
+    assert {stat["code"] for stat in report["statistics"]} >= {"schema"}
+
+
+def test_export_out_of_date_names_rows_and_the_command(repo: Path) -> None:
+    data = json.loads((repo / "evals" / "refunds.json").read_text(encoding="utf-8"))
+    data["rows"][0]["input"] = "a new question"
+    write_json(repo / "evals" / "refunds.json", data)
+    result = run("check", "--report", "json")
+    assert result.exit_code == 1
+    step = next(
+        s
+        for entry in json.loads(result.stdout)["sets"]
+        for s in entry["steps"]
+        if s["name"].startswith("export")
+    )
+    assert step["status"] == "failed"
+    problems = "\n".join(step["problems"])
+    assert data["rows"][0]["id"] in problems
+    assert "blueprint convert evals/refunds.json exports/refunds.yaml --to promptfoo" in problems
+
+
+def test_missing_export_and_missing_set_fail(repo: Path) -> None:
+    (repo / "exports" / "refunds.yaml").unlink()
+    with (repo / "blueprint.toml").open("a", encoding="utf-8") as handle:
+        handle.write('\n[[set]]\npath = "evals/gone.csv"\n')
+    result = run("check", "--report", "json")
+    assert result.exit_code == 1
+    report = {entry["path"]: entry for entry in json.loads(result.stdout)["sets"]}
+    assert report["evals/gone.csv"]["passed"] is False
+    export = [s for s in report["evals/refunds.json"]["steps"] if s["name"].startswith("export")]
+    assert export[0]["status"] == "failed" and export[0]["summary"] == "missing"
+
+
+def test_policies_fail_weakened_and_unfinished_sets(repo: Path) -> None:
+    (repo / "blueprint.toml").write_text(
+        'include = ["evals/refunds.json"]\nroundtrip = ["langsmith"]\nallow-weakened = false\n',
+        encoding="utf-8",
+    )
+    report = json.loads(run("check", "--report", "json").stdout)
+    steps = {s["name"]: s for s in report["sets"][0]["steps"]}
+    assert steps["round-trip via langsmith"]["status"] == "failed"
+    assert any("weakened" in p for p in steps["round-trip via langsmith"]["problems"])
+
+    built = repo / "evals" / "starter.csv"
+    assert run("new", "customer-support", "-o", built).exit_code == 0
+    (repo / "blueprint.toml").write_text(
+        'include = ["evals/starter.csv"]\nmax-starter-rows = 3\nignore = ["starter-example"]\n',
+        encoding="utf-8",
+    )
+    result = run("check", "--report", "json")
+    assert result.exit_code == 1
+    steps = {s["name"]: s for s in json.loads(result.stdout)["sets"][0]["steps"]}
+    assert steps["starter rows"]["status"] == "failed"
+    # the starter-example warnings were ignored; the count is kept all the same
+    assert steps["validate"]["status"] == "passed"
+
+
+def test_per_family_ignore_and_fail_on_warning(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    rows = [
+        row("a", caseFamily="tone", evaluator="llm-judge"),
+        row("b", caseFamily="other", evaluator="llm-judge"),
+    ]
+    families = [
+        {"id": "tone", "title": "Tone", "oracleType": "reference-answer", "severity": "minor"},
+        {"id": "other", "title": "Other", "oracleType": "reference-answer", "severity": "minor"},
+    ]
+    write_json(tmp_path / "set.json", document(*rows, caseFamilies=families))
+    (tmp_path / "blueprint.toml").write_text(
+        'include = ["set.json"]\nfail-on = "warning"\n'
+        '[per-family-ignore]\ntone = ["conditional-evaluator"]\n',
+        encoding="utf-8",
+    )
+    report = json.loads(run("check", "--report", "json").stdout)
+    issues = report["sets"][0]["validation"]["issues"]
+    flagged = {(i["rowId"], i["code"]) for i in issues}
+    assert ("b", "conditional-evaluator") in flagged
+    assert ("a", "conditional-evaluator") not in flagged
+    assert report["passed"] is False  # a warning fails with fail-on = "warning"
+
+
+def test_junit_report_counts_failed_steps(repo: Path) -> None:
+    (repo / "exports" / "refunds.yaml").write_text("tests: []\n", encoding="utf-8")
+    result = run("check", "--report", "junit")
+    assert result.exit_code == 1
+    root = ElementTree.fromstring(result.stdout)
+    failed = [
+        case.get("name") for case in root.iter("testcase") if case.find("failure") is not None
+    ]
+    assert failed == ["export promptfoo exports/refunds.yaml"]
+
+
+def test_paths_select_configured_sets(repo: Path) -> None:
+    break_csv_row(repo / "evals" / "support.csv")
+    # a hook passes every changed file: only configured sets among them are checked
+    result = run("check", "evals/refunds.json", "README.md")
+    assert result.exit_code == 0, result.output
+    assert run("check", "evals/support.csv.set.json").exit_code == 1
+
+
+def test_without_configuration_paths_are_checked(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    convert(EXAMPLE, tmp_path / "a.jsonl")
+    assert run("check", tmp_path).exit_code == 0
+    assert run("check").exit_code == 2  # nothing configured and nothing named
+
+
+def test_broken_configuration_exits_2(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "blueprint.toml").write_text('includes = ["*.json"]\n', encoding="utf-8")
+    result = run("check", "--report", "json")
+    assert result.exit_code == 2
+    assert "blueprint.toml:1" in json.loads(result.stdout)["error"]
