@@ -115,9 +115,9 @@ class LoadedSet:
     notes: list[str]
 
 
-def load_for_diff(path: Path, format: str | None = None) -> LoadedSet:
+def load_for_diff(path: Path, format: str | None = None, *, label: str | None = None) -> LoadedSet:
     codec = resolve_codec(path, format, reading=True)
-    return collect(codec.open(path), str(path))
+    return collect(codec.open(path), label or str(path))
 
 
 def collect(source: SetSource, label: str) -> LoadedSet:

@@ -1,34 +1,68 @@
-"""blueprint diff: compare two sets row by row, across formats."""
+"""blueprint diff: compare two sets row by row across formats, or sets with a git revision."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 
+from blueprint.atomic import AtomicOutputs
 from blueprint.cli._common import (
+    Force,
     FromFormat,
     Report,
     SimpleReport,
     boundary,
     err,
-    print_json,
     value_of,
 )
-from blueprint.diff import ABSENT, Change, SetDiff, diff_files
+from blueprint.config import load_project
+from blueprint.diff import ABSENT, Change, LoadedSet, SetDiff, diff_sets, load_for_diff
+from blueprint.discovery import expand, project_sets
+from blueprint.errors import UsageError
+from blueprint.gitref import load_at_revision
 from blueprint.jsonvalues import dumps_text
+from blueprint.review import Review, render_markdown, review
 
 
 @boundary
 def diff_command(
-    left: Annotated[Path, typer.Argument(help="The set before.", show_default=False)],
-    right: Annotated[Path, typer.Argument(help="The set after.", show_default=False)],
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            metavar="BEFORE AFTER | PATH...",
+            help="Two sets to compare; with --against, the sets to compare with the revision"
+            " (all configured sets when none).",
+            show_default=False,
+        ),
+    ] = None,
+    against: Annotated[
+        str | None,
+        typer.Option(
+            "--against",
+            metavar="REF",
+            help="Compare each PATH with its version at this git revision (HEAD~1, main,"
+            " a commit), whatever the format on each side.",
+            show_default=False,
+        ),
+    ] = None,
     source_format: FromFormat = None,
     ignore_order: Annotated[
         bool, typer.Option("--ignore-order", help="Do not count a change of row order.")
     ] = False,
+    markdown: Annotated[
+        Path | None,
+        typer.Option(
+            "--markdown",
+            metavar="OUT",
+            help="Also write a pull-request summary in Markdown to OUT (- for stdout).",
+            show_default=False,
+        ),
+    ] = None,
+    force: Force = False,
     report: Report = SimpleReport.text,
 ) -> None:
     """Show rows added, removed and changed (by id), and changed set-level fields.
@@ -36,13 +70,68 @@ def diff_command(
     Exit 0 when the sets are identical, 1 when they differ.
     """
     fmt = value_of(source_format)
-    result = diff_files(left, right, left_format=fmt, right_format=fmt)
-    if ignore_order:
-        result.order_changed = False
+    if markdown is not None and str(markdown) == "-" and report is SimpleReport.json:
+        raise UsageError("--markdown - and --report json both write to stdout; choose one")
+    reviews = [
+        _compared(before, after, ignore_order)
+        for before, after in _pairs(paths or [], against, fmt)
+    ]
     if report is SimpleReport.json:
-        print_json(result.to_json())
-    _print_diff(result)
-    raise typer.Exit(0 if result.identical else 1)
+        documents = [{**item.diff.to_json(), "review": item.to_json()} for item in reviews]
+        single = against is None or len(documents) == 1
+        typer.echo(
+            json.dumps(
+                documents[0]
+                if single and documents
+                else {"identical": all(d["identical"] for d in documents), "sets": documents},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+    for item in reviews:
+        _print_diff(item.diff, several=len(reviews) > 1)
+    if markdown is not None:
+        _write_markdown(markdown, render_markdown(reviews), force)
+    raise typer.Exit(0 if all(item.diff.identical for item in reviews) else 1)
+
+
+def _pairs(
+    paths: list[Path], against: str | None, fmt: str | None
+) -> list[tuple[LoadedSet, LoadedSet]]:
+    if against is None:
+        if len(paths) != 2:
+            raise UsageError("diff takes two sets (BEFORE AFTER), or --against REF and paths")
+        return [(load_for_diff(paths[0], fmt), load_for_diff(paths[1], fmt))]
+    if paths:
+        sets = [item.path for item in expand(paths, format=fmt).sets]
+    else:
+        project = load_project()
+        if project.path is None:
+            raise UsageError("name the sets to compare: no configuration lists them")
+        sets = [item.path for item in project_sets(project).sets]
+    return [(load_at_revision(path, against, format=fmt), _current(path, fmt)) for path in sets]
+
+
+def _current(path: Path, fmt: str | None) -> LoadedSet:
+    if not path.exists():
+        return LoadedSet(str(path), None, {}, [f"{path} no longer exists"])
+    return load_for_diff(path, fmt)
+
+
+def _compared(before: LoadedSet, after: LoadedSet, ignore_order: bool) -> Review:
+    diff = diff_sets(before, after)
+    if ignore_order:
+        diff.order_changed = False
+    return review(before, after, diff)
+
+
+def _write_markdown(target: Path, text: str, force: bool) -> None:
+    if str(target) == "-":
+        typer.echo(text, nl=False)
+        return
+    with AtomicOutputs([target], force=force) as outputs:
+        outputs.open(target).write(text)
+    err.print(f"wrote {escape(str(target))}")
 
 
 def _show(value: Any) -> str:
@@ -54,7 +143,9 @@ def _transition(change: Change) -> str:
     return f"{_show(change.before)} -> {_show(change.after)}"
 
 
-def _print_diff(result: SetDiff) -> None:
+def _print_diff(result: SetDiff, *, several: bool = False) -> None:
+    if several:
+        err.print(f"[bold]{escape(result.left)}[/] -> [bold]{escape(result.right)}[/]")
     for change in result.header:
         err.print(f"[yellow]~ set[/] {escape(change.path)}: {_transition(change)}")
     for row_id in result.removed:
