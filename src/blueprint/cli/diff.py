@@ -49,6 +49,14 @@ def diff_command(
             show_default=False,
         ),
     ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="With --against and no paths: the configuration that lists the sets.",
+            show_default=False,
+        ),
+    ] = None,
     source_format: FromFormat = None,
     ignore_order: Annotated[
         bool, typer.Option("--ignore-order", help="Do not count a change of row order.")
@@ -74,7 +82,7 @@ def diff_command(
         raise UsageError("--markdown - and --report json both write to stdout; choose one")
     reviews = [
         _compared(before, after, ignore_order)
-        for before, after in _pairs(paths or [], against, fmt)
+        for before, after in _pairs(paths or [], against, fmt, config)
     ]
     if report is SimpleReport.json:
         documents = [{**item.diff.to_json(), "review": item.to_json()} for item in reviews]
@@ -96,7 +104,7 @@ def diff_command(
 
 
 def _pairs(
-    paths: list[Path], against: str | None, fmt: str | None
+    paths: list[Path], against: str | None, fmt: str | None, config: Path | None
 ) -> list[tuple[LoadedSet, LoadedSet]]:
     if against is None:
         if len(paths) != 2:
@@ -105,7 +113,7 @@ def _pairs(
     if paths:
         sets = [item.path for item in expand(paths, format=fmt).sets]
     else:
-        project = load_project()
+        project = load_project(config)
         if project.path is None:
             raise UsageError("name the sets to compare: no configuration lists them")
         sets = [item.path for item in project_sets(project).sets]
