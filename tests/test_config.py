@@ -121,3 +121,12 @@ def test_entry_settings_override_the_project(tmp_path: Path) -> None:
     plain = project.settings_for(tmp_path / "b.csv")
     assert plain.roundtrip == ("deepeval",)
     assert plain.options.select == {"schema", "starter-example"}
+
+
+def test_every_key_is_documented() -> None:
+    from blueprint.config import ExportSpec, ProjectConfig, SetEntry
+
+    page = (Path(__file__).parent.parent / "docs" / "ci.md").read_text(encoding="utf-8")
+    for model in (ProjectConfig, SetEntry, ExportSpec):
+        for name, info in model.model_fields.items():
+            assert f"`{info.alias or name}`" in page, name
