@@ -321,3 +321,50 @@ def test_command_line_errors_are_json_too_when_asked(tmp_path: Path) -> None:
     error = json.loads(completed.stdout)
     assert error["exitCode"] == 2 and "nope" in error["error"]
     assert "Traceback" not in completed.stderr
+
+
+def test_validate_several_files_folders_and_globs(tmp_path: Path) -> None:
+    (tmp_path / "evals").mkdir()
+    good = write_json(tmp_path / "evals" / "good.json", document(row("a")))
+    bad = write_json(tmp_path / "evals" / "bad.json", document(row("b", caseId="c")))
+    result = run("validate", good, bad, "--report", "json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["files"] == 2 and data["valid"] is False
+    assert [r["valid"] for r in data["reports"]] == [True, False]
+    assert {s["code"] for s in data["statistics"]} == {"case-id-mismatch"}
+    # a folder is walked; a glob the shell did not expand is expanded
+    assert json.loads(run("validate", tmp_path / "evals", "--report", "json").stdout)["files"] == 2
+    result = run("validate", str(tmp_path / "evals" / "g*.json"), "--report", "json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["valid"] is True
+    assert run("validate", str(tmp_path / "evals" / "*.csv")).exit_code == 2
+
+
+def test_validate_statistics_counts_by_code(tmp_path: Path) -> None:
+    bad = write_json(tmp_path / "bad.json", document(row("b", caseId="c"), row("d", caseId="e")))
+    result = run("validate", bad, "--statistics")
+    assert result.exit_code == 1
+    assert "case-id-mismatch" in result.stdout and "bad.json:" not in result.stdout
+
+
+def test_fail_on_warning_says_failed(tmp_path: Path) -> None:
+    path = write_json(tmp_path / "w.json", document(row("a", provenance="starter-example")))
+    result = run("validate", path, "--fail-on", "warning")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("failed:")
+    assert run("validate", path).stderr.startswith("valid:")
+
+
+def test_findings_keep_identifiers_whole_when_piped(tmp_path: Path) -> None:
+    long_id = "a-very-long-row-identifier-" * 6
+    path = write_json(tmp_path / "x.json", document(row(long_id, caseId="other")))
+    result = run("validate", path)
+    lines = [line for line in result.stdout.splitlines() if "case-id-mismatch" in line]
+    assert len(lines) == 1 and long_id in lines[0] and "$.rows[0].metadata.case.caseId" in lines[0]
+
+
+def test_validate_prefix_selectors(tmp_path: Path) -> None:
+    bad = write_json(tmp_path / "bad.json", document(row("b", caseId="c", difficulty=1)))
+    result = run("validate", bad, "--select", "case", "--report", "json")
+    assert {i["code"] for i in json.loads(result.stdout)["issues"]} == {"case-id-mismatch"}
+    assert run("validate", bad, "--select", "cas").exit_code == 2
