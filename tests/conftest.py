@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +69,15 @@ def awkward_set() -> dict[str, Any]:
 @pytest.fixture
 def example_path() -> Path:
     return EXAMPLES / "support-refunds.json"
+
+
+def git(folder: Path, *args: str) -> str:
+    """Run git in a test repository, with an author, and return what it printed."""
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -12,7 +11,7 @@ from typer.testing import CliRunner
 
 from blueprint.cli import app
 from blueprint.convert import ConvertOptions, convert
-from conftest import EXAMPLES, document, row, write_json
+from conftest import EXAMPLES, document, git, row, write_json
 
 runner = CliRunner()
 EXAMPLE = EXAMPLES / "support-refunds.json"
@@ -20,15 +19,6 @@ EXAMPLE = EXAMPLES / "support-refunds.json"
 
 def run(*args: object):
     return runner.invoke(app, [str(a) for a in args])
-
-
-def git(folder: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
-        cwd=folder,
-        check=True,
-        capture_output=True,
-    )
 
 
 CONFIG = """\

@@ -14,22 +14,11 @@ import pytest
 import yaml
 
 from blueprint.convert import convert
-from conftest import EXAMPLES
+from conftest import EXAMPLES, git
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = EXAMPLES / "support-refunds.json"
 BLUEPRINT = Path(sys.executable).parent / "blueprint"
-
-
-def git(folder: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
-        cwd=folder,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.strip()
 
 
 def break_set(path: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from blueprint.convert import convert
 from blueprint.diff import diff_sets, load_for_diff
 from blueprint.gitref import load_at_revision
 from blueprint.review import render_markdown, review
-from conftest import EXAMPLES
+from conftest import EXAMPLES, git
 
 runner = CliRunner()
 EXAMPLE = EXAMPLES / "support-refunds.json"
@@ -23,17 +22,6 @@ EXAMPLE = EXAMPLES / "support-refunds.json"
 
 def run(*args: object):
     return runner.invoke(app, [str(a) for a in args])
-
-
-def git(folder: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
-        cwd=folder,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
 
 
 def edit_csv(path: Path, edit) -> None:

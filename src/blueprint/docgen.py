@@ -11,8 +11,6 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-
 from blueprint import admissibility, jsonvalues
 from blueprint.formats import REGISTRY
 from blueprint.formats.canonical_csv import LIST_FIELDS
@@ -21,15 +19,9 @@ from blueprint.formats.mapping import load_mapping
 from blueprint.issues import CODES
 from blueprint.model import OMITTED_FIELDS, ORACLE_TYPES
 from blueprint.schema import published_schemas
+from blueprint.templating import markdown_environment
 
-_environment = Environment(
-    loader=PackageLoader("blueprint", "templates"),
-    undefined=StrictUndefined,
-    keep_trailing_newline=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    autoescape=False,
-)
+_environment = markdown_environment()
 
 
 def _type_of(schema: dict[str, Any]) -> str:

@@ -12,11 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-
 from blueprint.diff import ABSENT, Change, LoadedSet, RowKey, SetDiff, row_label
 from blueprint.jsonvalues import dumps_text
 from blueprint.model import STARTER_PROVENANCES
+from blueprint.templating import markdown_environment
 
 #: the parts of a row that say what the expected behaviour is
 BEHAVIOUR_PATHS: Final = (
@@ -244,14 +243,7 @@ def _change_value(change: Change, side: str) -> str:
     return _code(_shown(value))
 
 
-_environment = Environment(
-    loader=PackageLoader("blueprint", "templates"),
-    undefined=StrictUndefined,
-    keep_trailing_newline=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    autoescape=False,
-)
+_environment = markdown_environment()
 _environment.filters["code"] = _code
 _environment.filters["shown"] = lambda value: _code(_shown(value))
 _environment.filters["plain"] = _plain

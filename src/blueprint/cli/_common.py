@@ -62,6 +62,15 @@ Report = Annotated[
     typer.Option("--report", help="text (for people, on stderr) or json (on stdout)."),
 ]
 InputFile = Annotated[Path, typer.Argument(help="A set file.", show_default=False)]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="The configuration file (default: blueprint.toml, or pyproject.toml's"
+        " [tool.blueprint], found from the working folder up).",
+        show_default=False,
+    ),
+]
 
 
 def value_of(choice: StrEnum | None) -> str | None:

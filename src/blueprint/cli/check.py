@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from blueprint.check import CheckReport, check_sets
-from blueprint.cli._common import ReportKind, boundary, err, out
+from blueprint.cli._common import ConfigOption, ReportKind, boundary, err, out
 from blueprint.cli.findings import print_findings, print_table, statistics_table
 from blueprint.cli.validate import StatisticsOption
 from blueprint.config import load_project
@@ -36,15 +36,7 @@ def check_command(
             show_default=False,
         ),
     ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            help="The configuration file (default: blueprint.toml or pyproject.toml's"
-            " [tool.blueprint], found from the working folder up).",
-            show_default=False,
-        ),
-    ] = None,
+    config: ConfigOption = None,
     report: Annotated[
         ReportKind,
         typer.Option(

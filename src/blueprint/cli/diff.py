@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from blueprint.atomic import AtomicOutputs
 from blueprint.cli._common import (
+    ConfigOption,
     Force,
     FromFormat,
     Report,
@@ -49,14 +50,7 @@ def diff_command(
             show_default=False,
         ),
     ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            help="With --against and no paths: the configuration that lists the sets.",
-            show_default=False,
-        ),
-    ] = None,
+    config: ConfigOption = None,
     source_format: FromFormat = None,
     ignore_order: Annotated[
         bool, typer.Option("--ignore-order", help="Do not count a change of row order.")
