@@ -1,4 +1,4 @@
-"""Where the command line writes: listings on stdout in whole lines, notes on stderr."""
+"""Where the command line writes: listings on stdout in whole lines, notes on stderr, completion."""
 
 from __future__ import annotations
 
@@ -106,3 +106,39 @@ def test_packs_show_lists_families_on_stdout() -> None:
 def test_piped_listings_carry_no_terminal_codes() -> None:
     for command in (("evaluators",), ("formats", "promptfoo"), ("packs",)):
         assert "\x1b[" not in run(*command).stdout
+
+
+def test_help_lists_every_command_and_the_completion_options() -> None:
+    result = run("--help")
+    assert result.exit_code == 0
+    commands = [
+        *("validate", "convert", "diff", "roundtrip", "formats", "evaluators", "schema"),
+        *("packs", "new", "oracle", "add"),
+    ]
+    for command in commands:
+        assert command in result.stdout
+    assert "--install-completion" in result.stdout and "--show-completion" in result.stdout
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_show_completion_prints_a_script(shell: str) -> None:
+    result = run("--show-completion", shell)
+    assert result.exit_code == 0, result.output
+    assert "_BLUEPRINT_COMPLETE" in result.stdout
+    assert result.exception is None
+
+
+def complete(shell: str, **env: str):
+    """What the shell's completion hook gets back (the script sets these variables)."""
+    environment = {"_BLUEPRINT_COMPLETE": f"complete_{shell}", **env}
+    return runner.invoke(app, [], prog_name="blueprint", env=environment)
+
+
+def test_completion_through_the_environment_completes_commands_and_choices() -> None:
+    commands = complete("bash", COMP_WORDS="blueprint ev", COMP_CWORD="1")
+    assert commands.exit_code == 0 and commands.exception is None
+    assert commands.stdout.split() == ["evaluators"]
+    choices = complete("zsh", _TYPER_COMPLETE_ARGS="blueprint evaluators ")
+    assert choices.exit_code == 0 and choices.exception is None
+    for oracle_type in ORACLE_TYPES:
+        assert f'"{oracle_type}"' in choices.stdout
