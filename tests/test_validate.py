@@ -436,3 +436,18 @@ def test_the_suggestion_is_made_in_every_format(tmp_path: Path, suffix: str) -> 
     schema = [i for i in report.issues if i.code == "schema"]
     assert [i.path for i in schema] == ["$.rows[0].metadata.case.evaluator"]
     assert "'llm-judge'" in schema[0].message
+
+
+def test_empty_csv_rows_are_skipped_with_one_info_finding(tmp_path: Path) -> None:
+    from blueprint.convert import convert
+
+    target = tmp_path / "set.csv"
+    convert(write_json(tmp_path / "s.json", document(row("a"), row("b"))), target)
+    width = target.read_text(encoding="utf-8").splitlines()[0].count(",")
+    with target.open("a", encoding="utf-8", newline="") as handle:
+        handle.write(("," * width + "\r\n") * 3)
+    report = validate_file(target)
+    assert report.flatten(("code", "severity", "row_index", "line")) == [
+        ("empty-row", "info", None, 4)
+    ]
+    assert report.rows == 2 and report.valid
