@@ -165,6 +165,11 @@ def rewritten(path: Path, records: list[list[str]], separator: str = ",") -> Pat
     return path
 
 
+def with_column(records: list[list[str]], name: str, cell: str) -> list[list[str]]:
+    """The records with one more column, holding ``cell`` in every row."""
+    return [[*records[0], name], *([*record, cell] for record in records[1:])]
+
+
 def findings(path: Path, *fields: str) -> list[tuple]:
     from blueprint.validate import validate_file
 
@@ -279,7 +284,7 @@ def test_a_required_cell_left_empty_is_still_reported_on_its_row(tmp_path: Path)
 
 
 def test_a_header_without_rows_has_nothing_to_report(tmp_path: Path) -> None:
-    path, records = written(tmp_path, [])
+    path, _ = written(tmp_path, [])
     rewritten(path, [["id", "notes"]])
     assert findings(path) == []
 
@@ -301,7 +306,7 @@ def test_a_column_that_is_not_blueprints_is_one_finding_with_a_suggestion(
     from blueprint.validate import validate_file
 
     path, records = written(tmp_path)
-    rewritten(path, [[*records[0], column], *(record + ["x"] for record in records[1:])])
+    rewritten(path, with_column(records, column, "x"))
     report = validate_file(path)
     place = "$.rows[*]." + ("metadata.case." + column[5:] if column.startswith("case.") else column)
     if column == "Case.actor":
@@ -313,13 +318,13 @@ def test_a_column_that_is_not_blueprints_is_one_finding_with_a_suggestion(
 
 def test_a_column_that_is_not_blueprints_but_stays_empty_is_harmless(tmp_path: Path) -> None:
     path, records = written(tmp_path)
-    rewritten(path, [[*records[0], "notes"], *(record + [""] for record in records[1:])])
+    rewritten(path, with_column(records, "notes", ""))
     assert findings(path) == []
 
 
 def test_a_column_that_is_not_blueprints_is_reported_when_first_filled(tmp_path: Path) -> None:
     path, records = written(tmp_path)
-    records = [[*records[0], "notes"], *(record + [""] for record in records[1:])]
+    records = with_column(records, "notes", "")
     records[3][-1] = "only the last row says something"
     rewritten(path, records)
     assert findings(path, "code", "path", "line") == [("schema", "$.rows[*].notes", 1)]
@@ -330,7 +335,7 @@ def test_a_column_that_is_not_blueprints_still_stops_a_conversion(tmp_path: Path
     from blueprint.errors import ConversionRefused
 
     path, records = written(tmp_path)
-    rewritten(path, [[*records[0], "notes"], *(record + ["x"] for record in records[1:])])
+    rewritten(path, with_column(records, "notes", "x"))
     with pytest.raises(ConversionRefused):
         convert(path, tmp_path / "out.jsonl")
     assert not (tmp_path / "out.jsonl").exists()

@@ -451,3 +451,44 @@ def test_empty_csv_rows_are_skipped_with_one_info_finding(tmp_path: Path) -> Non
         ("empty-row", "info", None, 4)
     ]
     assert report.rows == 2 and report.valid
+
+
+@pytest.mark.parametrize(
+    ("oracle_type", "expected"),
+    [
+        ("acceptable-set", "{\u201cacceptable\u201d: [\u201cyes\u201d]}"),
+        ("expected-tool-calls", "{\u2018calls\u2019: []}"),
+        ("expected-final-state", " [\u201cchecks\u201d]"),
+    ],
+)
+def test_json_typed_with_typographic_quotes_gets_a_hint(oracle_type: str, expected: str) -> None:
+    from blueprint.checks import typographic_quotes_hint
+
+    report = validate_document(document(row("a", oracle_type, expected=expected)))
+    assert report.flatten(("code", "path")) == [("expected-shape", "$.rows[0].expected")]
+    hint = typographic_quotes_hint(expected)
+    assert hint and report.issues[0].message.endswith(hint)
+
+
+@pytest.mark.parametrize("text", ['{"calls": []}', "\u201cquoted\u201d prose", "{plain}"])
+def test_only_json_like_text_with_typographic_quotes_gets_the_hint(text: str) -> None:
+    from blueprint.checks import typographic_quotes_hint
+
+    assert typographic_quotes_hint(text) == ""
+
+
+def test_a_csv_cell_typed_with_typographic_quotes_gets_the_hint(tmp_path: Path) -> None:
+    from blueprint.checks import typographic_quotes_hint
+    from blueprint.convert import ConvertOptions, convert
+
+    cell = "{\u201cx\u201d: {}}"
+    bad = row("a", extensions=cell)
+    target = tmp_path / "set.csv"
+    source = write_json(tmp_path / "s.json", document(bad))
+    convert(source, target, ConvertOptions(allow_invalid=True))
+    report = validate_file(target)
+    assert report.flatten(("code", "path", "line")) == [
+        ("schema", "$.rows[0].metadata.case.extensions", 2)
+    ]
+    assert report.issues[0].message.endswith(typographic_quotes_hint(cell))
+    assert cell in target.read_text(encoding="utf-8")  # written bare, as a person would type it

@@ -39,6 +39,10 @@ from blueprint.schema import validator_for
 Location = list[str | int]
 
 
+#: typographic quotes, which word processors and some spreadsheets type in place of '"'
+TYPOGRAPHIC_QUOTES: Final = "\u201c\u201d\u2018\u2019"
+
+
 def describe_value(value: Any) -> str:
     kind = json_type(value)
     if kind in ("object", "array"):
@@ -48,7 +52,22 @@ def describe_value(value: Any) -> str:
     text = dumps_text(value)
     if len(text) > 40:
         text = text[:37] + "..."
-    return f"{'a' if kind != 'integer' else 'an'} {kind} {text}"
+    return f"{'a' if kind != 'integer' else 'an'} {kind} {text}{typographic_quotes_hint(value)}"
+
+
+def typographic_quotes_hint(value: Any) -> str:
+    """A hint for text meant as JSON but typed with typographic quotes, which JSON does not
+    accept: such a CSV cell or pasted value reads as a plain string."""
+    if (
+        isinstance(value, str)
+        and value.lstrip()[:1] in ("{", "[")
+        and any(quote in value for quote in TYPOGRAPHIC_QUOTES)
+    ):
+        return (
+            " (it holds typographic quotes \u201c \u201d \u2018 \u2019, so it is not JSON:"
+            ' write straight double quotes " instead, and turn off smart quotes)'
+        )
+    return ""
 
 
 def near_member(value: Any, members: Iterable[Any]) -> str | None:
