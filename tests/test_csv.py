@@ -339,3 +339,53 @@ def test_a_column_that_is_not_blueprints_still_stops_a_conversion(tmp_path: Path
     with pytest.raises(ConversionRefused):
         convert(path, tmp_path / "out.jsonl")
     assert not (tmp_path / "out.jsonl").exists()
+
+
+#: answers pandas' read_csv would take for missing values if they were written bare
+MISSING_LOOKING = ["NA", "N/A", "n/a", "None", "null", "NaN", "nan", "NULL", "#N/A", "<NA>", ""]
+
+
+def missing_looking_rows() -> list[dict[str, Any]]:
+    rows = []
+    for number, text in enumerate(MISSING_LOOKING):
+        data = row(f"r{number}", expected=text, scenario=text, linkedConcerns=[text])
+        data["input"] = text
+        data["metadata"]["answer"] = text
+        rows.append(data)
+    return rows
+
+
+def test_plain_pandas_read_csv_gets_every_string_back(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from blueprint.formats.cells import decode_cell, decode_list_cell
+
+    path, _ = written(tmp_path, missing_looking_rows())
+    frame = pd.read_csv(path)  # pandas' defaults: 'NA', 'None', 'null'... would be NaN
+    columns = ["input", "expected", "case.scenario", "case.linkedConcerns", "metadata.answer"]
+    assert not frame[columns].isna().any().any()
+    for text, (_, cells) in zip(MISSING_LOOKING, frame.iterrows(), strict=True):
+        assert [decode_cell(cells[name]) for name in columns[:3]] == [text] * 3
+        assert decode_list_cell(cells["case.linkedConcerns"]) == [text]
+        assert decode_cell(cells["metadata.answer"]) == text
+
+
+def test_the_documented_pandas_recipe_reads_every_cell_as_written(tmp_path: Path) -> None:
+    import csv
+
+    import pandas as pd
+
+    path, records = written(tmp_path, missing_looking_rows())
+    frame = pd.read_csv(path, keep_default_na=False, dtype=str)
+    assert [list(frame.columns), *frame.to_numpy().tolist()] == records
+    with path.open(newline="", encoding="utf-8") as handle:
+        assert list(csv.reader(handle)) == records
+
+
+def test_bare_missing_looking_cells_written_by_hand_still_read_as_strings(tmp_path: Path) -> None:
+    path = tmp_path / "set.csv"
+    # null and the empty cell are excluded: bare, they are JSON null and an absent field
+    texts = [text for text in MISSING_LOOKING if text not in ("null", "")]
+    lines = ["id,expected", *(f"r{n},{text}" for n, text in enumerate(texts))]
+    path.write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    assert [r["expected"] for r in data_rows(CSV.open(path))] == texts
