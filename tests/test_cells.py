@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from blueprint import jsonvalues
 from blueprint.formats.cells import (
     ABSENT,
+    PANDAS_MISSING,
     decode_cell,
     decode_list_cell,
     encode_cell,
@@ -84,3 +85,25 @@ def test_big_integers_are_exact() -> None:
     big = 2**80 + 1
     assert decode_cell(encode_cell(big)) == big
     assert isinstance(decode_cell(encode_cell(big)), int)
+
+
+@pytest.mark.parametrize("text", ["NA", "N/A", "n/a", "None", "NaN", "nan", "NULL", "#N/A", "<NA>"])
+def test_strings_pandas_takes_for_missing_are_quoted_and_old_bare_cells_still_read(
+    text: str,
+) -> None:
+    assert encode_cell(text) == f'"{text}"'
+    assert encode_list_cell([text]) == f'["{text}"]'
+    assert decode_cell(f'"{text}"') == text
+    assert decode_cell(text) == text  # as an older Blueprint wrote it, or a person types it
+    assert decode_list_cell(text) == [text]
+
+
+def test_every_text_pandas_reads_as_missing_is_quoted() -> None:
+    parsers = pytest.importorskip("pandas._libs.parsers")
+    assert set(parsers.STR_NA_VALUES) - {""} <= PANDAS_MISSING
+
+
+@given(st.one_of(st.sampled_from(sorted(PANDAS_MISSING)), awkward_text))
+def test_no_string_is_written_as_a_cell_pandas_reads_as_missing(text: str) -> None:
+    assert encode_cell(text) not in PANDAS_MISSING | {""}
+    assert encode_list_cell([text]) not in PANDAS_MISSING | {""}

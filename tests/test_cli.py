@@ -1,4 +1,4 @@
-"""The command line: wiring, exit codes, and stdout kept for machine output only."""
+"""The command line: wiring, exit codes, and machine output on stdout."""
 
 from __future__ import annotations
 

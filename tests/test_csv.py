@@ -141,3 +141,251 @@ def test_bare_carriage_return_line_ends_get_a_plain_message(tmp_path: Path) -> N
     with pytest.raises(ParseError) as caught:
         CSV.open(path)
     assert "carriage return" in caught.value.reason
+
+
+# --- what a spreadsheet leaves in a file, and the findings that name it once ----------------
+
+
+def written(folder: Path, rows: list[Any] | None = None) -> tuple[Path, list[list[str]]]:
+    """A set written as Blueprint CSV, and its records (header first) to edit."""
+    import csv
+
+    path = folder / "set.csv"
+    rows = [row("a"), row("b"), row("c")] if rows is None else rows
+    CSV.write(HEADER, iter(rows), path, WriteOptions(force=True))
+    with path.open(newline="", encoding="utf-8") as handle:
+        return path, list(csv.reader(handle))
+
+
+def rewritten(path: Path, records: list[list[str]], separator: str = ",") -> Path:
+    import csv
+
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle, delimiter=separator, lineterminator="\r\n").writerows(records)
+    return path
+
+
+def with_column(records: list[list[str]], name: str, cell: str) -> list[list[str]]:
+    """The records with one more column, holding ``cell`` in every row."""
+    return [[*records[0], name], *([*record, cell] for record in records[1:])]
+
+
+def findings(path: Path, *fields: str) -> list[tuple]:
+    from blueprint.validate import validate_file
+
+    return validate_file(path).flatten(fields or ("code", "severity", "path", "line"))
+
+
+def test_empty_rows_between_and_after_rows_are_skipped_once_per_run(tmp_path: Path) -> None:
+    path, records = written(tmp_path)
+    blank = [""] * len(records[0])
+    # line 3 is empty; then rows b (line 4) and c (line 5); lines 6-8 are what Excel leaves
+    records = [records[0], records[1], blank, records[2], records[3], blank, blank, [""] * 3]
+    rewritten(path, records)
+    assert [item.data["id"] for item in CSV.open(path).rows] == ["a", "b", "c"]
+    assert [(item.index, item.line) for item in CSV.open(path).rows] == [(0, 2), (1, 4), (2, 5)]
+    assert findings(path) == [
+        ("empty-row", "info", "$", 3),
+        ("empty-row", "info", "$", 6),
+    ]
+    from blueprint.validate import validate_file
+
+    assert validate_file(path).valid
+
+
+def test_the_empty_row_finding_names_the_lines(tmp_path: Path) -> None:
+    from blueprint.validate import validate_file
+
+    path, records = written(tmp_path)
+    rewritten(path, [*records, [""] * len(records[0]), [""] * len(records[0])])
+    (issue,) = validate_file(path).issues
+    assert "5-6" in issue.message
+
+
+def test_a_row_without_any_key_still_round_trips(tmp_path: Path) -> None:
+    path, records = written(tmp_path, [{}, row("b")])
+    assert records[1] == ["{}"]
+    assert list(data_rows(CSV.open(path))) == [{}, row("b")]
+
+
+@pytest.mark.parametrize(("separator", "named"), [(";", "';'"), ("\t", "tab")])
+def test_a_file_saved_with_another_separator_is_named_in_one_parse_finding(
+    tmp_path: Path, separator: str, named: str
+) -> None:
+    from blueprint.errors import ParseError
+    from blueprint.formats import resolve_codec
+    from blueprint.validate import validate_file
+
+    path, records = written(tmp_path)
+    rewritten(path, records, separator)
+    assert resolve_codec(path, None, reading=True).name == "csv"  # detected, not refused
+    report = validate_file(path)
+    assert report.flatten(("code", "path", "line")) == [("parse", "$", 1)]
+    assert named in report.issues[0].message
+    with pytest.raises(ParseError) as caught:
+        CSV.open(path)
+    assert caught.value.line == 1 and named in caught.value.reason
+
+
+def test_a_foreign_semicolon_file_is_not_taken_for_blueprint_csv(tmp_path: Path) -> None:
+    from blueprint.errors import UnknownFormatError
+    from blueprint.formats import resolve_codec
+
+    path = tmp_path / "other.csv"
+    path.write_text("question;answer\r\nwhy?;because\r\n", encoding="utf-8")
+    with pytest.raises(UnknownFormatError):
+        resolve_codec(path, None, reading=True)
+
+
+def test_a_semicolon_inside_a_comma_separated_file_is_just_text(tmp_path: Path) -> None:
+    path, records = written(tmp_path)
+    records[1][records[0].index("input")] = "first; second; third"
+    rewritten(path, records)
+    assert findings(path) == []
+
+
+@pytest.mark.parametrize(
+    ("deleted", "place"),
+    [
+        ("case.caseId", "$.rows[*].metadata.case.caseId"),
+        ("case.provenance", "$.rows[*].metadata.case.provenance"),
+        ("id", "$.rows[*].id"),
+        ("input", "$.rows[*].input"),
+    ],
+)
+def test_a_required_column_missing_from_the_file_is_one_finding_at_the_header(
+    tmp_path: Path, deleted: str, place: str
+) -> None:
+    path, records = written(tmp_path)
+    position = records[0].index(deleted)
+    rewritten(path, [record[:position] + record[position + 1 :] for record in records])
+    assert findings(path, "code", "row_index", "path", "line") == [("schema", None, place, 1)]
+
+
+def test_without_any_case_column_each_missing_one_is_named_once(tmp_path: Path) -> None:
+    path, records = written(tmp_path)
+    kept = [i for i, name in enumerate(records[0]) if not name.startswith("case.")]
+    rewritten(path, [[record[i] for i in kept] for record in records])
+    assert findings(path, "code", "path", "line") == [
+        ("schema", "$.rows[*].metadata.case.caseId", 1),
+        ("schema", "$.rows[*].metadata.case.oracleType", 1),
+        ("schema", "$.rows[*].metadata.case.expectedBehavior", 1),
+        ("schema", "$.rows[*].metadata.case.provenance", 1),
+    ]
+
+
+def test_a_required_cell_left_empty_is_still_reported_on_its_row(tmp_path: Path) -> None:
+    path, records = written(tmp_path)
+    records[2][records[0].index("case.provenance")] = ""
+    rewritten(path, records)
+    assert findings(path, "code", "path", "line") == [
+        ("schema", "$.rows[1].metadata.case.provenance", 3)
+    ]
+
+
+def test_a_header_without_rows_has_nothing_to_report(tmp_path: Path) -> None:
+    path, _ = written(tmp_path, [])
+    rewritten(path, [["id", "notes"]])
+    assert findings(path) == []
+
+
+@pytest.mark.parametrize(
+    ("column", "meant"),
+    [
+        ("notes", "'metadata.notes'"),
+        ("case.scenaro", "'case.scenario'"),
+        ("case.favouriteColour", "'metadata.favouriteColour'"),
+        ("oracleType", "'case.oracleType'"),
+        ("Input", "'input'"),
+        ("Case.actor", "'case.actor'"),
+    ],
+)
+def test_a_column_that_is_not_blueprints_is_one_finding_with_a_suggestion(
+    tmp_path: Path, column: str, meant: str
+) -> None:
+    from blueprint.validate import validate_file
+
+    path, records = written(tmp_path)
+    rewritten(path, with_column(records, column, "x"))
+    report = validate_file(path)
+    place = "$.rows[*]." + ("metadata.case." + column[5:] if column.startswith("case.") else column)
+    if column == "Case.actor":
+        place = "$.rows[*]['Case.actor']"
+    assert report.flatten(("code", "row_index", "path", "line")) == [("schema", None, place, 1)]
+    assert meant in report.issues[0].message
+    assert not report.valid
+
+
+def test_a_column_that_is_not_blueprints_but_stays_empty_is_harmless(tmp_path: Path) -> None:
+    path, records = written(tmp_path)
+    rewritten(path, with_column(records, "notes", ""))
+    assert findings(path) == []
+
+
+def test_a_column_that_is_not_blueprints_is_reported_when_first_filled(tmp_path: Path) -> None:
+    path, records = written(tmp_path)
+    records = with_column(records, "notes", "")
+    records[3][-1] = "only the last row says something"
+    rewritten(path, records)
+    assert findings(path, "code", "path", "line") == [("schema", "$.rows[*].notes", 1)]
+
+
+def test_a_column_that_is_not_blueprints_still_stops_a_conversion(tmp_path: Path) -> None:
+    from blueprint.convert import convert
+    from blueprint.errors import ConversionRefused
+
+    path, records = written(tmp_path)
+    rewritten(path, with_column(records, "notes", "x"))
+    with pytest.raises(ConversionRefused):
+        convert(path, tmp_path / "out.jsonl")
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+#: answers pandas' read_csv would take for missing values if they were written bare
+MISSING_LOOKING = ["NA", "N/A", "n/a", "None", "null", "NaN", "nan", "NULL", "#N/A", "<NA>", ""]
+
+
+def missing_looking_rows() -> list[dict[str, Any]]:
+    rows = []
+    for number, text in enumerate(MISSING_LOOKING):
+        data = row(f"r{number}", expected=text, scenario=text, linkedConcerns=[text])
+        data["input"] = text
+        data["metadata"]["answer"] = text
+        rows.append(data)
+    return rows
+
+
+def test_plain_pandas_read_csv_gets_every_string_back(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from blueprint.formats.cells import decode_cell, decode_list_cell
+
+    path, _ = written(tmp_path, missing_looking_rows())
+    frame = pd.read_csv(path)  # pandas' defaults: 'NA', 'None', 'null'... would be NaN
+    columns = ["input", "expected", "case.scenario", "case.linkedConcerns", "metadata.answer"]
+    assert not frame[columns].isna().any().any()
+    for text, (_, cells) in zip(MISSING_LOOKING, frame.iterrows(), strict=True):
+        assert [decode_cell(cells[name]) for name in columns[:3]] == [text] * 3
+        assert decode_list_cell(cells["case.linkedConcerns"]) == [text]
+        assert decode_cell(cells["metadata.answer"]) == text
+
+
+def test_the_documented_pandas_recipe_reads_every_cell_as_written(tmp_path: Path) -> None:
+    import csv
+
+    import pandas as pd
+
+    path, records = written(tmp_path, missing_looking_rows())
+    frame = pd.read_csv(path, keep_default_na=False, dtype=str)
+    assert [list(frame.columns), *frame.to_numpy().tolist()] == records
+    with path.open(newline="", encoding="utf-8") as handle:
+        assert list(csv.reader(handle)) == records
+
+
+def test_bare_missing_looking_cells_written_by_hand_still_read_as_strings(tmp_path: Path) -> None:
+    path = tmp_path / "set.csv"
+    # null and the empty cell are excluded: bare, they are JSON null and an absent field
+    texts = [text for text in MISSING_LOOKING if text not in ("null", "")]
+    lines = ["id,expected", *(f"r{n},{text}" for n, text in enumerate(texts))]
+    path.write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    assert [r["expected"] for r in data_rows(CSV.open(path))] == texts

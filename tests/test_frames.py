@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from blueprint import issues_frame, rows_frame, validate_file
-from conftest import EXAMPLES, FIXTURES
+from pathlib import Path
+
+from blueprint import convert, issues_frame, rows_frame, validate_file
+from conftest import EXAMPLES, FIXTURES, document, row, write_json
 
 
 def test_rows_frame_flattens_like_the_csv_layout() -> None:
@@ -34,3 +36,13 @@ def test_issues_frame() -> None:
     assert set(frame["code"]) >= {"inadmissible-evaluator", "case-id-mismatch", "omitted-field"}
     empty = issues_frame(validate_file(EXAMPLES / "support-refunds.json"))
     assert len(empty) == 0 and "code" in empty.columns
+
+
+def test_rows_frame_keeps_strings_pandas_would_take_for_missing(tmp_path: Path) -> None:
+    texts = ["NA", "N/A", "None", "null", "NaN", ""]
+    rows = [row(f"r{n}", expected=text, scenario=text) for n, text in enumerate(texts)]
+    target = tmp_path / "set.csv"
+    convert(write_json(tmp_path / "set.json", document(*rows)), target)
+    frame = rows_frame(target)
+    assert frame["expected"].tolist() == texts
+    assert frame["case.scenario"].tolist() == texts

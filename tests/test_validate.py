@@ -381,3 +381,114 @@ def test_a_vendor_file_that_breaks_its_vendors_rules(tmp_path: Path) -> None:
         ("vendor-format", "$.samples[0].colour", 4)
     ]
     assert not report.valid
+
+
+@pytest.mark.parametrize(
+    ("field", "written", "meant"),
+    [
+        ("oracleType", "Reference-Answer", "reference-answer"),
+        ("evaluator", "Exact-Or-Programmatic", "exact-or-programmatic"),
+        ("provenance", " expert-authored ", "expert-authored"),
+        ("provenance", "EXPERT-AUTHORED\t", "expert-authored"),
+        ("reversibility", "r1", "R1"),
+        ("blastRadius", " B2", "B2"),
+    ],
+)
+def test_an_enum_value_off_by_case_or_spaces_is_refused_with_a_suggestion(
+    field: str, written: str, meant: str
+) -> None:
+    bad = row("a")
+    bad["metadata"]["case"][field] = written
+    report = validate_document(document(bad))
+    schema = [issue for issue in report.issues if issue.code == "schema"]
+    assert [(i.row_index, i.path) for i in schema] == [(0, f"$.rows[0].metadata.case.{field}")]
+    assert repr(meant) in schema[0].message
+    assert not report.valid  # a hint, not a coercion
+
+
+def test_a_case_family_severity_off_by_case_gets_a_suggestion() -> None:
+    family = {"id": "fam", "oracleType": "rubric", "severity": "Major"}
+    report = validate_document(document(caseFamilies=[family]))
+    assert report.flatten(("code", "row_index", "path")) == [
+        ("schema", None, "$.caseFamilies[0].severity")
+    ]
+    assert "'major'" in report.issues[0].message
+
+
+@pytest.mark.parametrize("written", ["golden", "reference answer", "referenceanswer", 3])
+def test_an_enum_value_that_is_not_near_a_member_gets_no_suggestion(written: object) -> None:
+    bad = row("a")
+    bad["metadata"]["case"]["oracleType"] = written
+    schema = [i for i in validate_document(document(bad)).issues if i.code == "schema"]
+    assert [i.path for i in schema] == ["$.rows[0].metadata.case.oracleType"]
+    assert "'reference-answer'" not in schema[0].message
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl", ".csv"])
+def test_the_suggestion_is_made_in_every_format(tmp_path: Path, suffix: str) -> None:
+    from blueprint.convert import ConvertOptions, convert
+
+    bad = row("a", evaluator="LLM-Judge")
+    source = write_json(tmp_path / "source.json", document(bad))
+    target = tmp_path / f"set{suffix}"
+    convert(source, target, ConvertOptions(allow_invalid=True))
+    report = validate_file(target)
+    schema = [i for i in report.issues if i.code == "schema"]
+    assert [i.path for i in schema] == ["$.rows[0].metadata.case.evaluator"]
+    assert "'llm-judge'" in schema[0].message
+
+
+def test_empty_csv_rows_are_skipped_with_one_info_finding(tmp_path: Path) -> None:
+    from blueprint.convert import convert
+
+    target = tmp_path / "set.csv"
+    convert(write_json(tmp_path / "s.json", document(row("a"), row("b"))), target)
+    width = target.read_text(encoding="utf-8").splitlines()[0].count(",")
+    with target.open("a", encoding="utf-8", newline="") as handle:
+        handle.write(("," * width + "\r\n") * 3)
+    report = validate_file(target)
+    assert report.flatten(("code", "severity", "row_index", "line")) == [
+        ("empty-row", "info", None, 4)
+    ]
+    assert report.rows == 2 and report.valid
+
+
+@pytest.mark.parametrize(
+    ("oracle_type", "expected"),
+    [
+        ("acceptable-set", "{\u201cacceptable\u201d: [\u201cyes\u201d]}"),
+        ("expected-tool-calls", "{\u2018calls\u2019: []}"),
+        ("expected-final-state", " [\u201cchecks\u201d]"),
+    ],
+)
+def test_json_typed_with_typographic_quotes_gets_a_hint(oracle_type: str, expected: str) -> None:
+    from blueprint.checks import typographic_quotes_hint
+
+    report = validate_document(document(row("a", oracle_type, expected=expected)))
+    assert report.flatten(("code", "path")) == [("expected-shape", "$.rows[0].expected")]
+    hint = typographic_quotes_hint(expected)
+    assert hint and report.issues[0].message.endswith(hint)
+
+
+@pytest.mark.parametrize("text", ['{"calls": []}', "\u201cquoted\u201d prose", "{plain}"])
+def test_only_json_like_text_with_typographic_quotes_gets_the_hint(text: str) -> None:
+    from blueprint.checks import typographic_quotes_hint
+
+    assert typographic_quotes_hint(text) == ""
+
+
+def test_a_csv_cell_typed_with_typographic_quotes_gets_the_hint(tmp_path: Path) -> None:
+    from blueprint.checks import typographic_quotes_hint
+    from blueprint.convert import ConvertOptions, convert
+
+    cell = "{\u201cx\u201d: {}}"
+    bad = row("a", extensions=cell)
+    target = tmp_path / "set.csv"
+    source = write_json(tmp_path / "s.json", document(bad))
+    convert(source, target, ConvertOptions(allow_invalid=True))
+    report = validate_file(target)
+    assert report.flatten(("code", "path", "line")) == [
+        ("schema", "$.rows[0].metadata.case.extensions", 2)
+    ]
+    assert report.issues[0].message.endswith(typographic_quotes_hint(cell))
+    assert cell in target.read_text(encoding="utf-8")  # written bare, as a person would type it

@@ -39,6 +39,10 @@ from blueprint.schema import validator_for
 Location = list[str | int]
 
 
+#: typographic quotes, which word processors and some spreadsheets type in place of '"'
+TYPOGRAPHIC_QUOTES: Final = "\u201c\u201d\u2018\u2019"
+
+
 def describe_value(value: Any) -> str:
     kind = json_type(value)
     if kind in ("object", "array"):
@@ -48,7 +52,44 @@ def describe_value(value: Any) -> str:
     text = dumps_text(value)
     if len(text) > 40:
         text = text[:37] + "..."
-    return f"{'a' if kind != 'integer' else 'an'} {kind} {text}"
+    return f"{'a' if kind != 'integer' else 'an'} {kind} {text}{typographic_quotes_hint(value)}"
+
+
+def typographic_quotes_hint(value: Any) -> str:
+    """A hint for text meant as JSON but typed with typographic quotes, which JSON does not
+    accept: such a CSV cell or pasted value reads as a plain string."""
+    if (
+        isinstance(value, str)
+        and value.lstrip()[:1] in ("{", "[")
+        and any(quote in value for quote in TYPOGRAPHIC_QUOTES)
+    ):
+        return (
+            " (it holds typographic quotes \u201c \u201d \u2018 \u2019, so it is not JSON:"
+            ' write straight double quotes " instead, and turn off smart quotes)'
+        )
+    return ""
+
+
+def near_member(value: Any, members: Iterable[Any]) -> str | None:
+    """The member a string differs from only by letter case or surrounding whitespace (a
+    spreadsheet's autocapitalisation, a stray space), if any: a hint, never a coercion."""
+    if not isinstance(value, str):
+        return None
+    wanted = value.strip().casefold()
+    for member in members:
+        if isinstance(member, str) and member != value and member.casefold() == wanted:
+            return member
+    return None
+
+
+def _not_a_member(value: Any, members: list[Any], expectation: str | None) -> str:
+    near = near_member(value, members)
+    if near is None:
+        return f"must be {expectation}, not {describe_value(value)}"
+    return (
+        f"{describe_value(value)} is not allowed: did you mean {near!r}?"
+        " (letter case and surrounding spaces count)"
+    )
 
 
 def _type_names(value: Any) -> list[str]:
@@ -92,7 +133,8 @@ def _describe(error: ValidationError) -> Iterator[tuple[Location, str]]:
         wanted_type = " or ".join(_type_names(error.validator_value))
         yield path, f"must be {wanted_type}, not {describe_value(instance)}"
     elif keyword in ("enum", "const"):
-        yield path, f"must be {_expectation(error)}, not {describe_value(instance)}"
+        members = error.validator_value if keyword == "enum" else [error.validator_value]
+        yield path, _not_a_member(instance, list(members), _expectation(error))
     elif keyword == "minLength" and error.validator_value == 1:
         yield path, "must not be empty"
     elif keyword == "minItems":
@@ -138,7 +180,8 @@ def _describe_alternatives(error: ValidationError) -> Iterator[tuple[Location, s
         if tags and len({tuple(e.relative_path) for e in tags}) == 1:
             members = ", ".join(dumps_text(e.validator_value) for e in tags)
             at = [*path, *tags[0].relative_path]
-            yield at, f"must be one of {members}, not {describe_value(tags[0].instance)}"
+            values = [e.validator_value for e in tags]
+            yield at, _not_a_member(tags[0].instance, values, f"one of {members}")
             return
     # an object branch whose keys all fit is the one meant, even if its values do not
     shaped = {

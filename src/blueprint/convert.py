@@ -126,17 +126,20 @@ def convert(
     errors = frozenset(code for code, spec in CODES.items() if spec.severity == "error")
     validator = StreamValidator(report, ValidationOptions(select=errors))
     validator.check_header(header, source.notes)
+    validator.follow(source)
 
     def tallied() -> Iterator[Any]:
         # the import leg: count what the reader had to infer, and validate every row on its
         # way through, so that an invalid set is never written as if it were fine
         for item in source.rows:
+            validator.report_reading()
             if isinstance(item, UnreadableRow):
                 raise ParseError(source.path, item.reason, line=item.line, column=item.column)
             validator.check_row(item, reader.name)
             for path in RowView(0, item.data).imported().get("derived", {}):
                 derived[path] += 1
             yield item.data
+        validator.report_reading()
         if not report.valid and not options.allow_invalid:
             # raised inside the writer's loop, so the output is never committed
             raise ConversionRefused(source_path, report)

@@ -106,6 +106,7 @@ def _csv_examples() -> list[dict[str, str]]:
         ("the number 1", 1, False),
         ("null", None, False),
         ("the string null", "null", False),
+        ("a string pandas reads as missing", "NA", False),
         ("a formula-like string", "=SUM(A1:A3)", False),
         ("an object", {"order": "A-1042", "items": 2}, False),
         ("a list field", ["policy-drift", "tone"], True),

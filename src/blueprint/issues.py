@@ -206,6 +206,16 @@ CODES: Final[dict[str, IssueCode]] = {
             " set file next to them. Without it the set is named after the file and case"
             " families are unknown, so family checks cannot run.",
         ),
+        IssueCode(
+            "empty-row",
+            "info",
+            "Empty row skipped",
+            "empty row(s) at {lines}: no cell has a value, so they are skipped, not read as rows",
+            "A CSV row whose cells are all empty (a spreadsheet leaves them at the end of a sheet,"
+            " or where a row's content was deleted) holds nothing, so it is not a row of the set:"
+            " it is skipped, and consecutive empty rows are reported once. Row positions"
+            " (`$.rows[N]`) count only the rows that were read.",
+        ),
     )
 }
 

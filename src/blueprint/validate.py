@@ -129,8 +129,9 @@ def _parse_issue(
 class StreamValidator:
     """Validation one row at a time, for code that reads rows for another purpose (convert).
 
-    ``check_header`` first, then ``check_row`` for each row as it passes; the report fills
-    as it goes. Memory stays bounded as in :func:`validate_file`.
+    ``check_header`` and ``follow`` first, then ``report_reading`` and ``check_row`` for each
+    row as it passes, and ``report_reading`` once more at the end; the report fills as it
+    goes. Memory stays bounded as in :func:`validate_file`.
     """
 
     def __init__(self, report: ValidationReport, options: ValidationOptions) -> None:
@@ -141,9 +142,24 @@ class StreamValidator:
             rule for rule in checks.ROW_RULES if any(options.wants(c) for c in rule.codes)
         ]
         self.check_schema = options.wants("schema")
+        self.reading_notes: list[Issue] = []
+        self.reading_notes_seen = 0
+        self.reported_once: frozenset[tuple[str, ...]] = frozenset()
 
     def emit(self, found: Iterable[Issue]) -> None:
         self.report.issues.extend(issue for issue in found if self.options.wants(issue.code))
+
+    def follow(self, source: SetSource) -> None:
+        """Report what the source's reader finds while its rows are read (see
+        ``report_reading``), and leave out of each row what it reports once for the file."""
+        self.reading_notes = source.reading_notes
+        self.reported_once = source.reported_once
+
+    def report_reading(self) -> None:
+        """Add what the reader found since last asked: call it before each row and at the end."""
+        fresh = self.reading_notes[self.reading_notes_seen :]
+        self.reading_notes_seen = len(self.reading_notes)
+        self.emit(fresh)
 
     def check_header(self, header: dict[str, Any] | None, notes: Iterable[Issue] = ()) -> None:
         self.emit(notes)
@@ -169,7 +185,11 @@ class StreamValidator:
             report.starter_rows += 1
         found: list[Issue] = []
         if self.check_schema:
-            found.extend(checks.check_schema(row, item.data))
+            schema = list(checks.check_schema(row, item.data))
+            if schema and self.reported_once:
+                once = {jsonpath.row_path(item.index, *place) for place in self.reported_once}
+                schema = [issue for issue in schema if issue.path not in once]
+            found.extend(schema)
         for rule in self.rules:
             found.extend(rule.check(row, state))
         if found and self.options.family_ignore:
@@ -186,9 +206,12 @@ def _validate_source(
 ) -> None:
     validator = StreamValidator(report, options)
     validator.check_header(source.header, source.notes)
+    validator.follow(source)
     for item in source.rows:
+        validator.report_reading()
         start = len(report.issues)
         found = validator.check_row(item, source.format)
         if found and isinstance(item, SourceRow):
             line = item.line if item.line is not None else source.line_of(item.index)
             report.issues[start:] = [replace(issue, line=line) for issue in report.issues[start:]]
+    validator.report_reading()

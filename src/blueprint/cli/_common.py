@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -17,9 +18,28 @@ from blueprint.errors import BlueprintError
 from blueprint.formats import REGISTRY, ExportResult
 from blueprint.model import EVALUATOR_TYPES, ORACLE_TYPES, PROVENANCES
 
-#: people read stderr; stdout carries only machine output (--report json and friends)
+#: notes, progress and warnings about the run go to stderr; what a command was asked to
+#: produce (listings, machine output) goes to stdout
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
+
+#: how wide a listing may grow when stdout is a pipe or a file: wide enough that no table is
+#: folded to fit, so every line reaches grep whole
+PIPED_WIDTH: Final = 100_000
+
+
+def print_listing(listing: Any) -> None:
+    """A listing or table the command was asked for, on stdout.
+
+    In a terminal it fits the terminal. Piped or redirected, it is laid out at its natural
+    width: no cell is cut, folded or wrapped to 80 columns, so ids and paths stay whole and
+    ``blueprint evaluators | grep judge`` finds full lines.
+    """
+    # built per call: sys.stdout is whatever it is now (a test runner swaps it)
+    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console.width = PIPED_WIDTH
+    console.print(listing)
 
 
 class ReportKind(StrEnum):

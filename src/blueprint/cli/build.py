@@ -28,6 +28,7 @@ from blueprint.cli._common import (
     err,
     print_export,
     print_json,
+    print_listing,
     value_of,
 )
 from blueprint.errors import UsageError
@@ -105,7 +106,7 @@ def packs_command(ctx: typer.Context, report: Report = SimpleReport.text) -> Non
             f"{len(entry['oracleTypes'])} of 6",
             escape(entry["title"]),
         )
-    err.print(table)
+    print_listing(table)
     err.print(f"[yellow]note:[/] {EXAMPLE_NOTICE}")
     if broken:
         raise typer.Exit(1)
@@ -149,10 +150,12 @@ def packs_show(
     if report is SimpleReport.json:
         print_json({**_summary(pack, kind), "caseFamilies": families})
         return
-    err.print(f"[bold]{escape(pack.title)}[/] ({kind} {pack.id}): {escape(pack.description)}")
+    print_listing(
+        f"[bold]{escape(pack.title)}[/] ({kind} {escape(pack.id)}): {escape(pack.description)}"
+    )
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for heading in ("family", "oracle type", "evaluator", "severity", "rows"):
-        table.add_column(heading, overflow="fold")
+        table.add_column(heading, no_wrap=True)
     for family in families:
         table.add_row(
             family["id"],
@@ -161,10 +164,10 @@ def packs_show(
             family["severity"],
             str(family["rows"]),
         )
-    err.print(table)
+    print_listing(table)
     if pack.linked_concerns:
         concerns = ", ".join(concern.id for concern in pack.linked_concerns)
-        err.print(f"concern palette (a starting point, not a taxonomy): {concerns}")
+        print_listing(f"concern palette (a starting point, not a taxonomy): {escape(concerns)}")
     err.print(f"[yellow]note:[/] {EXAMPLE_NOTICE}")
 
 

@@ -11,8 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from blueprint.check import CheckReport, check_sets
-from blueprint.cli._common import ConfigOption, ReportKind, boundary, err, out
-from blueprint.cli.findings import print_findings, print_table, statistics_table
+from blueprint.cli._common import ConfigOption, ReportKind, boundary, err, out, print_listing
+from blueprint.cli.findings import print_findings, statistics_table
 from blueprint.cli.validate import StatisticsOption
 from blueprint.config import load_project
 from blueprint.discovery import expand, project_sets, select
@@ -86,7 +86,7 @@ def _print_text(result: CheckReport, statistics: bool) -> None:
     if statistics:
         stats = result.statistics()
         if stats:
-            print_table(out, statistics_table(stats))
+            print_listing(statistics_table(stats))
     else:
         for outcome in result.sets:
             if outcome.report is not None:
@@ -119,7 +119,7 @@ def _print_text(result: CheckReport, statistics: bool) -> None:
                 escape(step.summary),
                 end_section=number == len(outcome.steps) - 1,
             )
-    print_table(out, table)
+    print_listing(table)
 
 
 def _print_verdict(result: CheckReport, paths: list[Path] | None) -> None:

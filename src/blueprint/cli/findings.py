@@ -14,7 +14,6 @@ from typing import Final
 
 from rich.console import Console
 from rich.markup import escape
-from rich.measure import Measurement
 from rich.table import Table
 
 from blueprint.issues import CodeStatistic, Issue, ValidationReport
@@ -102,19 +101,3 @@ def statistics_table(statistics: Iterable[CodeStatistic]) -> Table:
             escape(stat.title),
         )
     return table
-
-
-def print_table(console: Console, table: Table) -> None:
-    """A table at the terminal's width; elsewhere as wide as its content, so that a pipe or
-    a CI log gets every cell whole on one line."""
-    if console.is_terminal:
-        console.print(table)
-        return
-    options = console.options.update(width=10_000)
-    width = Measurement.get(console, options, table).maximum
-    narrow = console.width
-    console.width = max(width, narrow)  # print() caps its width at the console's
-    try:
-        console.print(table, crop=False)
-    finally:
-        console.width = narrow

@@ -21,6 +21,7 @@ from blueprint.cli._common import (
     boundary,
     err,
     print_json,
+    print_listing,
 )
 from blueprint.errors import UsageError
 from blueprint.formats import REGISTRY, get_codec
@@ -53,27 +54,27 @@ def _format_json(name: str, *, details: bool = False) -> dict[str, Any]:
 
 def _print_mapping(name: str) -> None:
     mapping = load_mapping(name)
-    err.print(f"[bold]{escape(mapping.title)}[/]\n{escape(mapping.summary)}")
+    print_listing(f"[bold]{escape(mapping.title)}[/]\n{escape(mapping.summary)}")
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("canonical field", no_wrap=True)
     table.add_column(f"in {name}", overflow="fold")
     for entry in [*mapping.rows, *mapping.set]:
         where = entry.to or f"[yellow]dropped:[/] {escape(entry.dropped or '')}"
         table.add_row(escape(entry.field), where if entry.dropped else escape(where))
-    err.print(table)
+    print_listing(table)
     for kind, reason in mapping.excluded.items():
-        err.print(f"[yellow]rows left out ({kind}):[/] {escape(reason)}")
+        print_listing(f"[yellow]rows left out ({kind}):[/] {escape(reason)}")
     grading = mapping.grading
-    err.print(f"\n[bold]what {name} enforces[/]: {escape(grading.summary)}")
+    print_listing(f"\n[bold]what {name} enforces[/]: {escape(grading.summary)}")
     enforced = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     enforced.add_column("oracle type", no_wrap=True)
     enforced.add_column("enforced", overflow="fold")
     for oracle_type, text in grading.enforced.items():
         enforced.add_row(oracle_type, escape(text))
-    err.print(enforced)
+    print_listing(enforced)
     for rule in grading.weakened:
         scope = ", ".join(rule.oracle_types or ["every oracle type"])
-        err.print(f"[magenta]weakened[/] {escape(rule.field)} ({scope}): {escape(rule.reason)}")
+        print_listing(f"[magenta]weakened[/] {escape(rule.field)} ({scope}): {escape(rule.reason)}")
 
 
 @boundary
@@ -91,7 +92,8 @@ def formats_command(
         return
     table = Table(title="formats")
     for heading in ("name", "title", "writes as", "reads", "writes", "lossless"):
-        table.add_column(heading)
+        # names and extensions are typed back on the command line: never broken
+        table.add_column(heading, no_wrap=heading in ("name", "writes as"))
     for entry in map(_format_json, names):
         table.add_row(
             entry["name"],
@@ -101,7 +103,7 @@ def formats_command(
             "yes" if entry["writes"] else "no",
             "yes" if entry["lossless"] else "no",
         )
-    err.print(table)
+    print_listing(table)
     if name is not None and not REGISTRY[names[0]].lossless:
         _print_mapping(names[0])
 
@@ -138,7 +140,8 @@ def evaluators_command(
         return
     table = Table(title="admissible evaluators by oracle type", show_lines=True)
     for heading in ("oracle type", "admits", "admits with conditions", "bars (why)"):
-        table.add_column(heading, overflow="fold")
+        # the id columns stay whole; the prose columns wrap between words
+        table.add_column(heading, no_wrap=heading in ("oracle type", "admits"), overflow="fold")
     for entry in entries:
         conditional = "\n".join(
             f"{c['evaluator']}: only if " + "; and ".join(c["conditions"])
@@ -148,7 +151,7 @@ def evaluators_command(
         table.add_row(
             entry["oracleType"], "\n".join(entry["admits"]), escape(conditional), escape(bars)
         )
-    err.print(table)
+    print_listing(table)
 
 
 @boundary

@@ -10,8 +10,16 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from blueprint.cli._common import FromFormat, ReportKind, boundary, err, out, value_of
-from blueprint.cli.findings import print_findings, print_table, statistics_table, summary_line
+from blueprint.cli._common import (
+    FromFormat,
+    ReportKind,
+    boundary,
+    err,
+    out,
+    print_listing,
+    value_of,
+)
+from blueprint.cli.findings import print_findings, statistics_table, summary_line
 from blueprint.discovery import expand
 from blueprint.issues import ValidationReport, code_statistics
 from blueprint.reports import render_github, render_json, render_junit, render_junit_many
@@ -103,7 +111,7 @@ def validate_command(
     elif statistics:
         stats = code_statistics(results)
         if stats:
-            print_table(out, statistics_table(stats))
+            print_listing(statistics_table(stats))
     else:
         for result in results:
             print_findings(out, result)

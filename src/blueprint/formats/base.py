@@ -61,6 +61,14 @@ class SetSource:
     #: set-level fields the reader made up because the file does not say them (a vendor
     #: file's set name, taken from the file name); never reported as lost on export
     made_up: frozenset[str] = frozenset()
+    #: issues the reader finds while the rows are read (an empty CSV row skipped, a column no
+    #: row may have): each is appended before the row that revealed it is yielded, and the
+    #: list is complete once the rows are consumed
+    reading_notes: list[Issue] = field(default_factory=list)
+    #: places in a row (``("metadata", "case", "caseId")``) whose schema findings the reader
+    #: reports once for the whole file, among its notes, instead of once in every row: a
+    #: required CSV column that is missing, a column that is not Blueprint's
+    reported_once: frozenset[tuple[str, ...]] = frozenset()
 
     def require_structure(self) -> None:
         """Refuse a source whose structure is broken (a JSON document without a rows array).

@@ -5,19 +5,25 @@ Columns: ``id``, ``input``, ``expected``, then ``case.<field>`` in schema order,
 in :mod:`blueprint.formats.cells`, which keep ``""``, ``null``, ``"1"`` and ``1`` apart. The
 set-level fields live in the set file beside the CSV. Files are UTF-8 (a BOM is accepted on
 reading), RFC 4180 quoting, CRLF line ends.
+
+Reading forgives what spreadsheets do and says so once: a record of empty cells is skipped
+(``empty-row``), a required column missing from the header or a column that is not Blueprint's
+is one finding at the header rather than one in every row, and a file saved with ';' or tabs
+between cells is refused with a message that names the separator.
 """
 
 from __future__ import annotations
 
 import csv
+import difflib
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, ClassVar, Final, Literal
 
-from blueprint import jsonvalues
+from blueprint import jsonpath, jsonvalues
 from blueprint.atomic import AtomicOutputs
 from blueprint.errors import BlueprintError, ParseError
 from blueprint.formats import setfile
@@ -30,14 +36,22 @@ from blueprint.formats.cells import (
     encode_cell,
     encode_list_cell,
 )
-from blueprint.formats.sniffing import Fit, csv_header
-from blueprint.model import CaseProfile, case_profile_fields
+from blueprint.formats.sniffing import OTHER_SEPARATORS, Fit, csv_header, header_separator
+from blueprint.issues import Issue, make_issue
+from blueprint.model import OMITTED_FIELDS, CaseProfile, case_profile_fields
 
 ROW_KEYS: Final = ("id", "input", "expected")
 CASE_FIELDS: Final = tuple(case_profile_fields())
 REQUIRED_CASE_FIELDS: Final = tuple(
     field.alias or name for name, field in CaseProfile.model_fields.items() if field.is_required()
 )
+#: row keys every row needs a column for (``metadata`` comes from the case.* columns)
+REQUIRED_ROW_KEYS: Final = ("id", "input")
+#: the record of a row that has no key at all (``{}``, never valid): a record of empty cells
+#: is a spreadsheet's empty row, skipped on reading
+EMPTY_ROW: Final = "{}"
+#: how close a misspelt column name must be to a real one to be suggested (difflib's ratio)
+SUGGESTION_CUTOFF: Final = 0.75
 #: case-profile fields written as pipe-separated lists
 LIST_FIELDS: Final = frozenset({"unacceptableBehavior", "evaluationCriteria", "linkedConcerns"})
 
@@ -89,13 +103,17 @@ class CsvCodec:
         except BaseException:
             handle.close()
             raise
+        findings = _ColumnFindings.of(columns)
+        reading_notes: list[Issue] = []
         return SetSource(
             path=path,
             format=self.name,
             header=header,
-            rows=_read_rows(handle, feed, reader, columns),
+            rows=_read_rows(handle, feed, reader, columns, findings, reading_notes),
             notes=notes,
             header_origin=setfile.set_file_for(path).name if header is not None else None,
+            reading_notes=reading_notes,
+            reported_once=findings.places,
         )
 
     def write(
@@ -138,10 +156,16 @@ class CsvCodec:
     def sniff(self, path: Path, head: bytes) -> Fit:
         if not head.strip():
             return Fit.yes()
-        columns = csv_header(head)
-        if "id" in columns or any(column.startswith(("case.", "metadata.")) for column in columns):
+        # a Blueprint CSV saved with another separator is still claimed: the reader refuses
+        # it with a message that names the separator, instead of a cascade of findings
+        if _blueprint_columns(csv_header(head)) or header_separator(head, _blueprint_columns):
             return Fit.yes()
         return Fit.no("a Blueprint CSV has an id column and case.<field> columns")
+
+
+def _blueprint_columns(columns: list[str]) -> bool:
+    """Whether a header's columns are evidently Blueprint's."""
+    return "id" in columns or any(column.startswith(("case.", "metadata.")) for column in columns)
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -158,6 +182,7 @@ class _LineFeed:
         self._lines = iter(handle)
         self.number = 0
         self.bad: tuple[int, int, str] | None = None
+        self.first = b""
 
     def __iter__(self) -> _LineFeed:
         return self
@@ -165,8 +190,9 @@ class _LineFeed:
     def __next__(self) -> str:
         raw = next(self._lines)
         self.number += 1
-        if self.number == 1 and raw.startswith(BOM):
-            raw = raw[len(BOM) :]
+        if self.number == 1:
+            raw = raw.removeprefix(BOM)
+            self.first = raw
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -182,7 +208,10 @@ def _read_header(path: Path, reader: Any, feed: _LineFeed) -> list[Column]:
     except StopIteration:
         raise ParseError(path, "empty file: a CSV set starts with a header row", line=1) from None
     except csv.Error as error:
+        _refuse_other_separator(path, feed.first)
         raise ParseError(path, f"header row: {_csv_problem(error)}", line=feed.number) from None
+    if not _blueprint_columns(names):
+        _refuse_other_separator(path, feed.first)
     if feed.bad is not None:
         line, column, reason = feed.bad
         raise ParseError(path, reason, line=line, column=column)
@@ -196,24 +225,167 @@ def _read_header(path: Path, reader: Any, feed: _LineFeed) -> list[Column]:
     return [Column.parse(name) for name in names]
 
 
+def _refuse_other_separator(path: Path, first_line: bytes) -> None:
+    """Refuse, naming the separator, a Blueprint CSV saved with ';' or tabs between cells."""
+    separator = header_separator(first_line, _blueprint_columns)
+    if separator is not None:
+        raise ParseError(
+            path,
+            f"this file uses {OTHER_SEPARATORS[separator]} as separator; Blueprint's CSV uses"
+            " ',' (a comma): save it as comma-separated CSV (in Excel: CSV UTF-8)",
+            line=1,
+        )
+
+
+@dataclass(frozen=True)
+class _ColumnFindings:
+    """What the header alone shows about every row: required columns it lacks, and columns
+    that are not Blueprint's. Each is one finding for the file (at the header), not one per
+    row; ``places`` are the row locations those findings stand for."""
+
+    missing: list[Issue] = field(default_factory=list)
+    #: column position -> its finding, reported once a row has a value in it
+    unknown: dict[int, Issue] = field(default_factory=dict)
+    places: frozenset[tuple[str, ...]] = frozenset()
+
+    @classmethod
+    def of(cls, columns: list[Column]) -> _ColumnFindings:
+        names = {column.name for column in columns}
+        whole_case = "metadata" in names or "metadata.case" in names
+        any_case = whole_case or any(column.kind == "case" for column in columns)
+        places: set[tuple[str, ...]] = set()
+        missing = []
+        wanted: list[tuple[str, tuple[str, ...]]] = [(key, (key,)) for key in REQUIRED_ROW_KEYS]
+        if not whole_case:
+            wanted += [(f"case.{key}", ("metadata", "case", key)) for key in REQUIRED_CASE_FIELDS]
+        for name, place in wanted:
+            if name not in names:
+                places.add(place)
+                missing.append(
+                    _file_issue(
+                        place,
+                        f"the header has no column {name!r}, which every row needs"
+                        f" ({'.'.join(place)} is required)",
+                    )
+                )
+        if not any_case:
+            # without case columns no row has a case profile, nor (for that) metadata
+            places |= {("metadata",), ("metadata", "case")}
+        unknown = {}
+        for position, column in enumerate(columns):
+            reason = _unknown_column(column)
+            if reason is not None:
+                parent: tuple[str, ...] = ("metadata", "case") if column.kind == "case" else ()
+                location = (*parent, column.key)
+                places.add(location)
+                unknown[position] = _file_issue(location, reason)
+        return cls(missing, unknown, frozenset(places))
+
+
+def _file_issue(place: tuple[str, ...], reason: str) -> Issue:
+    """A schema finding about every row, positioned at the header."""
+    return make_issue("schema", path=jsonpath.join("$.rows[*]", place), line=1, reason=reason)
+
+
+def _closest(name: str, suggestions: dict[str, str]) -> str | None:
+    """The suggestion whose key is close to ``name`` (letter case aside), if one is."""
+    by_folded = {key.casefold(): suggestion for key, suggestion in suggestions.items()}
+    close = difflib.get_close_matches(name.casefold(), by_folded, n=1, cutoff=SUGGESTION_CUTOFF)
+    return by_folded[close[0]] if close else None
+
+
+#: what a column not Blueprint's may have been meant as: the row keys, and the case fields
+#: written without their prefix ("oracleType" for case.oracleType)
+_ROW_COLUMN_SUGGESTIONS: Final = {
+    **{key: key for key in (*ROW_KEYS, "metadata")},
+    **{name: f"case.{name}" for name in CASE_FIELDS},
+}
+_CASE_COLUMN_SUGGESTIONS: Final = {name: f"case.{name}" for name in CASE_FIELDS}
+
+
+def _unknown_column(column: Column) -> str | None:
+    """Why a column is not Blueprint's, with the column meant (when one is close) or the
+    metadata.<key> column that keeps its values; None for a known column."""
+    if column.kind == "metadata" or column.key in OMITTED_FIELDS:
+        return None  # metadata is free-form; an omitted field gets its own finding per row
+    if column.kind == "case":
+        if column.key in CASE_FIELDS:
+            return None
+        meant = _closest(column.key, _CASE_COLUMN_SUGGESTIONS)
+        what = "names no case-profile field"
+    else:
+        if column.key in _ROW_COLUMN_SUGGESTIONS and column.key not in CASE_FIELDS:
+            return None
+        prefix, dot, rest = column.key.partition(".")
+        if dot and prefix.casefold() in ("case", "metadata"):  # "Case.caseId"
+            meant = f"{prefix.casefold()}.{rest}"
+        else:
+            meant = _closest(column.key, _ROW_COLUMN_SUGGESTIONS)
+        what = "is not a Blueprint column"
+    hint = (
+        f"did you mean {meant!r}?"
+        if meant
+        else f"name it 'metadata.{column.key}' to keep its values as free-form metadata"
+    )
+    return f"the column {column.name!r} {what}: {hint}"
+
+
+def _lines(first: int, last: int) -> str:
+    return f"line {first}" if first == last else f"lines {first}-{last}"
+
+
 def _read_rows(
-    handle: IO[bytes], feed: _LineFeed, reader: Any, columns: list[Column]
+    handle: IO[bytes],
+    feed: _LineFeed,
+    reader: Any,
+    columns: list[Column],
+    findings: _ColumnFindings,
+    notes: list[Issue],
 ) -> Iterator[SourceRow | UnreadableRow]:
+    """The rows; what the reader finds on the way goes into ``notes`` before the row that
+    reveals it (the header's findings before the first row, an empty run before the row
+    after it, a column not Blueprint's before the first row with a value there)."""
     with handle:
         index = 0
         start = feed.number + 1
+        empty: list[int] = []  # the first and last line of the empty rows just read
+        unreported = dict(findings.unknown)
+        notes_for_header = list(findings.missing)
+
+        def note_empty_rows() -> None:
+            if empty:
+                notes.append(make_issue("empty-row", path="$", line=empty[0], lines=_lines(*empty)))
+                empty.clear()
+
         while True:
             feed.bad = None
             try:
                 record: list[str] = next(reader)
             except StopIteration:
+                note_empty_rows()
                 return
             except csv.Error as error:
+                note_empty_rows()
                 yield UnreadableRow(index, start, None, _csv_problem(error))
                 index += 1
                 start = feed.number + 1
                 continue
-            if record:
+            if record == [EMPTY_ROW] and len(columns) > 1:
+                note_empty_rows()
+                notes.extend(notes_for_header)
+                notes_for_header.clear()
+                yield SourceRow(index, start, {})
+                index += 1
+            elif record and not any(record) and feed.bad is None:
+                # every cell empty: nothing to read, whatever the number of cells
+                if empty:
+                    empty[1] = feed.number
+                else:
+                    empty.extend((start, feed.number))
+            elif record:
+                note_empty_rows()
+                notes.extend(notes_for_header)
+                notes_for_header.clear()
                 if feed.bad is not None:
                     line, column, reason = feed.bad
                     yield UnreadableRow(index, line, column, reason)
@@ -225,6 +397,8 @@ def _read_rows(
                         f"{len(record)} cells in a row, but the header has {len(columns)} columns",
                     )
                 else:
+                    for position in [p for p in unreported if record[p] != ""]:
+                        notes.append(unreported.pop(position))
                     try:
                         yield SourceRow(index, start, _decode_record(record, columns))
                     except ValueError as error:
@@ -324,6 +498,8 @@ class _Layout:
 
 
 def _encode_record(row: dict[str, Any], columns: list[Column]) -> list[str]:
+    if not row:
+        return [EMPTY_ROW]  # all its cells would be empty, and such a record is skipped
     raw_metadata = row.get("metadata")
     metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
     raw_case = metadata.get("case")

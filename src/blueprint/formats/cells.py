@@ -7,9 +7,11 @@ The rules, in full (docs/csv-encoding.md shows examples):
   quotes) is a string, ``null`` is null, ``""`` is the empty string, ``{"a": 1}`` an object.
 * Any other cell is read as literal text: ``What is the refund window?`` is a string.
 * So the writer leaves a string bare unless it would be misread: when it is empty, when it
-  would parse as JSON (``1``, ``true``, ``[x]``...), or when it begins with a character a
-  spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, tab, carriage return), it is
-  written as a JSON string instead.
+  would parse as JSON (``1``, ``true``, ``[x]``...), when it begins with a character a
+  spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, tab, carriage return), or
+  when pandas' ``read_csv`` would take it for a missing value (``NA``, ``N/A``, ``None``,
+  ``NaN``...), it is written as a JSON string instead. A bare ``NA`` written by hand still
+  reads as the string ``NA``.
 * List fields of the case profile (``unacceptableBehavior``, ``evaluationCriteria``,
   ``linkedConcerns``) are written ``first|second|third``. A literal ``|`` inside an item is
   ``\\|`` and a literal backslash is ``\\\\``; spaces around items are ignored on reading. A list
@@ -27,6 +29,15 @@ from blueprint import jsonvalues
 _JSON_START: Final = frozenset('"[{-0123456789tfn')
 #: first characters that make spreadsheets evaluate a cell as a formula
 _FORMULA_START: Final = frozenset("=+-@\t\r")
+#: cell texts pandas' read_csv takes for a missing value by default (its STR_NA_VALUES, but
+#: for the empty string, which is an absent field here anyway); a string that is one of them
+#: is written quoted, so pandas reads it as text rather than NaN
+PANDAS_MISSING: Final = frozenset(
+    {
+        *("#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND"),
+        *("1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"),
+    }
+)
 
 
 class _Absent:
@@ -50,7 +61,12 @@ def _parse_json(text: str) -> tuple[bool, Any]:
 
 
 def _bare_string_ok(text: str) -> bool:
-    return bool(text) and text[0] not in _FORMULA_START and not _parse_json(text)[0]
+    return (
+        bool(text)
+        and text[0] not in _FORMULA_START
+        and text not in PANDAS_MISSING
+        and not _parse_json(text)[0]
+    )
 
 
 def encode_cell(value: Any) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -188,10 +189,28 @@ def json_head(head: bytes) -> JsonHead:
     return JsonHead("other")
 
 
-def csv_header(head: bytes) -> list[str]:
+def csv_header(head: bytes, separator: str = ",") -> list[str]:
     """The column names of a CSV file's first line (as the csv module reads them)."""
     text = text_of(head)
+    lines = text.splitlines()[:1] or [""]
     try:
-        return [cell.strip() for cell in next(csv.reader(text.splitlines()[:1] or [""]), [])]
+        return [cell.strip() for cell in next(csv.reader(lines, delimiter=separator), [])]
     except csv.Error:
         return []
+
+
+#: what else a spreadsheet may put between the cells of a file it saves as "CSV" (Excel uses
+#: ';' where the comma is the decimal mark), as messages name it
+OTHER_SEPARATORS: Final = {";": "';' (a semicolon)", "\t": "a tab"}
+
+
+def header_separator(head: bytes, fits: Callable[[list[str]], bool]) -> str | None:
+    """The separator other than a comma with which the first line's columns ``fit``, when
+    with commas they do not: a file saved with the wrong separator. None otherwise."""
+    if fits(csv_header(head)):
+        return None
+    for separator in OTHER_SEPARATORS:
+        columns = csv_header(head, separator)
+        if len(columns) > 1 and fits(columns):
+            return separator
+    return None
