@@ -53,9 +53,11 @@ def print_finding(console: Console, source: str, issue: Issue) -> None:
         f" {escape(row_label(issue))}"
     )
     if not console.is_terminal:
-        console.print(f"{head}: {escape(issue.message)} [dim]({escape(issue.path)})[/]")
+        console.print(
+            f"{head}: {escape(issue.message)} [dim]({escape(issue.path)})[/]", soft_wrap=True
+        )
         return
-    console.print(head)
+    console.print(head, soft_wrap=True)
     width = max(console.width - len(_INDENT), 20)
     # break between words only: an id, a path or a code inside the message stays whole
     for line in textwrap.wrap(issue.message, width, break_long_words=False, break_on_hyphens=False):

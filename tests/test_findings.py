@@ -1,0 +1,49 @@
+"""The text report of findings: identifiers whole, messages wrapped only on a terminal."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from blueprint.cli.findings import print_finding
+from blueprint.issues import make_issue
+
+LONG_ID = "refund-" + "x" * 70
+
+
+def issue():
+    return make_issue(
+        "case-id-mismatch",
+        path="$.rows[12].metadata.case.caseId",
+        row_index=12,
+        row_id=LONG_ID,
+        line=40,
+        case_id="another-" + "y" * 50,
+        id=LONG_ID,
+    )
+
+
+def rendered(terminal: bool, width: int) -> list[str]:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=terminal, width=width, color_system=None)
+    print_finding(console, "evals/a-long-folder-name/set.csv", issue())
+    return buffer.getvalue().splitlines()
+
+
+def test_on_a_terminal_messages_wrap_and_identifiers_stay_whole() -> None:
+    lines = rendered(terminal=True, width=50)
+    assert lines[0].startswith("evals/a-long-folder-name/set.csv:40: error case-id-mismatch")
+    assert LONG_ID in lines[0]  # the row id, whole, on the finding's first line
+    assert len(lines) > 3  # the message was wrapped below it
+    assert "$.rows[12].metadata.case.caseId" in lines[-1]
+    # every line that holds no identifier fits the terminal
+    for line in lines:
+        if LONG_ID not in line and "y" * 50 not in line and "$.rows" not in line:
+            assert len(line) <= 50, line
+
+
+def test_piped_every_finding_is_one_line() -> None:
+    lines = rendered(terminal=False, width=40)
+    assert len(lines) == 1
+    assert LONG_ID in lines[0] and "$.rows[12].metadata.case.caseId" in lines[0]
