@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from blueprint.cli import app
@@ -189,3 +191,21 @@ def test_json_arrays_of_examples_and_records_are_written(tmp_path: Path, fmt: st
     written = json.loads(target.read_text(encoding="utf-8"))
     assert isinstance(written, list) and written
     assert resolve_codec(target, None, reading=True).name == fmt
+
+
+@given(
+    value=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+        lambda children: st.lists(children) | st.dictionaries(st.text(), children),
+        max_leaves=20,
+    ),
+    indent=st.sampled_from([None, 2]),
+    tail=st.sampled_from([",", "\n", " "]),
+)
+def test_a_json_value_is_skipped_whole(value, indent, tail) -> None:
+    from blueprint.formats.sniffing import _skip_value
+
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    assert _skip_value(text + tail + '"more"', 0) == len(text)
+    # cut off, it runs to the end of what there is
+    assert _skip_value(text[:-1], 0) == len(text) - 1 or text[:-1] == ""

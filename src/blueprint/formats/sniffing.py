@@ -10,7 +10,9 @@ a JSON array or the first line of a JSON Lines file, and the header of a CSV fil
 from __future__ import annotations
 
 import csv
+import functools
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -60,32 +62,55 @@ def first_record_complete(head: bytes) -> bool:
     return "\n" in text[start:]
 
 
+#: what ends or nests a value: a string's quote, brackets, and (outside any bracket) a comma
+#: or a blank; inside a string only its quote and the escape matter
+_NESTED: Final = re.compile(r'["\[\]{}]')
+_TOP: Final = re.compile(r'["\[\]{},\n\r\t ]')
+_IN_STRING: Final = re.compile(r'[\\"]')
+
+
 def _skip_value(text: str, at: int) -> int:
-    """The index just after the JSON value starting at ``at`` (or len(text) if cut off)."""
+    """The index just after the JSON value starting at ``at`` (or len(text) if cut off).
+
+    It jumps from one structural character to the next with regular expressions, so a head
+    of megabytes is outlined at the speed of a scan, not of a Python loop per character.
+    """
     depth = 0
-    in_string = False
     index = at
-    while index < len(text):
+    end = len(text)
+    while index < end:
+        found = (_TOP if depth == 0 else _NESTED).search(text, index)
+        if found is None:
+            return end
+        index = found.start()
         char = text[index]
-        if in_string:
-            if char == "\\":
-                index += 1
-            elif char == '"':
-                in_string = False
-                if depth == 0:
-                    return index + 1
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
+        if char == '"':
+            index = _skip_string(text, index + 1)
+            if depth == 0 or index >= end:
+                return index
+            continue
+        if char in "[{":
             depth += 1
         elif char in "]}":
             depth -= 1
             if depth <= 0:
                 return index + 1
-        elif depth == 0 and char in ",\n\r\t ":
+        else:  # a comma or a blank ends a value outside any bracket
             return index
         index += 1
-    return index
+    return end
+
+
+def _skip_string(text: str, index: int) -> int:
+    """The index just after the closing quote of a string whose content starts at ``index``."""
+    while True:
+        found = _IN_STRING.search(text, index)
+        if found is None:
+            return len(text)
+        if text[found.start()] == "\\":
+            index = found.start() + 2
+            continue
+        return found.start() + 1
 
 
 def object_keys(text: str, at: int = 0) -> list[str] | None:
@@ -169,7 +194,10 @@ class JsonHead:
     first: Any = None
 
 
+@functools.lru_cache(maxsize=4)
 def json_head(head: bytes) -> JsonHead:
+    """The outline of a head; kept for the next caller, since every format that reads the
+    same extension outlines the same bytes (treat ``first`` as read-only)."""
     text = text_of(head)
     start = _skip_blank(text, 0)
     if start >= len(text):
