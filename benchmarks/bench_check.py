@@ -33,6 +33,7 @@ def main() -> int:
     parser.add_argument("--sets", type=int, default=36)
     parser.add_argument("--rows", type=int, default=200)
     parser.add_argument("--roundtrip", nargs="*", default=["deepeval"])
+    parser.add_argument("--jobs", type=int, default=1, help="processes (as check --jobs)")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="blueprint-bench-check-") as folder:
         root = Path(folder)
@@ -49,7 +50,7 @@ def main() -> int:
         )
         project = load_project(start=root)
         started = time.perf_counter()
-        report = check_sets(project, project_sets(project))
+        report = check_sets(project, project_sets(project), jobs=arguments.jobs)
         seconds = time.perf_counter() - started
     steps = sum(len(outcome.steps) for outcome in report.sets)
     rows = arguments.sets * arguments.rows

@@ -213,3 +213,20 @@ def test_broken_configuration_exits_2(tmp_path: Path, monkeypatch) -> None:
     result = run("check", "--report", "json")
     assert result.exit_code == 2
     assert "blueprint.toml:1" in json.loads(result.stdout)["error"]
+
+
+def test_several_processes_give_the_same_report(tmp_path: Path, monkeypatch) -> None:
+    from blueprint.check import check_sets
+    from blueprint.config import load_project
+    from blueprint.discovery import project_sets
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evals").mkdir()
+    for number in range(5):
+        convert(EXAMPLE, tmp_path / "evals" / f"s{number}.jsonl")
+    write_json(tmp_path / "evals" / "bad.json", document(row("a", caseId="b")))
+    (tmp_path / "blueprint.toml").write_text('include = ["evals/*"]\n', encoding="utf-8")
+    project = load_project(start=tmp_path)
+    serial = check_sets(project, project_sets(project), jobs=1).to_json()
+    pooled = check_sets(project, project_sets(project), jobs=2).to_json()
+    assert serial == pooled and serial["passed"] is False and len(serial["sets"]) == 6

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from blueprint.check import CheckReport, check_sets
+from blueprint.check import CheckReport, check_sets, default_jobs
 from blueprint.cli._common import ConfigOption, ReportKind, boundary, err, out, print_listing
 from blueprint.cli.findings import print_findings, statistics_table
 from blueprint.cli.validate import StatisticsOption
@@ -46,6 +46,15 @@ def check_command(
         ),
     ] = ReportKind.text,
     statistics: StatisticsOption = False,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=0,
+            help="Check this many sets at once, in separate processes (0: one per core).",
+        ),
+    ] = 0,
 ) -> None:
     """Check the project's golden sets: validation, round-trips and committed exports.
 
@@ -65,7 +74,7 @@ def check_command(
         discovery = project_sets(project)
         if paths:
             discovery = select(discovery, paths)
-    result = check_sets(project, discovery)
+    result = check_sets(project, discovery, jobs=jobs or default_jobs())
     for note in result.notes:
         err.print(f"[dim]note:[/] {escape(note)}")
     if report is ReportKind.json:
