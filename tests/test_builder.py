@@ -289,3 +289,41 @@ def test_edits_through_a_symlink_change_the_target(tmp_path: Path) -> None:
     set_oracle(link, OracleRequest("d", "acceptable-set"))
     assert link.is_symlink()
     assert rows_of(path)["d"]["expected"] == {"acceptable": ["yes"]}
+
+
+def test_an_edit_keeps_the_csv_column_order(tmp_path: Path) -> None:
+    path = small_set(tmp_path, ".csv")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    names = lines[0].split(",")
+    # a spreadsheet user moved the provenance column to the front
+    order = [names.index("case.provenance")] + [
+        i for i in range(len(names)) if names[i] != "case.provenance"
+    ]
+    import csv
+    import io
+
+    records = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+    shuffled = io.StringIO()
+    csv.writer(shuffled, lineterminator="\r\n").writerows([[r[i] for i in order] for r in records])
+    path.write_text(shuffled.getvalue(), encoding="utf-8")
+    before = REGISTRY["csv"].open(path).columns
+    assert before is not None and before[0] == "case.provenance"
+    set_oracle(path, OracleRequest("d", "acceptable-set"))
+    assert REGISTRY["csv"].open(path).columns == before
+    add_row(
+        path,
+        AddRequest("lookup", "e", "q", "b", "expert-authored", "x", case={"actor": "customer"}),
+    )
+    after = REGISTRY["csv"].open(path).columns or ()
+    assert [name for name in after if name != "case.actor"] == list(before)
+    assert after.index("case.actor") == after.index("case.provenance") + 1  # its neighbour
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_an_edit_of_a_file_without_its_set_file_makes_none(tmp_path: Path, suffix: str) -> None:
+    path = small_set(tmp_path, suffix)
+    (tmp_path / f"set{suffix}.set.json").unlink()
+    outcome = set_oracle(path, OracleRequest("d", "acceptable-set"))
+    assert outcome.written is not None and outcome.written.created == ()
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+    assert rows_of(path)["d"]["expected"] == {"acceptable": ["yes"]}
