@@ -17,6 +17,7 @@ from blueprint import admissibility, jsonvalues
 from blueprint.checks import RowView
 from blueprint.editing import (
     EditableSet,
+    EditOptions,
     EditRefused,
     Rewrite,
     case_of,
@@ -43,6 +44,7 @@ from blueprint.validate import validate_document
 __all__ = [
     "AddOutcome",
     "AddRequest",
+    "EditOptions",
     "EditRefused",
     "OracleOutcome",
     "OracleRequest",
@@ -177,15 +179,12 @@ def _expected_change(
 
 
 def set_oracle(
-    path: StrPath,
-    request: OracleRequest,
-    *,
-    format: str | None = None,
-    dry_run: bool = False,
+    path: StrPath, request: OracleRequest, options: EditOptions | None = None
 ) -> OracleOutcome:
     """Change a row's oracle type (and its family's, with scope="family") in place."""
+    options = options or EditOptions()
     try:
-        edited = open_for_edit(Path(path), format)
+        edited = open_for_edit(Path(path), options.format)
         target = edited.find(request.row_id)
         case = case_of(target)
         family_id = case.get("caseFamily")
@@ -201,7 +200,7 @@ def set_oracle(
             edited,
             (change(position, row) for position, row in enumerate(edited.rows())),
             edited.count(),
-            dry_run=dry_run,
+            dry_run=options.dry_run,
             header_changed=request.scope == "family",
         )
         return outcome
@@ -436,17 +435,11 @@ def build_row(request: AddRequest, family: dict[str, Any] | None = None) -> dict
     return row
 
 
-def add_row(
-    path: StrPath,
-    request: AddRequest,
-    *,
-    format: str | None = None,
-    dry_run: bool = False,
-) -> AddOutcome:
+def add_row(path: StrPath, request: AddRequest, options: EditOptions | None = None) -> AddOutcome:
     """Add a row after its case family's last row (a row outside any family: at the end);
     refuses a row that would not be valid."""
     try:
-        return _add_row(Path(path), request, format, dry_run)
+        return _add_row(Path(path), request, options or EditOptions())
     except EditRefused as error:
         raise named(path, error) from None
 
@@ -493,8 +486,8 @@ def _check_grading(request: AddRequest, family: dict[str, Any] | None) -> None:
             )
 
 
-def _add_row(path: Path, request: AddRequest, format: str | None, dry_run: bool) -> AddOutcome:
-    edited = open_for_edit(path, format)
+def _add_row(path: Path, request: AddRequest, options: EditOptions) -> AddOutcome:
+    edited = open_for_edit(path, options.format)
     families = edited.families()
     family: dict[str, Any] | None = None
     if request.family is not None:
@@ -549,7 +542,7 @@ def _add_row(path: Path, request: AddRequest, format: str | None, dry_run: bool)
         if insert_at >= position:
             yield row
 
-    written = commit(edited, with_new_row(), position + 1, dry_run=dry_run)
+    written = commit(edited, with_new_row(), position + 1, dry_run=options.dry_run)
     warnings = [
         issue.message
         for issue in report.issues

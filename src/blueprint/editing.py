@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from blueprint.convert import complete_header, data_rows
-from blueprint.diff import SetDiff, collect, diff_sets
+from blueprint.diff import LoadedSet, SetDiff, collect, diff_sets
 from blueprint.errors import BlueprintError
-from blueprint.formats import Codec, StrPath, WriteOptions, resolve_codec
+from blueprint.formats import Codec, ExportResult, StrPath, WriteOptions, resolve_codec
 from blueprint.formats.setfile import set_file_for
 from blueprint.model import case_profile_fields
 
@@ -32,6 +33,15 @@ class EditRefused(BlueprintError, ValueError):
     """The edit cannot be made as asked; the file was not touched."""
 
     exit_code = 1
+
+
+@dataclass(frozen=True)
+class EditOptions:
+    """How an edit runs: the set's format (default: from its extension), and whether it
+    only reports what it would change (``dry_run``), writing nothing."""
+
+    format: str | None = None
+    dry_run: bool = False
 
 
 @dataclass
@@ -118,6 +128,7 @@ class Rewrite:
     def to_json(self) -> dict[str, Any]:
         return {
             "file": str(self.path),
+            "written": not self.dry_run,
             "dryRun": self.dry_run,
             "rows": self.rows,
             "files": [str(path) for path in self.files],
@@ -148,27 +159,50 @@ def commit(
         set_file=set_file,
     )
     counted = _exactly(rows, expected_rows, edited.path)
+    existing = {path for path in (edited.path, set_file_for(edited.path)) if path.exists()}
     if not dry_run:
-        created = _created(edited, set_file)
         result = edited.codec.write(edited.header, counted, edited.path, options)
-        return Rewrite(edited.path, False, result.rows, tuple(result.files), created)
-    with tempfile.TemporaryDirectory(prefix="blueprint-dry-run-") as scratch:
-        target = Path(scratch) / edited.path.name
-        result = edited.codec.write(edited.header, counted, target, options)
+        files = tuple(result.files)
+        created = tuple(path for path in files if path not in existing)
+        return Rewrite(edited.path, False, result.rows, files, created)
+    with scratch_write(edited.codec, edited.header, counted, edited.path.name, options) as (
+        result,
+        target,
+    ):
         before = collect(edited.codec.open(edited.path), str(edited.path))
         if set_file and not edited.has_header:
             before.header = {}  # the set file would be new: every field it holds is added
         after = collect(edited.codec.open(target), str(edited.path))
-        diff = diff_sets(before, after)
+        diff = diff_edit(before, after)
     files = tuple(edited.path.parent / path.name for path in result.files)
-    return Rewrite(edited.path, True, result.rows, files, _created(edited, set_file), diff)
+    created = tuple(path for path in files if path not in existing)
+    return Rewrite(edited.path, True, result.rows, files, created, diff)
 
 
-def _created(edited: EditableSet, set_file: bool) -> tuple[Path, ...]:
-    beside = set_file_for(edited.path)
-    if set_file and edited.codec.name in ("csv", "jsonl") and not beside.exists():
-        return (beside,)
-    return ()
+def diff_edit(before: LoadedSet, after: LoadedSet) -> SetDiff:
+    """The diff of an edit, as blueprint diff reports it, except that case families are
+    matched by id (``$.caseFamilies['refunds'].title``) rather than by position, so that
+    removing one family does not read as every later family changing."""
+    for side in (before, after):
+        families = side.header.get("caseFamilies") if side.header is not None else None
+        if side.header is None or not isinstance(families, list):
+            continue
+        ids = [f.get("id") if isinstance(f, dict) else None for f in families]
+        if all(isinstance(i, str) for i in ids) and len(set(ids)) == len(ids):
+            keyed: dict[Any, Any] = dict(zip(ids, families, strict=True))
+            side.header = {**side.header, "caseFamilies": keyed}
+    return diff_sets(before, after)
+
+
+@contextmanager
+def scratch_write(
+    codec: Codec, header: dict[str, Any], rows: Iterator[Any], name: str, options: WriteOptions
+) -> Iterator[tuple[ExportResult, Path]]:
+    """Write a set into a scratch folder outside every folder of the user's (a dry run goes
+    through the same writer, so it refuses what the real write would); removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="blueprint-dry-run-") as scratch:
+        target = Path(scratch) / name
+        yield codec.write(header, rows, target, options), target
 
 
 def _exactly(rows: Iterator[Any], expected: int, path: Path) -> Iterator[Any]:

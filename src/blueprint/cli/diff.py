@@ -41,7 +41,7 @@ def diff_command(
         result.order_changed = False
     if report is SimpleReport.json:
         print_json(result.to_json())
-    _print_diff(result)
+    print_diff(result)
     raise typer.Exit(0 if result.identical else 1)
 
 
@@ -54,7 +54,8 @@ def _transition(change: Change) -> str:
     return f"{_show(change.before)} -> {_show(change.after)}"
 
 
-def _print_diff(result: SetDiff) -> None:
+def print_diff(result: SetDiff) -> None:
+    """A set diff for people, on stderr (diff, and the dry run of every edit command)."""
     for change in result.header:
         err.print(f"[yellow]~ set[/] {escape(change.path)}: {_transition(change)}")
     for row_id in result.removed:
