@@ -290,3 +290,18 @@ def test_merge_conflicts_in_json(tmp_path: Path) -> None:
     assert both.exit_code == 2
     vendor = run("merge", a, b, "-o", tmp_path / "tests.yaml")
     assert vendor.exit_code == 1 and not (tmp_path / "tests.yaml").exists()
+
+
+@pytest.mark.parametrize("command", [c for c in EDITS if c not in ("oracle", "add")])
+def test_vendor_files_are_refused_untouched(tmp_path: Path, command: str) -> None:
+    native = Path(__file__).parent / "fixtures" / "native" / "braintrust" / "records.jsonl"
+    target = tmp_path / "records.jsonl"
+    shutil.copyfile(native, target)
+    good, _ = EDITS[command](target)
+    if command == "merge":  # the vendor file as either input
+        good = ["merge", target, target, "-o", tmp_path / "m.json"]
+    before = snapshot(tmp_path)
+    refused = run(*good, "--from", "braintrust")
+    assert refused.exit_code == 1, refused.output
+    assert "convert" in refused.stderr
+    assert snapshot(tmp_path) == before
