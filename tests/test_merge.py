@@ -225,3 +225,20 @@ def test_merged_ids_are_a_then_what_only_b_has(tmp_path: Path, sides: list[str])
     outcome = merge_sets(a, b, out, MergeOptions(force=True))
     assert list(rows_of(out)) == in_a + [i for i in in_b if i not in in_a]
     assert sorted(outcome.identical) == sorted(set(in_a) & set(in_b))
+
+
+def test_keep_settles_families_described_differently_but_graded_the_same(tmp_path: Path) -> None:
+    a = curation_set(tmp_path, ".json", "a")
+    lookup = {**FAMILIES[0], "title": "Look-ups", "severity": "blocker"}
+    b = write_set(tmp_path / "b.json", [row("z")], header(caseFamilies=[lookup]))
+    with pytest.raises(MergeRefused) as refused:
+        merge_sets(a, b, tmp_path / "m.json")
+    assert "--keep" in str(refused.value)
+    (conflict,) = refused.value.outcome.family_conflicts
+    assert conflict.fields == ("title", "severity") and not conflict.grading
+    outcome = merge_sets(a, b, tmp_path / "m.json", MergeOptions(keep="b"))
+    assert outcome.families_resolved == {"lookup": "kept b"}
+    merged = (header_of(tmp_path / "m.json") or {})["caseFamilies"]
+    assert merged[0] == lookup and len(merged) == 3
+    outcome = merge_sets(a, b, tmp_path / "m.json", MergeOptions(keep="a", force=True))
+    assert (header_of(tmp_path / "m.json") or {})["caseFamilies"][0] == FAMILIES[0]

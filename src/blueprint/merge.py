@@ -4,9 +4,11 @@ The merged set is A's rows, in A's order, then B's rows that A does not already 
 both sets hold identically is written once. A row id both sets use for different rows is a
 conflict, and so is a case family both define differently: by default the merge is refused
 (exit 1) and nothing is written. ``keep`` (A's or B's version of each conflicting row) or
-``suffix`` (B's conflicting rows take a new id) resolve row conflicts, and say so; a case
-family conflict is never resolved here, because rows on one side would then disagree with
-the family they belong to: reconcile the family first (``blueprint family edit``).
+``suffix`` (B's conflicting rows take a new id) resolve row conflicts, and say so. ``keep``
+also settles a case family defined differently when both definitions give the same oracle
+type and evaluator (a title, a description, a severity): the rows agree with either. One that
+differs in how its rows are graded is never resolved here, because the rows of one side would
+then disagree with their family: reconcile it first (``blueprint family edit``).
 
 Set-level fields come from A. A field only B has is taken from B; a field both have with
 different values keeps A's, and the difference is reported; ``name`` overrides the name.
@@ -73,8 +75,19 @@ class FamilyConflict:
     a: Any
     b: Any
 
+    @property
+    def grading(self) -> bool:
+        """Whether the definitions differ in how the family's rows are graded."""
+        return bool({"oracleType", "evaluator"} & set(self.fields))
+
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "fields": list(self.fields), "a": self.a, "b": self.b}
+        return {
+            "id": self.id,
+            "fields": list(self.fields),
+            "grading": self.grading,
+            "a": self.a,
+            "b": self.b,
+        }
 
 
 @dataclass(frozen=True)
@@ -106,6 +119,8 @@ class MergeOutcome:
     family_conflicts: list[FamilyConflict] = field(default_factory=list)
     #: how each row conflict was resolved: id -> "kept a", "kept b" or "renamed"
     resolved: dict[str, str] = field(default_factory=dict)
+    #: how each case family conflict was resolved: id -> "kept a" or "kept b"
+    families_resolved: dict[str, str] = field(default_factory=dict)
     #: B's rows that took a new id: old id -> new id
     renamed: dict[str, str] = field(default_factory=dict)
     families_from_b: list[str] = field(default_factory=list)
@@ -129,6 +144,7 @@ class MergeOutcome:
             "conflicts": [conflict.to_json() for conflict in self.conflicts],
             "familyConflicts": [conflict.to_json() for conflict in self.family_conflicts],
             "resolved": self.resolved,
+            "familiesResolved": self.families_resolved,
             "renamed": self.renamed,
             "familiesFromB": self.families_from_b,
             "setFields": [choice.to_json() for choice in self.set_fields],
@@ -154,15 +170,22 @@ class MergeRefused(BlueprintError, ValueError):
                 f"{len(outcome.conflicts)} row id(s) name different rows in the two sets"
                 f" ({shown}{more}); pass --keep a, --keep b or --suffix TEXT to resolve them"
             )
-        if outcome.family_conflicts:
-            shown = "; ".join(
-                f"{c.id} ({', '.join(c.fields)})" for c in outcome.family_conflicts[:_SHOWN]
-            )
+        unsettled = [c for c in outcome.family_conflicts if c.id not in outcome.families_resolved]
+        grading = [c for c in unsettled if c.grading]
+        described = [c for c in unsettled if not c.grading]
+        if grading:
+            shown = "; ".join(f"{c.id} ({', '.join(c.fields)})" for c in grading[:_SHOWN])
             parts.append(
-                f"{len(outcome.family_conflicts)} case family id(s) are defined differently"
-                f" ({shown}{_more(len(outcome.family_conflicts))}); make the definitions agree"
-                " first (blueprint family edit), since rows of one side would disagree with"
-                " the other's"
+                f"{len(grading)} case family id(s) grade their rows differently ({shown}"
+                f"{_more(len(grading))}); make the definitions agree first (blueprint family"
+                " edit), since the rows of one side would disagree with the other's"
+            )
+        if described:
+            shown = "; ".join(f"{c.id} ({', '.join(c.fields)})" for c in described[:_SHOWN])
+            parts.append(
+                f"{len(described)} case family id(s) are described differently ({shown}"
+                f"{_more(len(described))}); pass --keep a or --keep b to take one side's"
+                " definitions (their rows are graded the same either way)"
             )
         super().__init__(
             f"not merged, nothing written: {outcome.a} and {outcome.b} conflict: "
@@ -256,9 +279,14 @@ def merge_sets(
             outcome.conflicts.append(RowConflict(view.id, tuple(c.path for c in changes)))
             rows_b[view.id] = row
 
-    if outcome.family_conflicts or (
-        outcome.conflicts and options.keep is None and options.suffix is None
-    ):
+    if options.keep is not None:
+        for conflict in outcome.family_conflicts:
+            if not conflict.grading:
+                outcome.families_resolved[conflict.id] = f"kept {options.keep}"
+                if options.keep == "b":
+                    _replace_family(header, conflict.id, conflict.b)
+    unsettled = [c for c in outcome.family_conflicts if c.id not in outcome.families_resolved]
+    if unsettled or (outcome.conflicts and options.keep is None and options.suffix is None):
         raise MergeRefused(outcome)
     conflicting = {conflict.id for conflict in outcome.conflicts}
     if options.suffix is not None:
@@ -324,6 +352,15 @@ def merge_sets(
             collect(left.codec.open(a), str(a)), collect(writer.open(target), str(output))
         )
     return outcome
+
+
+def _replace_family(header: dict[str, Any] | None, family_id: str, definition: Any) -> None:
+    families = header.get("caseFamilies") if header is not None else None
+    if not isinstance(families, list):
+        return
+    for index, family in enumerate(families):
+        if isinstance(family, dict) and family.get("id") == family_id:
+            families[index] = copy.deepcopy(definition)
 
 
 def _renamed(row: Any, new_id: str) -> Any:

@@ -449,7 +449,11 @@ def merge_command(
     output: Annotated[Path, typer.Option("-o", "--output", help="The merged set file.")],
     keep: Annotated[
         KeepSide | None,
-        typer.Option("--keep", help="For ids both sets use for different rows: keep a's or b's."),
+        typer.Option(
+            "--keep",
+            help="For ids both sets use for different rows, and families described"
+            " differently: keep a's or b's.",
+        ),
     ] = None,
     suffix: Annotated[
         str | None,
@@ -470,7 +474,8 @@ def merge_command(
     A's rows, then B's rows A does not have; a row both hold identically is written once.
     Set-level fields come from A (a field only B has is taken; differences are listed);
     case families are the union. Exit 1, writing nothing, when an id names different rows
-    (unless --keep or --suffix) or a case family is defined differently.
+    (unless --keep or --suffix) or a case family is defined differently (unless --keep and
+    both grade its rows the same).
     """
     options = MergeOptions(
         source_format=value_of(source_format),
@@ -515,9 +520,11 @@ def _print_merge(outcome: MergeOutcome) -> None:
     if outcome.families_from_b:
         err.print(f"case families from B: {_listed(outcome.families_from_b)}")
     for family in outcome.family_conflicts:
+        settled = outcome.families_resolved.get(family.id)
+        label = "[yellow]" if settled else "[red]"
         err.print(
-            f"[red]case family {escape(family.id)}[/] is defined differently:"
-            f" {escape(', '.join(family.fields))}"
+            f"{label}case family {escape(family.id)}[/] is defined differently:"
+            f" {escape(', '.join(family.fields))}" + (f": {settled}" if settled else "")
         )
     for conflict in outcome.conflicts:
         resolution = outcome.resolved.get(conflict.id)
