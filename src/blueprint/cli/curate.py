@@ -504,6 +504,11 @@ def merge_command(
     finish(outcome, report)
 
 
+def _short(value: object) -> str:
+    text = dumps_text(value)
+    return escape(text if len(text) <= 60 else text[:57] + "...")
+
+
 def _print_merge(outcome: MergeOutcome) -> None:
     print_notes(outcome.notes)
     for choice in outcome.set_fields:
@@ -514,8 +519,7 @@ def _print_merge(outcome: MergeOutcome) -> None:
         else:
             err.print(
                 f"[yellow]set field {escape(choice.field)}:[/] A's kept"
-                f" ({escape(dumps_text(choice.a)[:60])}); B's was"
-                f" {escape(dumps_text(choice.b)[:60])}"
+                f" ({_short(choice.a)}); B's was {_short(choice.b)}"
             )
     if outcome.families_from_b:
         err.print(f"case families from B: {_listed(outcome.families_from_b)}")
