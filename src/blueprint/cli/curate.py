@@ -13,6 +13,7 @@ from rich.markup import escape
 from blueprint.cli._common import (
     EvaluatorName,
     Force,
+    FormatName,
     OracleName,
     ProvenanceName,
     Report,
@@ -460,7 +461,10 @@ def merge_command(
         typer.Option("--suffix", help="Or give b's conflicting rows their id with this suffix."),
     ] = None,
     name: Annotated[str | None, typer.Option("--name", help="The merged set's name.")] = None,
-    source_format: SetFormat = None,
+    source_format: Annotated[
+        FormatName | None,
+        typer.Option("--from", help="Format of both inputs (default: from each extension)."),
+    ] = None,
     target_format: ToFormat = None,
     force: Force = False,
     dry_run: Annotated[
