@@ -289,3 +289,116 @@ def test_edits_through_a_symlink_change_the_target(tmp_path: Path) -> None:
     set_oracle(link, OracleRequest("d", "acceptable-set"))
     assert link.is_symlink()
     assert rows_of(path)["d"]["expected"] == {"acceptable": ["yes"]}
+
+
+def test_an_edit_keeps_the_csv_column_order(tmp_path: Path) -> None:
+    path = small_set(tmp_path, ".csv")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    names = lines[0].split(",")
+    # a spreadsheet user moved the provenance column to the front
+    order = [names.index("case.provenance")] + [
+        i for i in range(len(names)) if names[i] != "case.provenance"
+    ]
+    import csv
+    import io
+
+    records = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+    shuffled = io.StringIO()
+    csv.writer(shuffled, lineterminator="\r\n").writerows([[r[i] for i in order] for r in records])
+    path.write_text(shuffled.getvalue(), encoding="utf-8")
+    before = REGISTRY["csv"].open(path).columns
+    assert before is not None and before[0] == "case.provenance"
+    set_oracle(path, OracleRequest("d", "acceptable-set"))
+    assert REGISTRY["csv"].open(path).columns == before
+    add_row(
+        path,
+        AddRequest("lookup", "e", "q", "b", "expert-authored", "x", case={"actor": "customer"}),
+    )
+    after = REGISTRY["csv"].open(path).columns or ()
+    assert [name for name in after if name != "case.actor"] == list(before)
+    assert after.index("case.actor") == after.index("case.provenance") + 1  # its neighbour
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_an_edit_of_a_file_without_its_set_file_makes_none(tmp_path: Path, suffix: str) -> None:
+    path = small_set(tmp_path, suffix)
+    (tmp_path / f"set{suffix}.set.json").unlink()
+    outcome = set_oracle(path, OracleRequest("d", "acceptable-set"))
+    assert outcome.written is not None and outcome.written.created == ()
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+    assert rows_of(path)["d"]["expected"] == {"acceptable": ["yes"]}
+
+
+# --- add outside any family, and with every field ----------------------------------------------
+
+
+def test_add_outside_any_family_needs_an_oracle_type_and_lands_at_the_end(
+    tmp_path: Path,
+) -> None:
+    path = small_set(tmp_path, ".jsonl")
+    before = path.read_bytes()
+    with pytest.raises(UsageError):
+        add_row(path, AddRequest(None, "e", "q", "b", "expert-authored", "x"))
+    assert path.read_bytes() == before
+    outcome = add_row(
+        path,
+        AddRequest(
+            None, "e", "q", "b", "expert-authored", oracle_type="rubric", evaluator="llm-judge"
+        ),
+    )
+    assert outcome.position == 4 and list(rows_of(path)) == ["a", "b", "c", "d", "e"]
+    case = rows_of(path)["e"]["metadata"]["case"]
+    assert case["oracleType"] == "rubric" and case["evaluator"] == "llm-judge"
+    assert "caseFamily" not in case
+    assert any("judge" in warning for warning in outcome.warnings)  # its conditions
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        AddRequest(None, "e", "q", "b", "expert-authored", oracle_type="rubric",
+                   evaluator="exact-or-programmatic"),  # barred
+        AddRequest("lookup", "e", "q", "b", "expert-authored", "x", oracle_type="rubric"),
+        AddRequest("lookup", "e", "q", "b", "expert-authored", "x", evaluator="human-expert"),
+        AddRequest(None, "e", "q", "b", "expert-authored", "x", oracle_type="reference-answer",
+                   case={"extensions": {"team": "not an object"}}),
+    ],
+)  # fmt: skip
+def test_add_refuses_grading_that_does_not_fit(tmp_path: Path, request_: AddRequest) -> None:
+    path = small_set(tmp_path)
+    before = path.read_bytes()
+    with pytest.raises(EditRefused):
+        add_row(path, request_)
+    assert path.read_bytes() == before
+
+
+def test_add_to_a_family_without_an_evaluator_agrees_with_its_rows(tmp_path: Path) -> None:
+    families = [{"id": "open", "oracleType": "reference-answer"}]
+    rows = [row("a", caseFamily="open", evaluator="exact-or-programmatic")]
+    path = write_json(tmp_path / "s.json", document(*rows, caseFamilies=families))
+    with pytest.raises(EditRefused):
+        add_row(
+            path, AddRequest("open", "b", "q", "b", "expert-authored", "x", evaluator="llm-judge")
+        )
+    add_row(
+        path,
+        AddRequest(
+            "open", "b", "q", "b", "expert-authored", "x", evaluator="exact-or-programmatic"
+        ),
+    )
+    assert validate_file(path).valid
+
+
+def test_add_dry_run_writes_nothing(tmp_path: Path) -> None:
+    from blueprint.editing import EditOptions
+
+    path = small_set(tmp_path, ".csv")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    outcome = add_row(
+        path,
+        AddRequest("lookup", "e", "q", "b", "expert-authored", "x"),
+        EditOptions(dry_run=True),
+    )
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    assert outcome.written is not None and outcome.written.diff is not None
+    assert outcome.written.diff.added == ["e"]

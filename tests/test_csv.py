@@ -389,3 +389,56 @@ def test_bare_missing_looking_cells_written_by_hand_still_read_as_strings(tmp_pa
     lines = ["id,expected", *(f"r{n},{text}" for n, text in enumerate(texts))]
     path.write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
     assert [r["expected"] for r in data_rows(CSV.open(path))] == texts
+
+
+def test_a_kept_column_order_stays_and_new_columns_go_beside_their_neighbours(
+    tmp_path: Path,
+) -> None:
+    data = row("a", caseFamily="f")
+    data["metadata"]["source"] = "log"
+    kept = (
+        "metadata.source",
+        "id",
+        "case.caseFamily",
+        "case.provenance",
+        "input",
+        "expected",
+        "case.caseId",
+        "case.oracleType",
+        "case.expectedBehavior",
+        "case.retired",  # no row needs it any more: it stays, empty
+    )
+    added = {**data, "metadata": {**data["metadata"], "case": {**data["metadata"]["case"]}}}
+    added["metadata"]["case"]["actor"] = "customer"
+    path = tmp_path / "s.csv"
+    CSV.write(HEADER, iter([data, added]), path, WriteOptions(column_order=kept))
+    assert (
+        CSV.open(path).columns
+        == (
+            *kept[:4],
+            "case.actor",  # after case.provenance, its canonical predecessor
+            *kept[4:],
+        )
+    )
+    assert list(data_rows(CSV.open(path))) == [data, added]
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(order=st.permutations(["id", "input", "expected", "case.caseId", "metadata.x", "notes"]))
+def test_any_kept_order_reads_back_the_same_rows(order: list[str], tmp_path: Path) -> None:
+    data = {**row("a"), "notes": "n"}
+    data["metadata"]["x"] = 1
+    path = tmp_path / "s.csv"
+    CSV.write(HEADER, iter([data]), path, WriteOptions(force=True, column_order=tuple(order)))
+    written = CSV.open(path).columns or ()
+    assert [name for name in written if name in order] == order
+    assert list(data_rows(CSV.open(path))) == [data]
+
+
+@pytest.mark.parametrize("name", ["s.csv", "s.jsonl"])
+def test_rows_without_a_set_file(tmp_path: Path, name: str) -> None:
+    result = REGISTRY[name.split(".")[1]].write(
+        HEADER, iter([row("a")]), tmp_path / name, WriteOptions(set_file=False)
+    )
+    assert result.files == [tmp_path / name]
+    assert [p.name for p in tmp_path.iterdir()] == [name]

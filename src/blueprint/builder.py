@@ -1,127 +1,63 @@
 """Editing a set in place: set a row's oracle type (narrowing its evaluator) and add rows.
 
-Every edit reads the set, decides everything, and only then rewrites the file in its own
-format, atomically. A refused edit (an inadmissible evaluator, a row that would leave its case
-family silently, an expected value that would be lost) leaves the file byte-for-byte as it was.
-Rows stream through; memory holds one row at a time plus the set-level fields.
+Both edits open the set, decide everything, and only then rewrite the file in its own format,
+atomically (see :mod:`blueprint.editing`, which every edit command shares). A refused edit (an
+inadmissible evaluator, a row that would leave its case family silently, an expected value
+that would be lost) leaves the file byte-for-byte as it was.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from blueprint import admissibility, jsonvalues
 from blueprint.checks import RowView
-from blueprint.convert import complete_header, data_rows
-from blueprint.errors import BlueprintError
-from blueprint.formats import Codec, ExportResult, StrPath, WriteOptions, resolve_codec
+from blueprint.editing import (
+    EditableSet,
+    EditOptions,
+    EditRefused,
+    Rewrite,
+    case_of,
+    commit,
+    named,
+    open_for_edit,
+    ordered_case,
+)
+from blueprint.errors import UsageError
+from blueprint.formats import StrPath
 from blueprint.jsonvalues import dumps_text
 from blueprint.model import (
+    EVALUATOR_TYPES,
     EXPECTED_HINTS,
     EXPECTED_SHAPES,
+    ORACLE_TYPES,
     STARTER_PROVENANCES,
     EvaluatorType,
     OracleType,
-    case_profile_fields,
     fits,
 )
 from blueprint.validate import validate_document
 
+__all__ = [
+    "AddOutcome",
+    "AddRequest",
+    "EditOptions",
+    "EditRefused",
+    "OracleOutcome",
+    "OracleRequest",
+    "add_row",
+    "build_row",
+    "plan_family_oracle",
+    "set_oracle",
+]
+
 _NO_EXPECTED: Final = frozenset({"rubric", "expected-behavior-only"})
 
-
-class EditRefused(BlueprintError, ValueError):
-    """The edit cannot be made as asked; the file was not touched."""
-
-    exit_code = 1
-
-
-# --- reading and rewriting -------------------------------------------------------------------
-
-
-@dataclass
-class _Set:
-    path: Path
-    codec: Codec
-    header: dict[str, Any]
-    notes: list[str]
-
-    def families(self) -> dict[str, dict[str, Any]]:
-        found = self.header.get("caseFamilies")
-        if not isinstance(found, list):
-            return {}
-        return {f["id"]: f for f in found if isinstance(f, dict) and isinstance(f.get("id"), str)}
-
-    def rows(self) -> Iterator[Any]:
-        return data_rows(self.codec.open(self.path))
-
-    def rewrite(self, rows: Iterator[Any], expected_rows: int) -> ExportResult:
-        """Replace the file with ``rows``. Strict, and the row count is checked before the
-        output is committed, so an edit that would lose anything leaves the file as it was."""
-        return self.codec.write(
-            self.header,
-            _exactly(rows, expected_rows, self.path),
-            self.path,
-            WriteOptions(force=True, strict=True),
-        )
-
-
-def _exactly(rows: Iterator[Any], expected: int, path: Path) -> Iterator[Any]:
-    """Pass rows through; raise (so the writer commits nothing) unless there are ``expected``."""
-    count = 0
-    for row in rows:
-        count += 1
-        yield row
-    if count != expected:
-        raise EditRefused(f"{path}: the edit would write {count} rows, not {expected}; unchanged")
-
-
-def _open(path: Path, format: str | None) -> _Set:
-    codec = resolve_codec(path, format, reading=True)
-    if not codec.lossless:
-        # rewriting a vendor file means exporting the whole set again, which loses what that
-        # format cannot hold (set-level fields, rows it leaves out); an edit must lose nothing
-        raise EditRefused(
-            f"{path}: editing a {codec.name} file in place is refused: rewriting it would export"
-            f" the set again, and a {codec.name} export leaves out rows and fields it has no"
-            f" place for. Convert it to a canonical format first (blueprint convert {path}"
-            f" {path.with_name(path.stem + '-set.json')} --from {codec.name}), edit that,"
-            " and export again"
-        )
-    source = codec.open(path)
-    header, notes = complete_header(source)
-    return _Set(path, codec, dict(header), notes)
-
-
-def _find(edited: _Set, row_id: str) -> dict[str, Any]:
-    matches = [row for row in edited.rows() if isinstance(row, dict) and row.get("id") == row_id]
-    if not matches:
-        raise EditRefused(f"{edited.path}: no row has the id {row_id!r}")
-    if len(matches) > 1:
-        raise EditRefused(
-            f"{edited.path}: {len(matches)} rows share the id {row_id!r}; fix that first"
-        )
-    return matches[0]
-
-
-def _case(row: dict[str, Any]) -> dict[str, Any]:
-    metadata = row.get("metadata")
-    case = metadata.get("case") if isinstance(metadata, dict) else None
-    if not isinstance(case, dict):
-        raise EditRefused(f"row {row.get('id')!r} has no case profile at metadata.case")
-    return case
-
-
-_CASE_ORDER: Final = case_profile_fields()
-
-
-def _ordered(case: dict[str, Any]) -> dict[str, Any]:
-    """The case profile with known fields in schema order, unknown ones after."""
-    known = {key: case[key] for key in _CASE_ORDER if key in case}
-    return {**known, **{key: value for key, value in case.items() if key not in known}}
+#: what an edit does to the row at a position (it may change the row in place)
+RowChange = Callable[[int, Any], Any]
 
 
 # --- oracle ----------------------------------------------------------------------------------
@@ -144,7 +80,8 @@ class OracleRequest:
 class OracleOutcome:
     """What an oracle change did, for the CLI to tell the user."""
 
-    row_id: str
+    #: the row asked for; None when the change started from a case family (family edit)
+    row_id: str | None
     oracle_type: str
     previous_oracle_type: str | None
     evaluator: str | None
@@ -163,6 +100,32 @@ class OracleOutcome:
     #: other rows of the family whose evaluator changed: row id -> (before, after)
     evaluator_changes: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: what the rewrite did (or, in a dry run, would do)
+    written: Rewrite | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rowId": self.row_id,
+            "oracleType": self.oracle_type,
+            "previousOracleType": self.previous_oracle_type,
+            "evaluator": self.evaluator,
+            "cleared": (
+                {"evaluator": self.cleared[0], "reason": self.cleared[1]} if self.cleared else None
+            ),
+            "conditions": list(self.conditions),
+            "admissible": list(self.admissible),
+            "family": self.family,
+            "leftFamily": self.left_family,
+            "rowsChanged": self.rows_changed,
+            "expectedNotes": self.expected_notes,
+            "starterRows": self.starter_rows,
+            "evaluatorChanges": {
+                row: {"before": before, "after": after}
+                for row, (before, after) in self.evaluator_changes.items()
+            },
+            "notes": self.notes,
+            **(self.written.to_json() if self.written else {}),
+        }
 
 
 def _expected_change(
@@ -215,30 +178,72 @@ def _expected_change(
     return None, None
 
 
-def _named(path: Path, error: EditRefused) -> EditRefused:
-    text = str(error)
-    return error if text.startswith(f"{path}:") else EditRefused(f"{path}: {text}")
-
-
 def set_oracle(
-    path: StrPath, request: OracleRequest, *, format: str | None = None
+    path: StrPath, request: OracleRequest, options: EditOptions | None = None
 ) -> OracleOutcome:
     """Change a row's oracle type (and its family's, with scope="family") in place."""
+    options = options or EditOptions()
     try:
-        return _set_oracle(Path(path), request, format)
+        edited = open_for_edit(Path(path), options.format)
+        target = edited.find(request.row_id)
+        case = case_of(target)
+        family_id = case.get("caseFamily")
+        family = edited.families().get(family_id) if isinstance(family_id, str) else None
+        family_evaluator = family.get("evaluator") if family is not None else None
+        current = case.get("evaluator") if "evaluator" in case else family_evaluator
+        outcome, change = _plan_oracle(
+            edited,
+            request,
+            _Start(request.row_id, case.get("oracleType"), current, family_id),
+        )
+        outcome.written = commit(
+            edited,
+            (change(position, row) for position, row in enumerate(edited.rows())),
+            edited.count(),
+            dry_run=options.dry_run,
+            header_changed=request.scope == "family",
+        )
+        return outcome
     except EditRefused as error:
-        raise _named(Path(path), error) from None
+        raise named(path, error) from None
 
 
-def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> OracleOutcome:
-    edited = _open(path, format)
-    target = _find(edited, request.row_id)
-    case = _case(target)
-    previous = case.get("oracleType")
+def plan_family_oracle(
+    edited: EditableSet,
+    family_id: str,
+    oracle_type: OracleType,
+    evaluator: EvaluatorType | None,
+    *,
+    drop_expected: bool = False,
+) -> tuple[OracleOutcome, RowChange]:
+    """Plan a case family's new oracle type (or evaluator), its rows following, as
+    ``oracle ROW --family`` does; the family itself changes in ``edited.header`` now, the
+    rows when the returned change is applied to each of them."""
+    family = edited.families()[family_id]
+    request = OracleRequest("", oracle_type, evaluator, "family", drop_expected)
+    start = _Start(None, family.get("oracleType"), family.get("evaluator"), family_id)
+    return _plan_oracle(edited, request, start)
+
+
+@dataclass(frozen=True)
+class _Start:
+    """Where an oracle change starts: a row, or (row_id None) a case family itself."""
+
+    row_id: str | None
+    previous: Any
+    #: the evaluator that grades it now: the row's own, else its family's
+    current_evaluator: Any
+    family_id: Any
+
+
+def _plan_oracle(
+    edited: EditableSet, request: OracleRequest, start: _Start
+) -> tuple[OracleOutcome, RowChange]:
     new = request.oracle_type
     rule = admissibility.rule_for(new)
+    previous = start.previous
     outcome = OracleOutcome(
-        row_id=request.row_id,
+        row_id=start.row_id,
         oracle_type=new,
         previous_oracle_type=previous if isinstance(previous, str) else None,
         evaluator=None,
@@ -246,9 +251,10 @@ def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> Oracl
     )
 
     families = edited.families()
-    family_id = case.get("caseFamily")
+    family_id = start.family_id
     family = families.get(family_id) if isinstance(family_id, str) else None
     family_evaluator = family.get("evaluator") if family is not None else None
+    row_name = repr(start.row_id) if start.row_id is not None else "(none)"
 
     # the evaluator: refuse a barred one, clear a barred one already there (the row's own or
     # the one it inherits from its family), keep the rest
@@ -261,7 +267,7 @@ def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> Oracl
             )
     else:
         outcome.admissible = rule.admissible()
-        current = case.get("evaluator") if "evaluator" in case else family_evaluator
+        current = start.current_evaluator
         if isinstance(current, str) and current in rule.bars:
             outcome.cleared = (current, rule.bars[current])
         elif isinstance(current, str):
@@ -278,17 +284,17 @@ def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> Oracl
         )
         if request.scope == "row" and differs:
             raise EditRefused(
-                f"row {request.row_id!r} belongs to the case family {family_id!r}"
+                f"row {row_name} belongs to the case family {family_id!r}"
                 f" ({family.get('oracleType')}, {family_evaluator or 'no evaluator'}), whose"
                 " rows share one oracle type and evaluator. Change the whole family with"
                 " --family, or take the row out of it with --leave-family"
             )
     elif request.scope == "family":
         if not isinstance(family_id, str):
-            raise EditRefused(f"row {request.row_id!r} belongs to no case family")
+            raise EditRefused(f"row {row_name} belongs to no case family")
         defined = ", ".join(families) or "none"
         raise EditRefused(
-            f"row {request.row_id!r} names the case family {family_id!r}, which the set does"
+            f"row {row_name} names the case family {family_id!r}, which the set does"
             f" not define (caseFamilies: {defined})"
         )
     # a row that inherits its family's evaluator goes on inheriting it while it stays in the
@@ -299,7 +305,7 @@ def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> Oracl
         view = RowView(0, row)
         if request.scope == "family":
             return view.case.get("caseFamily") == family_id
-        return view.id == request.row_id
+        return view.id == start.row_id
 
     # decide every row's change before writing anything; rows are keyed by position
     changes: dict[int, Callable[[dict[str, Any]], None] | None] = {}
@@ -315,7 +321,7 @@ def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> Oracl
                 " of the family its own id first"
             )
         seen.add(row_id)
-        row_case = _case(row)
+        row_case = case_of(row)
         change, note = _expected_change(row, row_case.get("oracleType"), new, request.drop_expected)
         changes[position] = change
         if note:
@@ -323,7 +329,7 @@ def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> Oracl
         if row_case.get("provenance") in STARTER_PROVENANCES:
             outcome.starter_rows.append(row_id)
         was = row_case.get("evaluator", family_evaluator)
-        if row_id != request.row_id and was != evaluator:
+        if row_id != start.row_id and was != evaluator:
             outcome.evaluator_changes[row_id] = (was, evaluator)
 
     if request.scope == "family" and family is not None:
@@ -338,7 +344,7 @@ def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> Oracl
     def transform(position: int, row: Any) -> Any:
         if position not in changes:
             return row
-        row_case = _case(row)
+        row_case = case_of(row)
         row_case["oracleType"] = new
         if evaluator is None:
             row_case.pop("evaluator", None)
@@ -346,16 +352,14 @@ def _set_oracle(path: Path, request: OracleRequest, format: str | None) -> Oracl
             row_case["evaluator"] = evaluator
         if request.scope == "leave-family":
             row_case.pop("caseFamily", None)
-        row["metadata"]["case"] = _ordered(row_case)
+        row["metadata"]["case"] = ordered_case(row_case)
         change = changes[position]
         if change is not None:
             change(row)
         outcome.rows_changed.append(row["id"])
         return row
 
-    total = sum(1 for _ in edited.rows())
-    edited.rewrite((transform(position, row) for position, row in enumerate(edited.rows())), total)
-    return outcome
+    return outcome, transform
 
 
 # --- add -------------------------------------------------------------------------------------
@@ -365,9 +369,14 @@ _ABSENT: Final = object()
 
 @dataclass(frozen=True)
 class AddRequest:
-    """A new row for an existing case family; provenance must be stated, never assumed."""
+    """A new row, in a case family or outside any; provenance must be stated, never assumed.
 
-    family: str
+    A row in a family takes the family's oracle type and evaluator (``oracle_type`` and
+    ``evaluator``, when given, must agree with them); a row outside any family needs
+    ``oracle_type``, and ``evaluator`` is optional.
+    """
+
+    family: str | None
     row_id: str
     input: Any
     expected_behavior: str
@@ -376,6 +385,8 @@ class AddRequest:
     #: further case-profile fields by their file names (scenario, unacceptableBehavior, ...)
     case: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    oracle_type: str | None = None
+    evaluator: str | None = None
 
 
 @dataclass
@@ -384,42 +395,109 @@ class AddOutcome:
     position: int
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: what the rewrite did (or, in a dry run, would do)
+    written: Rewrite | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "row": self.row,
+            "position": self.position,
+            "warnings": self.warnings,
+            "notes": self.notes,
+            **(self.written.to_json() if self.written else {}),
+        }
 
 
-def build_row(request: AddRequest, family: dict[str, Any]) -> dict[str, Any]:
-    """The row an add request describes, inheriting the family's oracle type and evaluator."""
-    case = {
+def build_row(request: AddRequest, family: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The row an add request describes: in a family, with the family's oracle type and
+    evaluator; outside any, with the request's."""
+    case: dict[str, Any] = {
         **request.case,
         "caseId": request.row_id,
-        "oracleType": family.get("oracleType"),
         "expectedBehavior": request.expected_behavior,
         "provenance": request.provenance,
-        "caseFamily": request.family,
     }
-    if "evaluator" in family:
-        case["evaluator"] = family["evaluator"]
+    if family is not None:
+        case["oracleType"] = family.get("oracleType")
+        case["caseFamily"] = request.family
+        if "evaluator" in family:
+            case["evaluator"] = family["evaluator"]
+        elif request.evaluator is not None:
+            case["evaluator"] = request.evaluator
+    else:
+        case["oracleType"] = request.oracle_type
+        if request.evaluator is not None:
+            case["evaluator"] = request.evaluator
     row: dict[str, Any] = {"id": request.row_id, "input": request.input}
     if request.expected is not _ABSENT:
         row["expected"] = request.expected
-    row["metadata"] = {"case": _ordered(case), **request.metadata}
+    row["metadata"] = {"case": ordered_case(case), **request.metadata}
     return row
 
 
-def add_row(path: StrPath, request: AddRequest, *, format: str | None = None) -> AddOutcome:
-    """Add a row to a case family, after the family's last row; refuses an invalid row."""
+def add_row(path: StrPath, request: AddRequest, options: EditOptions | None = None) -> AddOutcome:
+    """Add a row after its case family's last row (a row outside any family: at the end);
+    refuses a row that would not be valid."""
     try:
-        return _add_row(Path(path), request, format)
+        return _add_row(Path(path), request, options or EditOptions())
     except EditRefused as error:
-        raise _named(Path(path), error) from None
+        raise named(path, error) from None
 
 
-def _add_row(path: Path, request: AddRequest, format: str | None) -> AddOutcome:
-    edited = _open(path, format)
-    families = edited.families()
-    family = families.get(request.family)
+def _check_grading(request: AddRequest, family: dict[str, Any] | None) -> None:
+    """The oracle type and evaluator asked for: known, admissible, and the family's."""
+    if request.oracle_type is not None and request.oracle_type not in ORACLE_TYPES:
+        raise UsageError(f"{request.oracle_type!r} is not an oracle type")
+    if request.evaluator is not None and request.evaluator not in EVALUATOR_TYPES:
+        raise UsageError(f"{request.evaluator!r} is not an evaluator")
     if family is None:
-        defined = ", ".join(families) or "none: the set has no caseFamilies"
-        raise EditRefused(f"the set defines no case family {request.family!r} (defined: {defined})")
+        if request.oracle_type is None:
+            raise UsageError(
+                "a row outside any case family needs its oracle type (--oracle-type);"
+                " in a family (--family) it takes the family's"
+            )
+        oracle_type: Any = request.oracle_type
+    else:
+        oracle_type = family.get("oracleType")
+        if request.oracle_type is not None and request.oracle_type != oracle_type:
+            raise EditRefused(
+                f"the case family {request.family!r} is {oracle_type}, and its rows share"
+                f" that oracle type, not {request.oracle_type}; leave --oracle-type out, or"
+                " change the family first (blueprint family edit)"
+            )
+        named_evaluator = family.get("evaluator")
+        if (
+            request.evaluator is not None
+            and "evaluator" in family
+            and named_evaluator != request.evaluator
+        ):
+            raise EditRefused(
+                f"the case family {request.family!r} is graded by"
+                f" {named_evaluator or 'no named evaluator'}, and its rows share it, not"
+                f" {request.evaluator}; leave --evaluator out, or change the family first"
+            )
+    if request.evaluator is not None and oracle_type in ORACLE_TYPES:
+        rule = admissibility.rule_for(oracle_type)
+        if rule.verdict(request.evaluator) == "barred":
+            raise EditRefused(
+                f"{oracle_type} bars the evaluator {request.evaluator}:"
+                f" {rule.bars[request.evaluator]}."
+                f" Admissible: {', '.join(rule.admissible())}"
+            )
+
+
+def _add_row(path: Path, request: AddRequest, options: EditOptions) -> AddOutcome:
+    edited = open_for_edit(path, options.format)
+    families = edited.families()
+    family: dict[str, Any] | None = None
+    if request.family is not None:
+        family = families.get(request.family)
+        if family is None:
+            defined = ", ".join(families) or "none: the set has no caseFamilies"
+            raise EditRefused(
+                f"the set defines no case family {request.family!r} (defined: {defined})"
+            )
+    _check_grading(request, family)
     if not request.expected_behavior.strip():
         raise EditRefused("the expected behaviour is empty; say what should happen, and why")
     row = build_row(request, family)
@@ -438,16 +516,25 @@ def _add_row(path: Path, request: AddRequest, format: str | None) -> AddOutcome:
         raise EditRefused(f"the new row is not valid: {found}")
     position = 0
     last_of_family = -1
+    own_evaluator = row["metadata"]["case"].get("evaluator")
     for index, existing in enumerate(edited.rows()):
         view = RowView(index, existing)
         if view.id == request.row_id:
-            raise EditRefused(f"{edited.path}: a row with the id {request.row_id!r} already exists")
-        if view.case.get("caseFamily") == request.family:
+            raise EditRefused(f"a row with the id {request.row_id!r} already exists")
+        if request.family is not None and view.case.get("caseFamily") == request.family:
             last_of_family = index
+            # a family that names no evaluator takes the first one its rows name
+            theirs = view.case.get("evaluator")
+            if own_evaluator is not None and theirs is not None and theirs != own_evaluator:
+                raise EditRefused(
+                    f"the row {view.id!r} of the case family {request.family!r} is graded by"
+                    f" {theirs}, and rows of a family share their evaluator, not"
+                    f" {own_evaluator}"
+                )
         position = index + 1
     insert_at = last_of_family + 1 if last_of_family >= 0 else position
 
-    def with_new_row() -> Iterator[Any]:
+    def with_new_row() -> Any:
         for index, existing in enumerate(edited.rows()):
             if index == insert_at:
                 yield row
@@ -455,10 +542,12 @@ def _add_row(path: Path, request: AddRequest, format: str | None) -> AddOutcome:
         if insert_at >= position:
             yield row
 
-    edited.rewrite(with_new_row(), position + 1)
+    written = commit(edited, with_new_row(), position + 1, dry_run=options.dry_run)
     warnings = [
         issue.message
         for issue in report.issues
         if issue.severity == "warning" and issue.path.startswith("$.rows[0]")
     ]
-    return AddOutcome(row=row, position=insert_at, warnings=warnings, notes=edited.notes)
+    return AddOutcome(
+        row=row, position=insert_at, warnings=warnings, notes=edited.notes, written=written
+    )

@@ -13,6 +13,14 @@ from blueprint.cli._common import err, print_json
 from blueprint.cli.build import add_command, new_command, oracle_command, packs_app
 from blueprint.cli.check import check_command
 from blueprint.cli.convert import convert_command, roundtrip_command
+from blueprint.cli.curate import (
+    accept_command,
+    family_app,
+    merge_command,
+    promote_command,
+    rename_command,
+    rm_command,
+)
 from blueprint.cli.diff import diff_command
 from blueprint.cli.reference import evaluators_command, formats_command, schema_command
 from blueprint.cli.validate import validate_command
@@ -54,6 +62,12 @@ app.add_typer(packs_app, name="packs")
 app.command("new")(new_command)
 app.command("oracle")(oracle_command)
 app.command("add")(add_command)
+app.command("rm")(rm_command)
+app.command("rename")(rename_command)
+app.add_typer(family_app, name="family")
+app.command("merge")(merge_command)
+app.command("accept")(accept_command)
+app.command("promote")(promote_command)
 
 
 def _wants_json(arguments: list[str]) -> bool:

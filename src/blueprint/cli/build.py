@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,11 +12,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from blueprint import admissibility, jsonvalues
-from blueprint.builder import AddRequest, OracleRequest, add_row, set_oracle
+from blueprint.builder import AddRequest, OracleOutcome, OracleRequest, add_row, set_oracle
 from blueprint.cli._common import (
     EvaluatorName,
     Force,
-    FormatName,
     IncludeHumanReview,
     LlmJudge,
     OracleName,
@@ -30,6 +30,17 @@ from blueprint.cli._common import (
     print_json,
     print_listing,
     value_of,
+)
+from blueprint.cli._editing import (
+    BlastRadiusName,
+    DryRun,
+    ReversibilityName,
+    SetFormat,
+    did,
+    edit_options,
+    finish,
+    print_notes,
+    print_rewrite,
 )
 from blueprint.errors import UsageError
 from blueprint.formats import WriteOptions, resolve_codec
@@ -261,6 +272,11 @@ def new_command(
     )
 
 
+DROP_EXPECTED = typer.Option(
+    "--drop-expected",
+    help="Allow removing expected when the new oracle type has none (rubric,"
+    " expected-behavior-only).",
+)
 _FAMILY_SCOPE = typer.Option(
     "--family", help="Change the row's whole case family (the family and all its rows)."
 )
@@ -280,17 +296,10 @@ def oracle_command(
     ] = None,
     whole_family: Annotated[bool, _FAMILY_SCOPE] = False,
     leave_family: Annotated[bool, _LEAVE_SCOPE] = False,
-    drop_expected: Annotated[
-        bool,
-        typer.Option(
-            "--drop-expected",
-            help="Allow removing expected when the new oracle type has none (rubric,"
-            " expected-behavior-only).",
-        ),
-    ] = False,
-    source_format: Annotated[
-        FormatName | None, typer.Option("--from", help="Format of the set file.")
-    ] = None,
+    drop_expected: Annotated[bool, DROP_EXPECTED] = False,
+    source_format: SetFormat = None,
+    dry_run: DryRun = False,
+    report: Report = SimpleReport.text,
 ) -> None:
     """Set a row's oracle type and narrow its evaluator to the admissible ones.
 
@@ -307,14 +316,20 @@ def oracle_command(
         scope=scope,  # type: ignore[arg-type]
         drop_expected=drop_expected,
     )
-    outcome = set_oracle(set_file, request, format=value_of(source_format))
-    for note in outcome.notes:
-        err.print(f"[yellow]note:[/] {escape(note)}")
+    outcome = set_oracle(set_file, request, edit_options(source_format, dry_run))
+    print_notes(outcome.notes)
     what = f"case family {outcome.family}" if scope == "family" else f"row {outcome.row_id}"
     err.print(
-        f"set {escape(what)} to {outcome.oracle_type}"
+        f"{did(dry_run, 'set', 'would set')} {escape(what)} to {outcome.oracle_type}"
         f" ({len(outcome.rows_changed)} row(s): {escape(', '.join(outcome.rows_changed))})"
     )
+    print_narrowing(outcome)
+    print_rewrite(outcome.written)
+    finish(outcome, report)
+
+
+def print_narrowing(outcome: OracleOutcome) -> None:
+    """What an oracle change did to evaluators and expected values (oracle, family edit)."""
     if outcome.left_family:
         err.print(f"the row left the case family {escape(outcome.left_family)}")
     if outcome.cleared:
@@ -367,10 +382,39 @@ def _json_option(text: str | None, option: str) -> Any:
         ) from None
 
 
+def _metadata_option(items: list[str]) -> dict[str, Any]:
+    """--metadata values: each a JSON object, or KEY=VALUE with VALUE as text."""
+    metadata: dict[str, Any] = {}
+    for item in items:
+        if item.lstrip().startswith("{"):
+            value = _json_option(item, "--metadata")
+            if not isinstance(value, dict):
+                raise UsageError("--metadata: a JSON value must be an object")
+            pairs = list(value.items())
+        else:
+            key, equals, text = item.partition("=")
+            if not equals or not key:
+                raise UsageError(f"--metadata {item!r}: write KEY=VALUE or a JSON object")
+            pairs = [(key, _text_option(text, "--metadata"))]
+        for key, value in pairs:
+            if key == "case":
+                raise UsageError(
+                    "--metadata case: metadata.case is the case profile; set its fields with"
+                    " their own options"
+                )
+            if key in metadata:
+                raise UsageError(f"--metadata gives the key {key!r} twice")
+            metadata[key] = value
+    return metadata
+
+
+def _option_text(value: Any) -> str | None:
+    return value.value if isinstance(value, StrEnum) else value
+
+
 @boundary
 def add_command(
     set_file: Annotated[Path, typer.Argument(metavar="SET", help="The set file to edit.")],
-    family: Annotated[str, typer.Option("--family", help="The case family the row joins.")],
     row_id: Annotated[str, typer.Option("--id", help="The new row's id.")],
     behavior: Annotated[
         str, typer.Option("--behavior", help="expectedBehavior: what should happen, and why.")
@@ -379,6 +423,22 @@ def add_command(
         ProvenanceName,
         typer.Option("--provenance", help="Where the row comes from (no default: say it)."),
     ],
+    family: Annotated[
+        str | None,
+        typer.Option(
+            "--family",
+            help="The case family the row joins; it takes the family's oracle type and"
+            " evaluator. Without it, give --oracle-type.",
+        ),
+    ] = None,
+    oracle_type: Annotated[
+        OracleName | None,
+        typer.Option("--oracle-type", help="The oracle type of a row outside any family."),
+    ] = None,
+    evaluator: Annotated[
+        EvaluatorName | None,
+        typer.Option("--evaluator", help="The evaluator; refused if the oracle type bars it."),
+    ] = None,
     input_text: Annotated[str | None, typer.Option("--input", help="The input, as text.")] = None,
     input_json: Annotated[
         str | None, typer.Option("--input-json", help="The input, as JSON.")
@@ -390,33 +450,89 @@ def add_command(
         str | None, typer.Option("--expected-json", help="The expected value, as JSON.")
     ] = None,
     scenario: Annotated[str | None, typer.Option("--scenario")] = None,
+    actor: Annotated[
+        str | None, typer.Option("--actor", help="Who acts: a customer, an admin, an API.")
+    ] = None,
     unacceptable: Annotated[
         list[str], typer.Option("--unacceptable", help="An unacceptable behaviour (repeatable).")
     ] = [],  # noqa: B006
     criterion: Annotated[
         list[str], typer.Option("--criterion", help="An evaluation criterion (repeatable).")
     ] = [],  # noqa: B006
+    reversibility: Annotated[
+        ReversibilityName | None,
+        typer.Option("--reversibility", help="What a failure costs to undo: R0 to R3."),
+    ] = None,
+    blast_radius: Annotated[
+        BlastRadiusName | None,
+        typer.Option("--blast-radius", help="How far a failure travels: B0 to B3."),
+    ] = None,
+    linked_concern: Annotated[
+        list[str], typer.Option("--linked-concern", help="A linked concern (repeatable).")
+    ] = [],  # noqa: B006
+    tool_action: Annotated[
+        str | None, typer.Option("--tool-action-expectation", help="Which tools, how.")
+    ] = None,
+    escalation: Annotated[
+        str | None,
+        typer.Option("--escalation-expectation", help="Whether and when to escalate."),
+    ] = None,
     reviewer_expertise: Annotated[str | None, typer.Option("--reviewer-expertise")] = None,
     pass_logic: Annotated[str | None, typer.Option("--pass-logic")] = None,
-    source_format: Annotated[
-        FormatName | None, typer.Option("--from", help="Format of the set file.")
+    case_version: Annotated[
+        str | None, typer.Option("--case-version", help="case.version: the case's own version.")
     ] = None,
+    retirement: Annotated[
+        str | None,
+        typer.Option("--retirement-condition", help="When the case should leave the set."),
+    ] = None,
+    extensions: Annotated[
+        str | None,
+        typer.Option("--extensions", help="case.extensions, as JSON: namespace -> object."),
+    ] = None,
+    metadata: Annotated[
+        list[str],
+        typer.Option(
+            "--metadata",
+            help="Row metadata: KEY=VALUE (VALUE as text) or a JSON object (repeatable).",
+        ),
+    ] = [],  # noqa: B006
+    source_format: SetFormat = None,
+    dry_run: DryRun = False,
+    report: Report = SimpleReport.text,
 ) -> None:
-    """Add a row to a case family; it inherits the family's oracle type and evaluator.
+    """Add a row to a case family, or outside any family with --oracle-type.
 
-    Exit 1, with the file unchanged, when the row would not be valid.
+    In a family, the row takes the family's oracle type and evaluator. Exit 1, with the
+    file unchanged, when the row would not be valid.
     """
     if (input_text is None) == (input_json is None):
         raise UsageError("give the input once: --input TEXT or --input-json JSON")
     if expected_text is not None and expected_json is not None:
         raise UsageError("give the expected value once: --expected or --expected-json")
-    case: dict[str, Any] = {
-        "scenario": scenario,
-        "unacceptableBehavior": unacceptable or None,
-        "evaluationCriteria": criterion or None,
-        "reviewerExpertise": reviewer_expertise,
-        "passLogic": pass_logic,
+    if family is None and oracle_type is None:
+        raise UsageError("a row outside any case family needs --oracle-type; or name its --family")
+    texts = {
+        "scenario": (scenario, "--scenario"),
+        "actor": (actor, "--actor"),
+        "toolActionExpectation": (tool_action, "--tool-action-expectation"),
+        "escalationExpectation": (escalation, "--escalation-expectation"),
+        "reviewerExpertise": (reviewer_expertise, "--reviewer-expertise"),
+        "passLogic": (pass_logic, "--pass-logic"),
+        "version": (case_version, "--case-version"),
+        "retirementCondition": (retirement, "--retirement-condition"),
     }
+    case: dict[str, Any] = {key: _text_option(text, name) for key, (text, name) in texts.items()}
+    case.update(
+        {
+            "unacceptableBehavior": unacceptable or None,
+            "evaluationCriteria": criterion or None,
+            "linkedConcerns": linked_concern or None,
+            "reversibility": _option_text(reversibility),
+            "blastRadius": _option_text(blast_radius),
+            "extensions": _json_option(extensions, "--extensions"),
+        }
+    )
     request_args: dict[str, Any] = {}
     if expected_text is not None or expected_json is not None:
         request_args["expected"] = (
@@ -433,17 +549,23 @@ def add_command(
         expected_behavior=_text_option(behavior, "--behavior") or "",
         provenance=provenance.value,
         case={key: value for key, value in case.items() if value is not None},
+        metadata=_metadata_option(metadata),
+        oracle_type=value_of(oracle_type),
+        evaluator=value_of(evaluator),
         **request_args,
     )
-    outcome = add_row(set_file, request, format=value_of(source_format))
-    for note in outcome.notes:
-        err.print(f"[yellow]note:[/] {escape(note)}")
+    outcome = add_row(set_file, request, edit_options(source_format, dry_run))
+    print_notes(outcome.notes)
     row_case = outcome.row["metadata"]["case"]
+    where = f"to {escape(family)}" if family is not None else "outside any case family"
     err.print(
-        f"added {escape(row_id)} to {escape(family)} as row {outcome.position + 1} of the set:"
-        f" {row_case['oracleType']}, evaluator {row_case.get('evaluator', '(any admissible)')}"
+        f"{did(dry_run, 'added', 'would add')} {escape(row_id)} {where} as row"
+        f" {outcome.position + 1} of the set: {row_case['oracleType']}, evaluator"
+        f" {row_case.get('evaluator', '(any admissible)')}"
     )
     if provenance.value in ("starter-example", "overlay-starter-needs-expert-validation"):
         err.print(f"[yellow]note:[/] {escape(row_id)}: {EXAMPLE_NOTICE}")
     for warning in outcome.warnings:
         err.print(f"[yellow]warning:[/] {escape(warning)}")
+    print_rewrite(outcome.written)
+    finish(outcome, report)

@@ -91,7 +91,7 @@ def diff_command(
             )
         )
     for item in reviews:
-        _print_diff(item.diff, several=len(reviews) > 1)
+        print_diff(item.diff, several=len(reviews) > 1)
     if markdown is not None:
         _write_markdown(markdown, render_markdown(reviews), force)
     raise typer.Exit(0 if all(item.diff.identical for item in reviews) else 1)
@@ -145,7 +145,8 @@ def _transition(change: Change) -> str:
     return f"{_show(change.before)} -> {_show(change.after)}"
 
 
-def _print_diff(result: SetDiff, *, several: bool = False) -> None:
+def print_diff(result: SetDiff, *, several: bool = False) -> None:
+    """A set diff for people, on stderr (diff, and the dry run of every edit command)."""
     if several:
         err.print(f"[bold]{escape(result.left)}[/] -> [bold]{escape(result.right)}[/]")
     for change in result.header:

@@ -69,6 +69,9 @@ class SetSource:
     #: reports once for the whole file, among its notes, instead of once in every row: a
     #: required CSV column that is missing, a column that is not Blueprint's
     reported_once: frozenset[tuple[str, ...]] = frozenset()
+    #: the column names of a tabular file (CSV) in the file's own order, so that an edit in
+    #: place can write them back in that order; None for other formats
+    columns: tuple[str, ...] | None = None
 
     def require_structure(self) -> None:
         """Refuse a source whose structure is broken (a JSON document without a rows array).
@@ -166,6 +169,12 @@ class WriteOptions:
     #: the form of the data files, for a format that writes a folder of them (huggingface:
     #: jsonl or parquet); None for the format's default
     data_format: str | None = None
+    #: for a tabular format (CSV): columns to write in this order, as an edit in place passes
+    #: the file's own; a column the rows need beyond them goes after its canonical neighbour
+    column_order: tuple[str, ...] = ()
+    #: write the set file beside a CSV or JSONL data file; an edit of a file that has none
+    #: passes False and keeps it so
+    set_file: bool = True
 
 
 class Codec(Protocol):

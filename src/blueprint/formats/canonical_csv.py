@@ -1,10 +1,10 @@
 """Blueprint CSV: one row per record, the case profile flattened to ``case.<field>`` columns.
 
 Columns: ``id``, ``input``, ``expected``, then ``case.<field>`` in schema order, then
-``metadata.<key>`` for the other metadata keys. Every cell is read and written by the rules
-in :mod:`blueprint.formats.cells`, which keep ``""``, ``null``, ``"1"`` and ``1`` apart. The
-set-level fields live in the set file beside the CSV. Files are UTF-8 (a BOM is accepted on
-reading), RFC 4180 quoting, CRLF line ends.
+``metadata.<key>`` for the other metadata keys; an edit in place keeps the file's own order.
+Every cell is read and written by the rules in :mod:`blueprint.formats.cells`, which keep
+``""``, ``null``, ``"1"`` and ``1`` apart. The set-level fields live in the set file beside
+the CSV. Files are UTF-8 (a BOM is accepted on reading), RFC 4180 quoting, CRLF line ends.
 
 Reading forgives what spreadsheets do and says so once: a record of empty cells is skipped
 (``empty-row``), a required column missing from the header or a column that is not Blueprint's
@@ -114,6 +114,7 @@ class CsvCodec:
             header_origin=setfile.set_file_for(path).name if header is not None else None,
             reading_notes=reading_notes,
             reported_once=findings.places,
+            columns=tuple(column.name for column in columns),
         )
 
     def write(
@@ -124,8 +125,9 @@ class CsvCodec:
         options: WriteOptions,
     ) -> ExportResult:
         set_path = setfile.set_file_for(path)
+        targets = [path, set_path] if options.set_file else [path]
         with (
-            AtomicOutputs([path, set_path], force=options.force) as outputs,
+            AtomicOutputs(targets, force=options.force) as outputs,
             tempfile.TemporaryFile() as spool,
         ):
             # The header needs every column before the first record; spooling the rows to disk
@@ -143,15 +145,16 @@ class CsvCodec:
                     ) from None
                 spool.write(jsonvalues.dumps(row) + b"\n")
                 count += 1
-            columns = layout.columns()
+            columns = _in_order(options.column_order, layout.columns())
             spool.seek(0)
             handle = outputs.open(path, "w")
             writer = csv.writer(handle, lineterminator="\r\n")
             writer.writerow([column.name for column in columns])
             for line in spool:
                 writer.writerow(_encode_record(jsonvalues.loads(line), columns))
-            setfile.write_set_file(outputs.open(set_path, "wb"), header)
-        return ExportResult(format=self.name, files=[path, set_path], rows=count)
+            if options.set_file:
+                setfile.write_set_file(outputs.open(set_path, "wb"), header)
+        return ExportResult(format=self.name, files=targets, rows=count)
 
     def sniff(self, path: Path, head: bytes) -> Fit:
         if not head.strip():
@@ -495,6 +498,26 @@ class _Layout:
             *self.extra,
         ]
         return [Column.parse(name) for name in names]
+
+
+def _in_order(kept: tuple[str, ...], needed: list[Column]) -> list[Column]:
+    """The columns ``kept`` in their order, then every needed column they lack placed right
+    after the nearest column before it in canonical order (first when there is none).
+
+    A kept column no row needs any more stays, empty: an empty cell reads as absent, so the
+    file reads back the same, and a spreadsheet keeps its shape."""
+    if not kept:
+        return needed
+    names = list(kept)
+    present = set(names)
+    canonical = [column.name for column in needed]
+    for position, name in enumerate(canonical):
+        if name in present:
+            continue
+        anchor = next((c for c in reversed(canonical[:position]) if c in present), None)
+        names.insert(names.index(anchor) + 1 if anchor is not None else 0, name)
+        present.add(name)
+    return [Column.parse(name) for name in names]
 
 
 def _encode_record(row: dict[str, Any], columns: list[Column]) -> list[str]:

@@ -45,14 +45,16 @@ class JsonlCodec:
         options: WriteOptions,
     ) -> ExportResult:
         set_path = setfile.set_file_for(path)
+        targets = [path, set_path] if options.set_file else [path]
         count = 0
-        with AtomicOutputs([path, set_path], force=options.force) as outputs:
+        with AtomicOutputs(targets, force=options.force) as outputs:
             handle = outputs.open(path, "wb")
             for row in rows:
                 handle.write(jsonvalues.dumps(row) + b"\n")
                 count += 1
-            setfile.write_set_file(outputs.open(set_path, "wb"), header)
-        return ExportResult(format=self.name, files=[path, set_path], rows=count)
+            if options.set_file:
+                setfile.write_set_file(outputs.open(set_path, "wb"), header)
+        return ExportResult(format=self.name, files=targets, rows=count)
 
     def sniff(self, path: Path, head: bytes) -> Fit:
         if not head.strip():

@@ -1,0 +1,239 @@
+"""Editing a canonical set in place: open it, decide everything, then rewrite it whole or not.
+
+Every edit command (``oracle``, ``add``, ``rm``, ``rename``, ``family``, ``accept``,
+``promote``) opens the set with :func:`open_for_edit`, reads its rows as often as it needs
+(they stream from the file; memory holds one row at a time plus the set-level fields), decides
+every change before writing anything, and ends in :func:`commit`. A refused edit raises
+:class:`EditRefused` before the commit, or inside the writer's loop, so the file stays
+byte-for-byte as it was. A dry run goes through the same writer into a scratch folder outside
+the set's own, and reports the difference as ``blueprint diff`` would.
+
+The commit is the one place that replaces the file, so a future lock against two edits racing
+belongs around open and commit, here.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from blueprint.convert import complete_header, data_rows
+from blueprint.diff import LoadedSet, SetDiff, collect, diff_sets
+from blueprint.errors import BlueprintError
+from blueprint.formats import Codec, ExportResult, StrPath, WriteOptions, resolve_codec
+from blueprint.formats.setfile import set_file_for
+from blueprint.model import case_profile_fields
+
+
+class EditRefused(BlueprintError, ValueError):
+    """The edit cannot be made as asked; the file was not touched."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class EditOptions:
+    """How an edit runs: the set's format (default: from its extension), and whether it
+    only reports what it would change (``dry_run``), writing nothing."""
+
+    format: str | None = None
+    dry_run: bool = False
+
+
+@dataclass
+class EditableSet:
+    """A canonical set opened for an in-place edit."""
+
+    path: Path
+    codec: Codec
+    #: the set-level fields to write back; edits change them in place
+    header: dict[str, Any]
+    #: what opening had to make up (a set name taken from the file name)
+    notes: list[str]
+    #: whether the file carries set-level fields; a CSV or JSONL file without its set file
+    #: does not, and an edit that changes no set-level field keeps it so
+    has_header: bool
+    #: a CSV file's own column order, which the rewrite keeps
+    columns: tuple[str, ...] | None
+
+    def families(self) -> dict[str, dict[str, Any]]:
+        """The declared case families by id: the header's own dicts, so edits land there."""
+        found = self.header.get("caseFamilies")
+        if not isinstance(found, list):
+            return {}
+        return {f["id"]: f for f in found if isinstance(f, dict) and isinstance(f.get("id"), str)}
+
+    def rows(self) -> Iterator[Any]:
+        """A fresh pass over the raw rows; an unreadable row stops the edit."""
+        return data_rows(self.codec.open(self.path))
+
+    def count(self) -> int:
+        return sum(1 for _ in self.rows())
+
+    def find(self, row_id: str) -> dict[str, Any]:
+        """The one row with this id; refused when none has it or several share it."""
+        matches = [row for row in self.rows() if isinstance(row, dict) and row.get("id") == row_id]
+        if not matches:
+            raise EditRefused(f"{self.path}: no row has the id {row_id!r}")
+        if len(matches) > 1:
+            raise EditRefused(
+                f"{self.path}: {len(matches)} rows share the id {row_id!r}; fix that first"
+            )
+        return matches[0]
+
+
+def open_for_edit(path: Path, format: str | None) -> EditableSet:
+    """Open a canonical set for editing; a vendor file is refused, untouched."""
+    codec = resolve_codec(path, format, reading=True)
+    if not codec.lossless:
+        # rewriting a vendor file means exporting the whole set again, which loses what that
+        # format cannot hold (set-level fields, rows it leaves out); an edit must lose nothing
+        raise EditRefused(
+            f"{path}: editing a {codec.name} file in place is refused: rewriting it would export"
+            f" the set again, and a {codec.name} export leaves out rows and fields it has no"
+            f" place for. Convert it to a canonical format first (blueprint convert {path}"
+            f" {path.with_name(path.stem + '-set.json')} --from {codec.name}), edit that,"
+            " and export again"
+        )
+    source = codec.open(path)
+    header, notes = complete_header(source)
+    return EditableSet(
+        path=path,
+        codec=codec,
+        header=dict(header),
+        notes=notes,
+        has_header=source.header is not None,
+        columns=source.columns,
+    )
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """What committing an edit did or, in a dry run, would do."""
+
+    path: Path
+    dry_run: bool
+    rows: int
+    #: the files written (or that would be)
+    files: tuple[Path, ...]
+    #: of those, the ones that did not exist before (the set file of a CSV that had none)
+    created: tuple[Path, ...]
+    #: in a dry run, what the edit would change, as blueprint diff reports it
+    diff: SetDiff | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": str(self.path),
+            "written": not self.dry_run,
+            "dryRun": self.dry_run,
+            "rows": self.rows,
+            "files": [str(path) for path in self.files],
+            "created": [str(path) for path in self.created],
+            "diff": self.diff.to_json() if self.diff is not None else None,
+        }
+
+
+def commit(
+    edited: EditableSet,
+    rows: Iterator[Any],
+    expected_rows: int,
+    *,
+    dry_run: bool = False,
+    header_changed: bool = False,
+) -> Rewrite:
+    """Replace the set with ``rows`` (and ``edited.header``), or show what that would change.
+
+    Strict, and the row count is checked before the output is committed, so an edit that
+    would lose anything leaves the file as it was. A file without set-level fields gets a
+    set file only when the edit changed them (``header_changed``).
+    """
+    set_file = edited.has_header or header_changed
+    options = WriteOptions(
+        force=True,
+        strict=True,
+        column_order=edited.columns or (),
+        set_file=set_file,
+    )
+    counted = _exactly(rows, expected_rows, edited.path)
+    existing = {path for path in (edited.path, set_file_for(edited.path)) if path.exists()}
+    if not dry_run:
+        result = edited.codec.write(edited.header, counted, edited.path, options)
+        files = tuple(result.files)
+        created = tuple(path for path in files if path not in existing)
+        return Rewrite(edited.path, False, result.rows, files, created)
+    with scratch_write(edited.codec, edited.header, counted, edited.path.name, options) as (
+        result,
+        target,
+    ):
+        before = collect(edited.codec.open(edited.path), str(edited.path))
+        if set_file and not edited.has_header:
+            before.header = {}  # the set file would be new: every field it holds is added
+        after = collect(edited.codec.open(target), str(edited.path))
+        diff = diff_edit(before, after)
+    files = tuple(edited.path.parent / path.name for path in result.files)
+    created = tuple(path for path in files if path not in existing)
+    return Rewrite(edited.path, True, result.rows, files, created, diff)
+
+
+def diff_edit(before: LoadedSet, after: LoadedSet) -> SetDiff:
+    """The diff of an edit, as blueprint diff reports it, except that case families are
+    matched by id (``$.caseFamilies['refunds'].title``) rather than by position, so that
+    removing one family does not read as every later family changing."""
+    for side in (before, after):
+        families = side.header.get("caseFamilies") if side.header is not None else None
+        if side.header is None or not isinstance(families, list):
+            continue
+        ids = [f.get("id") if isinstance(f, dict) else None for f in families]
+        if all(isinstance(i, str) for i in ids) and len(set(ids)) == len(ids):
+            keyed: dict[Any, Any] = dict(zip(ids, families, strict=True))
+            side.header = {**side.header, "caseFamilies": keyed}
+    return diff_sets(before, after)
+
+
+@contextmanager
+def scratch_write(
+    codec: Codec, header: dict[str, Any], rows: Iterator[Any], name: str, options: WriteOptions
+) -> Iterator[tuple[ExportResult, Path]]:
+    """Write a set into a scratch folder outside every folder of the user's (a dry run goes
+    through the same writer, so it refuses what the real write would); removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="blueprint-dry-run-") as scratch:
+        target = Path(scratch) / name
+        yield codec.write(header, rows, target, options), target
+
+
+def _exactly(rows: Iterator[Any], expected: int, path: Path) -> Iterator[Any]:
+    """Pass rows through; raise (so the writer commits nothing) unless there are ``expected``."""
+    count = 0
+    for row in rows:
+        count += 1
+        yield row
+    if count != expected:
+        raise EditRefused(f"{path}: the edit would write {count} rows, not {expected}; unchanged")
+
+
+def case_of(row: dict[str, Any]) -> dict[str, Any]:
+    """A row's case profile; refused when the row has none to edit."""
+    metadata = row.get("metadata")
+    case = metadata.get("case") if isinstance(metadata, dict) else None
+    if not isinstance(case, dict):
+        raise EditRefused(f"row {row.get('id')!r} has no case profile at metadata.case")
+    return case
+
+
+_CASE_ORDER: Final = case_profile_fields()
+
+
+def ordered_case(case: dict[str, Any]) -> dict[str, Any]:
+    """The case profile with known fields in schema order, unknown ones after."""
+    known = {key: case[key] for key in _CASE_ORDER if key in case}
+    return {**known, **{key: value for key, value in case.items() if key not in known}}
+
+
+def named(path: StrPath, error: EditRefused) -> EditRefused:
+    """The refusal with the file named first, once."""
+    text = str(error)
+    return error if text.startswith(f"{path}:") else EditRefused(f"{path}: {text}")
