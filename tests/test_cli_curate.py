@@ -11,8 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from blueprint.cli import app
-from blueprint.diff import load_for_diff
-from blueprint.editing import diff_edit
+from blueprint.diff import diff_sets, load_for_diff
 from blueprint.formats import REGISTRY
 from conftest import row
 from curation_sets import (
@@ -127,7 +126,7 @@ def test_refusal_and_dry_run_write_nothing_and_the_dry_run_shows_the_edit(
     assert done.exit_code == 0, done.output
     assert snapshot(folder) != before
     compared = target if command != "merge" else folder / f"merged{suffix}"
-    actual = diff_edit(load_for_diff(kept / target.name), load_for_diff(compared))
+    actual = diff_sets(load_for_diff(kept / target.name), load_for_diff(compared))
     assert _comparable(actual.to_json()) == _comparable(shown)
 
     # the edit kept the format, and a CSV its own column order

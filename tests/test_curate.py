@@ -415,5 +415,5 @@ def test_a_dry_run_reports_the_diff_and_writes_nothing(tmp_path: Path, suffix: s
     assert written is not None and written.dry_run and written.diff is not None
     assert written.diff.removed == ["a", "b"]
     # families are matched by id, so only the removed one shows
-    assert [change.path for change in written.diff.header] == ["$.caseFamilies.lookup"]
+    assert [change.path for change in written.diff.header] == ["$.caseFamilies['lookup']"]
     assert written.rows == 3

@@ -103,3 +103,32 @@ def test_structurally_broken_documents_are_refused(tmp_path: Path) -> None:
     broken.write_text('{"name": "x", "rows": "oops"}', encoding="utf-8")
     with pytest.raises(ParseError):
         diff_files(broken, broken)
+
+
+def test_case_families_are_compared_by_id(tmp_path) -> None:
+    import json as jsonlib
+
+    from blueprint.diff import diff_files
+    from conftest import EXAMPLES
+
+    data = jsonlib.loads((EXAMPLES / "support-refunds.json").read_text(encoding="utf-8"))
+    families = data["caseFamilies"]
+    assert len(families) >= 3
+    before = tmp_path / "before.json"
+    before.write_text(jsonlib.dumps(data), encoding="utf-8")
+    first = families.pop(0)
+    families[0]["title"] = "Renamed"
+    data["rows"] = [
+        r for r in data["rows"] if r["metadata"]["case"].get("caseFamily") != first["id"]
+    ]
+    after = tmp_path / "after.json"
+    after.write_text(jsonlib.dumps(data), encoding="utf-8")
+    header = {(c.path, c.kind) for c in diff_files(before, after).header}
+    assert header == {
+        (f"$.caseFamilies['{first['id']}']", "removed"),
+        (f"$.caseFamilies['{families[0]['id']}'].title", "changed"),
+    }
+    families.reverse()
+    after.write_text(jsonlib.dumps(data), encoding="utf-8")
+    kinds = {c.kind for c in diff_files(before, after).header}
+    assert "reordered" in kinds

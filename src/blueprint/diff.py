@@ -176,6 +176,45 @@ def value_changes(left: Any, right: Any, base: str = "$") -> list[Change]:
     return changes
 
 
+def _keyed(families: Any) -> dict[str, Any] | None:
+    """Case families by id, when every one has an id of its own; None otherwise."""
+    if not isinstance(families, list):
+        return None
+    ids = [family.get("id") if isinstance(family, dict) else None for family in families]
+    if not all(isinstance(family_id, str) for family_id in ids) or len(set(ids)) != len(ids):
+        return None
+    return dict(zip(ids, families, strict=True))  # type: ignore[arg-type]
+
+
+def family_path(family_id: str) -> str:
+    """Where a case family is, by its id: ``$.caseFamilies['refunds']``."""
+    escaped = family_id.replace("\\", "\\\\").replace("'", "\\'")
+    return f"$.caseFamilies['{escaped}']"
+
+
+def _family_changes(before: list[Any], after: list[Any]) -> list[Change]:
+    """Case families compared by id, not by position: removing the first family is one
+    removal, not a change to every family after it. A new order is one change of its own."""
+    old, new = _keyed(before) or {}, _keyed(after) or {}
+    changes = []
+    for family_id, family in old.items():
+        where = family_path(family_id)
+        if family_id not in new:
+            changes.append(Change(where, "removed", family, ABSENT))
+        else:
+            changes.extend(value_changes(family, new[family_id], where))
+    changes += [
+        Change(family_path(family_id), "added", ABSENT, family)
+        for family_id, family in new.items()
+        if family_id not in old
+    ]
+    shared_old = [family_id for family_id in old if family_id in new]
+    shared_new = [family_id for family_id in new if family_id in old]
+    if shared_old != shared_new:
+        changes.append(Change("$.caseFamilies", "reordered", shared_old, shared_new))
+    return changes
+
+
 def diff_sets(left: LoadedSet, right: LoadedSet) -> SetDiff:
     result = SetDiff(left=left.label, right=right.label)
     result.not_compared.extend(left.notes + right.notes)
@@ -187,6 +226,8 @@ def diff_sets(left: LoadedSet, right: LoadedSet) -> SetDiff:
                 if before is not after:
                     kind = "added" if before is ABSENT else "removed"
                     result.header.append(Change(jsonpath.join("$", [name]), kind, before, after))
+            elif name == "caseFamilies" and _keyed(before) and _keyed(after):
+                result.header.extend(_family_changes(before, after))
             else:
                 result.header.extend(value_changes(before, after, jsonpath.join("$", [name])))
     else:

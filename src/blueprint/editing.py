@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from blueprint.convert import complete_header, data_rows
-from blueprint.diff import LoadedSet, SetDiff, collect, diff_sets
+from blueprint.diff import SetDiff, collect, diff_sets
 from blueprint.errors import BlueprintError
 from blueprint.formats import Codec, ExportResult, StrPath, WriteOptions, resolve_codec
 from blueprint.formats.setfile import set_file_for
@@ -173,25 +173,10 @@ def commit(
         if set_file and not edited.has_header:
             before.header = {}  # the set file would be new: every field it holds is added
         after = collect(edited.codec.open(target), str(edited.path))
-        diff = diff_edit(before, after)
+        diff = diff_sets(before, after)
     files = tuple(edited.path.parent / path.name for path in result.files)
     created = tuple(path for path in files if path not in existing)
     return Rewrite(edited.path, True, result.rows, files, created, diff)
-
-
-def diff_edit(before: LoadedSet, after: LoadedSet) -> SetDiff:
-    """The diff of an edit, as blueprint diff reports it, except that case families are
-    matched by id (``$.caseFamilies['refunds'].title``) rather than by position, so that
-    removing one family does not read as every later family changing."""
-    for side in (before, after):
-        families = side.header.get("caseFamilies") if side.header is not None else None
-        if side.header is None or not isinstance(families, list):
-            continue
-        ids = [f.get("id") if isinstance(f, dict) else None for f in families]
-        if all(isinstance(i, str) for i in ids) and len(set(ids)) == len(ids):
-            keyed: dict[Any, Any] = dict(zip(ids, families, strict=True))
-            side.header = {**side.header, "caseFamilies": keyed}
-    return diff_sets(before, after)
 
 
 @contextmanager

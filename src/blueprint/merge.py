@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from blueprint.checks import RowView
-from blueprint.diff import SetDiff, collect, value_changes
-from blueprint.editing import EditableSet, EditRefused, diff_edit, open_for_edit, scratch_write
+from blueprint.diff import SetDiff, collect, diff_sets, value_changes
+from blueprint.editing import EditableSet, EditRefused, open_for_edit, scratch_write
 from blueprint.errors import BlueprintError, OutputError, OutputExistsError, UsageError
 from blueprint.formats import ExportResult, StrPath, WriteOptions, resolve_codec
 from blueprint.formats.setfile import set_file_for
@@ -348,7 +348,7 @@ def merge_sets(
         target,
     ):
         outcome.rows = result.rows
-        outcome.diff = diff_edit(
+        outcome.diff = diff_sets(
             collect(left.codec.open(a), str(a)), collect(writer.open(target), str(output))
         )
     return outcome
