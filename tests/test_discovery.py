@@ -100,3 +100,11 @@ def test_json_of_the_walked_tree_is_not_read_as_a_dataset(tree: Path) -> None:
     found = expand(["evals"])
     assert all(item.path.suffix for item in found.sets)
     assert json.loads((tree / "evals" / "a.json").read_text())["rows"]
+
+
+def test_a_named_set_file_stands_for_its_set(tree: Path) -> None:
+    assert names(expand(["evals/dev/refunds.csv.set.json"])) == ["evals/dev/refunds.csv"]
+    assert names(expand(["evals/dev/*.set.json"])) == [
+        "evals/dev/refunds.csv",
+        "evals/dev/refunds.jsonl",
+    ]

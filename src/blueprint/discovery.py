@@ -112,13 +112,18 @@ def expand(arguments: Iterable[str | Path], *, format: str | None = None) -> Dis
         paths = _argument_paths(str(argument))
         if not paths:
             raise UsageError(f"{argument}: the pattern matches no file")
-        for path in (path for path in paths if not is_set_file(path) or len(paths) == 1):
+        for path in map(_data_file, paths):
             if folders_are_sets and path.is_dir():
                 found.sets.append(FoundSet(path))
             else:
                 found.sets.extend(FoundSet(item) for item in _expand_one(path, found.notes))
     found.sets = _unique(found.sets)
     return found
+
+
+def _data_file(path: Path) -> Path:
+    """A set file stands for the set beside it (the CSV or JSONL its fields belong to)."""
+    return path.with_name(path.name.removesuffix(SET_FILE_SUFFIX)) if is_set_file(path) else path
 
 
 def _argument_paths(text: str) -> list[Path]:
@@ -229,9 +234,7 @@ def select(discovered: Discovery, arguments: Iterable[str | Path]) -> Discovery:
     by_path = {item.path.resolve(): item for item in discovered.sets}
     for argument in arguments:
         for path in _argument_paths(str(argument)):
-            resolved = path.resolve()
-            if is_set_file(resolved):
-                resolved = resolved.with_name(resolved.name.removesuffix(SET_FILE_SUFFIX))
+            resolved = _data_file(path.resolve())
             hits = [
                 item for key, item in by_path.items() if key == resolved or resolved in key.parents
             ]
