@@ -13,6 +13,7 @@ from blueprint.cli._common import err, print_json
 from blueprint.cli.build import add_command, new_command, oracle_command, packs_app
 from blueprint.cli.convert import convert_command, roundtrip_command
 from blueprint.cli.diff import diff_command
+from blueprint.cli.hygiene import dedupe_command, sample_command, split_command
 from blueprint.cli.reference import evaluators_command, formats_command, schema_command
 from blueprint.cli.validate import validate_command
 
@@ -52,6 +53,9 @@ app.add_typer(packs_app, name="packs")
 app.command("new")(new_command)
 app.command("oracle")(oracle_command)
 app.command("add")(add_command)
+app.command("dedupe")(dedupe_command)
+app.command("split")(split_command)
+app.command("sample")(sample_command)
 
 
 def _wants_json(arguments: list[str]) -> bool:
