@@ -237,7 +237,7 @@ def test_a_crowd_of_look_alikes_stays_linear() -> None:
             f" {number % 13} today",
             index=number,
         )
-    assert len(index._leaders) + index.crowded + len(index.near_of) == 400
+    assert len(index._leaders) + len(index.near_of) == 400
 
 
 # --- writing a set without its repeats ---------------------------------------------------------

@@ -1,13 +1,13 @@
 """Finding exact and near-duplicate inputs within and across sets, and the report of them.
 
 Exact duplicates share the key of their normalised input (see :mod:`blueprint.inputtext`).
-Near-duplicates are found with MinHash and locality-sensitive hashing (datasketch, imported only
-when near-duplicates are looked for) and every candidate LSH proposes is confirmed with the
-actual Jaccard similarity of the two shingle sets, so a reported pair is never a false
-positive. Each row is compared with the first row of every group found so far; a row that
-matches none starts a group of its own. Memory holds, per row, its position, id, split and
-input key, plus the shingle hashes and LSH bands of the rows that start a group: never a row.
-"""
+Near-duplicates are found with MinHash signatures (datasketch, imported only when
+near-duplicates are looked for) and locality-sensitive hashing over their bands, and every
+candidate is confirmed with the actual Jaccard similarity of the two shingle sets, so a
+reported pair is never a false positive. Each row is compared with the first row of every
+group found so far; a row that matches none starts a group of its own. Memory holds, per
+row, its position, id, split and input key, plus the shingle hashes, LSH band keys and part
+of the signature of the rows that start a group: never a row."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from blueprint.inputtext import (
 from blueprint.issues import Issue, make_issue
 
 if TYPE_CHECKING:
-    from datasketch import MinHash, MinHashLSH
+    from datasketch import MinHash
 
 #: the default Jaccard similarity (over words and adjacent word pairs) of a near-duplicate
 DEFAULT_THRESHOLD: Final = 0.8
@@ -53,13 +53,17 @@ NUM_PERM: Final = 128
 #: it are proposed more often still (0.99 and more at 0.05 above the threshold)
 RECALL_AT_THRESHOLD: Final = 0.97
 
-#: how far below the threshold a MinHash estimate may fall and the pair still be compared
-#: exactly: about 3.5 standard deviations of the estimate with 128 permutations
-ESTIMATE_MARGIN: Final = 0.15
+#: how many of the signature's values estimate a candidate's similarity before the exact
+#: comparison, and how far below the threshold that estimate may fall (about three standard
+#: deviations of the estimate): one vectorised comparison spares most exact ones
+ESTIMATE_PERM: Final = 64
+ESTIMATE_MARGIN: Final = 0.2
 #: how many candidates of one row are compared exactly, the likeliest first
 MAX_COMPARED: Final = 8
-#: a row with this many candidates that starts a group of its own is not indexed
-CROWDED: Final = 64
+#: how many groups one LSH bucket holds; later ones are found through their other bands
+BUCKET_CAP: Final = 16
+#: how many recent bucket entries wait in a dictionary before they join the sorted arrays
+RECENT_ENTRIES: Final = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -332,6 +336,83 @@ def _same(value: int) -> int:
     return value
 
 
+class _Bands:
+    """LSH banding over MinHash signatures, kept compact.
+
+    A signature is cut into ``bands`` bands of ``rows`` values; two inputs whose signatures
+    agree on a whole band are candidates. Each band becomes one 64-bit key, and the keys live
+    in a sorted numpy array (12 bytes an entry) plus a small dictionary of recent ones merged
+    into it now and then. datasketch's own ``MinHashLSH`` keeps a Python set per bucket,
+    about 4.5 KB per indexed input (450 MB for 100,000 distinct inputs), and returns whole
+    buckets however large. A bucket here holds at most ``BUCKET_CAP`` groups.
+    """
+
+    def __init__(self, bands: int, rows: int) -> None:
+        import numpy
+
+        self.bands, self.rows = bands, rows
+        # fixed, so that keys (and so results) are the same on every run
+        generator = numpy.random.RandomState(20240601)
+        self._multipliers = generator.randint(0, 2**62, rows, dtype=numpy.uint64) * 2 + 1
+        self._salts = generator.randint(0, 2**62, bands, dtype=numpy.uint64)
+        self._keys = numpy.empty(0, dtype=numpy.uint64)
+        self._members = numpy.empty(0, dtype=numpy.int32)
+        self._recent: dict[int, list[int]] = {}
+        self._recent_entries = 0
+
+    def keys(self, values: Any) -> Any:
+        import numpy
+
+        band = values[: self.bands * self.rows].astype(numpy.uint64).reshape(self.bands, self.rows)
+        # arithmetic modulo 2**64: a collision only adds a candidate, which is then compared
+        return (band * self._multipliers).sum(axis=1, dtype=numpy.uint64) + self._salts
+
+    def candidates(self, keys: Any) -> tuple[list[int], list[int]]:
+        """The groups sharing a bucket with the keys, and each bucket's size."""
+        import numpy
+
+        left = numpy.searchsorted(self._keys, keys, "left")
+        right = numpy.searchsorted(self._keys, keys, "right")
+        found: list[int] = []
+        sizes: list[int] = []
+        for band, key in enumerate(keys.tolist()):
+            start, end = int(left[band]), int(right[band])
+            recent = self._recent.get(key, ())
+            if start < end:
+                found.extend(self._members[start:end].tolist())
+            found.extend(recent)
+            sizes.append(end - start + len(recent))
+        return sorted(set(found)), sizes
+
+    def insert(self, member: int, keys: Any, sizes: list[int]) -> None:
+        for key, size in zip(keys.tolist(), sizes, strict=True):
+            if size < BUCKET_CAP:
+                self._recent.setdefault(key, []).append(member)
+                self._recent_entries += 1
+        if self._recent_entries >= RECENT_ENTRIES:
+            self._merge()
+
+    def _merge(self) -> None:
+        import numpy
+
+        keys = numpy.fromiter(
+            (key for key, members in self._recent.items() for _ in members),
+            dtype=numpy.uint64,
+            count=self._recent_entries,
+        )
+        members = numpy.fromiter(
+            (member for found in self._recent.values() for member in found),
+            dtype=numpy.int32,
+            count=self._recent_entries,
+        )
+        all_keys = numpy.concatenate((self._keys, keys))
+        # stable: within a bucket, groups stay in the order they were found
+        order = numpy.argsort(all_keys, kind="stable")
+        self._keys = all_keys[order]
+        self._members = numpy.concatenate((self._members, members))[order]
+        self._recent, self._recent_entries = {}, 0
+
+
 class DuplicateIndex:
     """Rows added one at a time, each matched against the rows before it.
 
@@ -349,25 +430,22 @@ class DuplicateIndex:
         self.exact_of: dict[int, int] = {}
         #: row (the first of its exact group) -> (the first row of its near group, similarity)
         self.near_of: dict[int, tuple[int, float]] = {}
-        # the rows that start a group ("leaders"), by their position among leaders: the
-        # row number, the shingle hashes and (one row each) the MinHash signature
+        # the rows that start a group ("leaders"), by their position among leaders: the row
+        # number, the shingle hashes (one flat array) and part of the MinHash signature
         self._leaders: array[int] = array("q")
-        self._shingles: list[array[int]] = []
-        self._signatures: Any = None
-        #: rows that start a group but were not indexed, because too many groups look alike
-        self.crowded = 0
-        self._lsh: MinHashLSH | None = None
+        self._shingles: array[int] = array("I")
+        self._shingle_starts: array[int] = array("q", [0])
+        self._estimates: Any = None
+        self._bands: _Bands | None = None
         self._template: MinHash | None = None
 
-    def _near_index(self) -> tuple[MinHash, MinHashLSH]:
-        if self._lsh is None or self._template is None:
-            from datasketch import MinHash, MinHashLSH
+    def _near_index(self) -> tuple[MinHash, _Bands]:
+        if self._bands is None or self._template is None:
+            from datasketch import MinHash
 
             self._template = MinHash(num_perm=NUM_PERM, hashfunc=_same)
-            self._lsh = MinHashLSH(
-                num_perm=NUM_PERM, params=lsh_bands(self.options.threshold, NUM_PERM)
-            )
-        return self._template, self._lsh
+            self._bands = _Bands(*lsh_bands(self.options.threshold, NUM_PERM))
+        return self._template, self._bands
 
     def add(
         self,
@@ -398,38 +476,36 @@ class DuplicateIndex:
         if len(words) < MIN_WORDS_FOR_NEAR:
             return
         hashes = shingle_hashes(words)
-        template, lsh = self._near_index()
+        template, bands = self._near_index()
         signature = template.copy()
         signature.update_batch(hashes)
+        keys = bands.keys(signature.hashvalues)
+        candidates, sizes = bands.candidates(keys)
         mine = set(hashes)
-        candidates = lsh.query(signature)
         # the group whose first row is similar enough, the likeliest first; a row that joins
         # a group is not indexed, so a cluster of look-alikes costs one entry
         for leader in self._likely(candidates, signature.hashvalues):
-            similarity = jaccard(mine, self._shingles[leader])
+            theirs = self._shingles[self._shingle_starts[leader] : self._shingle_starts[leader + 1]]
+            similarity = jaccard(mine, theirs)
             if similarity >= self.options.threshold:
                 self.near_of[number] = (self._leaders[leader], similarity)
                 return
-        if len(candidates) >= CROWDED:
-            # a template filled with different values: rows there already have plenty to be
-            # compared with, and indexing more would make every later row slower
-            self.crowded += 1
-            return
         self._keep_leader(number, hashes, signature.hashvalues)
-        lsh.insert(len(self._leaders) - 1, signature, check_duplication=False)
+        bands.insert(len(self._leaders) - 1, keys, sizes)
 
     def _keep_leader(self, number: int, hashes: array[int], values: Any) -> None:
         import numpy
 
         position = len(self._leaders)
-        if self._signatures is None or position == len(self._signatures):
-            grown = numpy.empty((max(1024, 2 * position), NUM_PERM), values.dtype)
-            if self._signatures is not None:
-                grown[:position] = self._signatures
-            self._signatures = grown
-        self._signatures[position] = values
+        if self._estimates is None or position == len(self._estimates):
+            grown = numpy.empty((max(1024, 2 * position), ESTIMATE_PERM), values.dtype)
+            if self._estimates is not None:
+                grown[:position] = self._estimates
+            self._estimates = grown
+        self._estimates[position] = values[:ESTIMATE_PERM]
         self._leaders.append(number)
-        self._shingles.append(hashes)
+        self._shingles.extend(hashes)
+        self._shingle_starts.append(len(self._shingles))
 
     def _likely(self, candidates: list[int], values: Any) -> list[int]:
         """The candidates worth an exact comparison, likeliest first (ties: earliest first).
@@ -444,7 +520,7 @@ class DuplicateIndex:
         import numpy
 
         found = numpy.array(candidates, dtype=numpy.int64)
-        estimates = (self._signatures[found] == values).mean(axis=1)
+        estimates = (self._estimates[found] == values[:ESTIMATE_PERM]).mean(axis=1)
         kept = estimates >= self.options.threshold - ESTIMATE_MARGIN
         found, estimates = found[kept], estimates[kept]
         order = numpy.lexsort((found, -estimates))[:MAX_COMPARED]
