@@ -2,9 +2,11 @@
 
 A stratum is a case family and an oracle type. Each stratum is shared out between the splits
 (or the sample between the strata) by the largest-remainder rule: every part gets the whole
-part of its quota, and the rows left over go to the largest fractional parts. Where a stratum
-has at least as many rows as there are splits, a split the rule left empty takes one row from
-the split furthest above its quota, so that every split sees every kind of case.
+part of its quota, and the rows left over go to the largest fractional parts. Splitting
+carries each stratum's shortfall to the next, so that strata too small to split (one row
+each) still add up to the ratios overall. Where a stratum has at least as many rows as there
+are splits, a split the rule left empty takes one row from the split furthest above its
+quota, so that every split sees every kind of case.
 
 Splitting keeps exact and near-duplicate inputs together (see :mod:`blueprint.hygiene`), so
 no case leaks from one split into another. Randomness comes from ``random.Random`` seeded
@@ -64,22 +66,37 @@ def _rng(purpose: str, seed: int, stratum: Stratum) -> random.Random:
     return random.Random(f"blueprint-{purpose}:{seed}:{stratum[0] or ''}:{stratum[1] or ''}")
 
 
-def largest_remainder(total: int, weights: Sequence[float], *, at_least_one: bool) -> list[int]:
+def largest_remainder(
+    total: int,
+    weights: Sequence[float],
+    *,
+    at_least_one: bool,
+    carried: Sequence[float] | None = None,
+    tie_order: Sequence[int] | None = None,
+) -> list[int]:
     """Share ``total`` out in proportion to ``weights`` (the largest-remainder rule).
 
-    With ``at_least_one`` and ``total >= len(weights)``, a part left with nothing takes one
-    from the part furthest above its quota. Ties go to the part listed first.
+    Every part gets the whole part of its quota; the rest go one each to the parts with the
+    largest fractional remainders, plus ``carried`` (what earlier shares fell short of their
+    quotas, so that many small shares add up to the proportions), and ties go by
+    ``tie_order`` (default: the order listed). Each part ends within one of its quota. With
+    ``at_least_one`` and ``total >= len(weights)``, a part left with nothing then takes one
+    from the part furthest above its quota.
     """
     weight_sum = math.fsum(weights)
     quotas = [total * weight / weight_sum for weight in weights]
     counts = [math.floor(quota) for quota in quotas]
-    by_remainder = sorted(range(len(quotas)), key=lambda i: (-(quotas[i] - counts[i]), i))
-    for position in by_remainder[: total - sum(counts)]:
+    carry = carried or [0.0] * len(weights)
+    rank = tie_order or range(len(weights))
+    # only a part with a fractional remainder may round up, so none ends a whole row off
+    fractional = [i for i in range(len(quotas)) if quotas[i] > counts[i]]
+    fractional.sort(key=lambda i: (-(quotas[i] - counts[i] + carry[i]), rank[i]))
+    for position in fractional[: total - sum(counts)]:
         counts[position] += 1
     if at_least_one and total >= len(weights):
         for empty in [i for i, count in enumerate(counts) if count == 0]:
             donors = [i for i, count in enumerate(counts) if count >= 2]
-            donor = max(donors, key=lambda i: (counts[i] - quotas[i], -i))
+            donor = max(donors, key=lambda i: (counts[i] - quotas[i], -rank[i]))
             counts[donor] -= 1
             counts[empty] += 1
     return counts
@@ -312,6 +329,7 @@ def _assign(
     for first, members in units.items():
         by_stratum.setdefault(stratum_ids[first], []).append(members)
     assigned = array("b", bytes(len(group_first)))
+    carried = [0.0] * len(weights)
     for stratum in sorted(strata, key=_stratum_order):
         stratum_units = by_stratum.get(strata[stratum], [])
         if not stratum_units:
@@ -319,13 +337,18 @@ def _assign(
         _rng("split", options.seed, stratum).shuffle(stratum_units)
         stratum_units.sort(key=len, reverse=True)  # stable: big groups first, then shuffled
         rows = sum(len(unit) for unit in stratum_units)
-        targets = largest_remainder(rows, weights, at_least_one=len(stratum_units) >= len(weights))
+        targets = largest_remainder(
+            rows, weights, at_least_one=len(stratum_units) >= len(weights), carried=carried
+        )
         given = [0] * len(weights)
         for unit in stratum_units:
             split = max(range(len(weights)), key=lambda i: (targets[i] - given[i], -i))
             given[split] += len(unit)
             for position in unit:
                 assigned[position] = split
+        # what this stratum gave each split against its quota, for the strata after it
+        for split, ratio in enumerate(weights):
+            carried[split] += rows * ratio / math.fsum(weights) - given[split]
     return assigned
 
 
@@ -425,10 +448,14 @@ def sample_set(
             f" 1 to {total}"
         )
     ordered = sorted(strata, key=_stratum_order)
+    # ties between strata go by a seeded draw, not by their names
+    tie_order = list(range(len(ordered)))
+    _rng("sample-ties", options.seed, (None, None)).shuffle(tie_order)
     sizes = largest_remainder(
         options.size,
         [len(strata[stratum]) for stratum in ordered],
         at_least_one=options.size >= len(ordered),
+        tie_order=tie_order,
     )
     chosen: set[int] = set()
     report = []
