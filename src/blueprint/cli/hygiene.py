@@ -131,19 +131,23 @@ def _print_duplicates(found: DuplicateReport) -> None:
     with_splits = any(summary.splits for summary in found.sets)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=False)
     table.add_column("group", justify="right", no_wrap=True)
-    table.add_column("kind", no_wrap=True)
-    table.add_column("similarity", justify="right", no_wrap=True)
+    # "exact" or "near" on a group's first row; a near-duplicate's similarity on its own
+    table.add_column("kind", justify="right", no_wrap=True)
     if several:
-        table.add_column("set", overflow="fold", max_width=30)
+        table.add_column("set", overflow="fold")
     table.add_column("line", justify="right", no_wrap=True)
-    table.add_column("row", overflow="fold", max_width=30)
+    table.add_column("row", overflow="fold")
     if with_splits:
         table.add_column("split", no_wrap=True)
-    table.add_column("note", overflow="fold")
+    table.add_column("note", no_wrap=True)
     shown = 0
 
-    def add(group: int, kind: str, similarity: str, row: RowRef, note: str) -> None:
-        cells = [str(group) if kind else "", kind, similarity]
+    def add(group: str, kind: str, row: RowRef, note: str = "") -> None:
+        nonlocal shown
+        shown += 1
+        if shown > TEXT_LIMIT:
+            return
+        cells = [group, kind]
         if several:
             cells.append(escape(row.set))
         cells += [
@@ -163,20 +167,14 @@ def _print_duplicates(found: DuplicateReport) -> None:
     number = 0
     for exact in found.exact:
         number += 1
-        for position, row in enumerate(exact.rows):
-            if shown < TEXT_LIMIT:
-                first = position == 0
-                add(number, "exact" if first else "", "", row, note(exact) if first else "")
-            shown += 1
+        add(str(number), "exact", exact.rows[0], note(exact))
+        for row in exact.rows[1:]:
+            add("", "", row)
     for near in found.near:
         number += 1
-        if shown < TEXT_LIMIT:
-            add(number, "near", "", near.first, note(near))
-        shown += 1
+        add(str(number), "near", near.first, note(near))
         for match in near.matches:
-            if shown < TEXT_LIMIT:
-                add(number, "", f"{match.similarity:.2f}", match.row, "")
-            shown += 1
+            add("", f"{match.similarity:.2f}", match.row)
     if shown:
         out.print(table)
     if shown > TEXT_LIMIT:
