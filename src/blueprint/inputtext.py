@@ -32,18 +32,13 @@ MIN_WORDS_FOR_NEAR: Final = 4
 #: leave them out, because one shared system prompt would make every chat row look alike
 _SETUP_ROLES: Final = frozenset({"system", "developer"})
 
-# ASCII punctuation (not symbols such as $ + = <), replaced at once unless between two digits
-_ASCII_PUNCTUATION: Final = "".join(
-    char for char in string.punctuation if unicodedata.category(char).startswith("P")
+# one punctuation character at a time (not symbols such as $ + = <): the ASCII ones, and,
+# in other texts, anything neither a word character nor a space (the category decides)
+_ASCII_PUNCTUATION: Final = re.compile(
+    "["
+    + re.escape("".join(c for c in string.punctuation if unicodedata.category(c)[0] == "P"))
+    + "]"
 )
-_ASCII_CLASS: Final = "[" + re.escape(_ASCII_PUNCTUATION) + "]"
-# a sign or a decimal point that starts a number (-5, .5) belongs to it
-_NUMBER_START: Final = r"(?<![\w.,])[-.](?=\d)"
-_ASCII_PUNCTUATION_RUN: Final = re.compile(
-    rf"(?!{_NUMBER_START})(?:(?<!\d){_ASCII_CLASS}|{_ASCII_CLASS}(?!\d))"
-)
-_STARTS_NUMBER: Final = re.compile(_NUMBER_START)
-# elsewhere punctuation and symbols are candidates; the replacement keeps the symbols
 _NOT_WORD: Final = re.compile(r"[^\w\s]|_")
 
 
@@ -103,16 +98,27 @@ def canonical_text(value: Any, *, near: bool = False) -> str:
     return _canonical(value)
 
 
-def _replace_punctuation(match: re.Match[str]) -> str:
+def _kept(text: str, start: int, char: str) -> bool:
+    """Whether punctuation belongs to a number: between two digits (3.5, 1,000, 10:30,
+    2024-06-01), or a sign or point that starts one (-5, .5)."""
+    if not text[start + 1 : start + 2].isdecimal():
+        return False
+    before = text[start - 1] if start else ""
+    if before.isdecimal():
+        return True
+    return char in "-." and not (before.isalnum() or before in ("_", ".", ","))
+
+
+def _ascii_replacement(match: re.Match[str]) -> str:
     char = match.group()
-    if not unicodedata.category(char).startswith("P"):
+    return char if _kept(match.string, match.start(), char) else " "
+
+
+def _replacement(match: re.Match[str]) -> str:
+    char = match.group()
+    if unicodedata.category(char)[0] != "P":
         return char  # a symbol ($, +, =, an emoji) means something
-    text, start, end = match.string, match.start(), match.end()
-    if start > 0 and end < len(text) and text[start - 1].isdigit() and text[end].isdigit():
-        return char  # 3.5, 1,000, 10:30, 2024-06-01
-    if _STARTS_NUMBER.match(text, start):
-        return char  # -5, .5
-    return " "
+    return char if _kept(match.string, match.start(), char) else " "
 
 
 def normalize(text: str) -> str:
@@ -120,12 +126,13 @@ def normalize(text: str) -> str:
 
     A text that is nothing but punctuation keeps it ("?" is not "!").
     """
-    # case folding can undo NFKC (a folded letter may compose again), hence NFKC twice
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    if folded.isascii():
-        stripped = " ".join(_ASCII_PUNCTUATION_RUN.sub(" ", folded).split())
+    if text.isascii():  # NFKC leaves ASCII alone, and folding it is lowering it
+        folded = text.lower()
+        stripped = " ".join(_ASCII_PUNCTUATION.sub(_ascii_replacement, folded).split())
     else:
-        stripped = " ".join(_NOT_WORD.sub(_replace_punctuation, folded).split())
+        # case folding can undo NFKC (a folded letter may compose again), hence NFKC twice
+        folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+        stripped = " ".join(_NOT_WORD.sub(_replacement, folded).split())
     return stripped or " ".join(folded.split())
 
 
