@@ -55,7 +55,7 @@ def test_case_id_mismatch() -> None:
 
 
 def test_duplicate_id_reported_on_each_repeat() -> None:
-    assert found(document(row("a"), row("b"), row("a"), row("a"))) == [
+    assert found(document(row("a"), row("b"), row("a"), row("a")), "duplicate-id") == [
         ("duplicate-id", 2, "$.rows[2].id"),
         ("duplicate-id", 3, "$.rows[3].id"),
     ]
@@ -289,6 +289,73 @@ def test_missing_set_file_is_a_warning(tmp_path: Path) -> None:
     path.write_text('{"id": "a"}\n', encoding="utf-8")
     report = validate_file(path, options=ValidationOptions(select=frozenset({"missing-set-file"})))
     assert report.flatten(("code", "severity")) == [("missing-set-file", "warning")]
+
+
+def _with_input(row_id: str, value: object, split: str | None = None) -> dict:
+    data = row(row_id)
+    data["input"] = value
+    if split is not None:
+        data["metadata"]["split"] = split
+    return data
+
+
+def test_duplicate_input_after_normalisation_is_a_warning_on_each_repeat() -> None:
+    doc = document(
+        _with_input("a", "How do I return a kettle?"),
+        _with_input("b", "how do i  RETURN a kettle"),
+        _with_input("c", "How do I return a blender?"),
+        _with_input("d", "How do I return a kettle!"),
+    )
+    assert found(doc) == [
+        ("duplicate-input", 1, "$.rows[1].input"),
+        ("duplicate-input", 3, "$.rows[3].input"),
+    ]
+    assert validate_document(doc).valid
+
+
+def test_duplicate_input_compares_objects_and_chats_by_content() -> None:
+    chat = [{"role": "user", "content": "Where is my refund?"}]
+    doc = document(
+        _with_input("a", {"question": "Refund?", "order": "A-1"}),
+        _with_input("b", {"order": "a 1", "question": "refund"}),
+        _with_input("c", chat),
+        _with_input("d", [{"content": "where is my refund", "role": "user"}]),
+        _with_input("e", [{"role": "assistant", "content": "Where is my refund?"}]),
+        _with_input("f", ""),
+        _with_input("g", ""),
+    )
+    assert found(doc) == [
+        ("duplicate-input", 1, "$.rows[1].input"),
+        ("duplicate-input", 3, "$.rows[3].input"),
+    ]
+
+
+def test_duplicate_input_across_splits_is_an_error() -> None:
+    doc = document(
+        _with_input("a", "What is the refund window?"),
+        _with_input("b", "what is the refund window", split="dev"),
+        _with_input("c", "What is the refund window?", split="test"),
+        _with_input("d", "What is the refund window?", split="dev"),
+    )
+    report = validate_document(doc)
+    assert report.flatten(("code", "row_index", "severity")) == [
+        ("duplicate-input", 1, "warning"),
+        ("duplicate-input-across-splits", 2, "error"),
+        ("duplicate-input", 3, "warning"),
+    ]
+    assert not report.valid
+    ignored = ValidationOptions(ignore=frozenset({"duplicate-input-across-splits"}))
+    assert validate_document(doc, options=ignored).valid
+
+
+def test_near_duplicate_input_is_not_the_validators(tmp_path: Path) -> None:
+    # "near-duplicate-input" comes from blueprint dedupe (an index of every input), never
+    # from the validator's single pass
+    doc = document(
+        _with_input("a", "how many days do I have to return a kettle bought online"),
+        _with_input("b", "how many days do I have to return the kettle bought online"),
+    )
+    assert found(doc) == []
 
 
 def test_every_code_has_a_test_here() -> None:

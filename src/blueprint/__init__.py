@@ -31,6 +31,7 @@ from blueprint.errors import (
 )
 from blueprint.formats import REGISTRY, Codec, ExportResult, LossyField, get_codec
 from blueprint.frames import issues_frame, rows_frame
+from blueprint.hygiene import DuplicateReport, find_duplicates
 from blueprint.issues import CODES, Issue, ValidationReport
 from blueprint.model import (
     EVALUATOR_TYPES,
@@ -42,6 +43,7 @@ from blueprint.model import (
     Row,
 )
 from blueprint.sets import load_set, save_set
+from blueprint.splits import SampleOptions, SplitOptions, sample_set, split_set
 from blueprint.validate import ValidationOptions, validate_document, validate_file
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
     "Codec",
     "ConvertOptions",
     "ConvertResult",
+    "DuplicateReport",
     "EvalSet",
     "ExportResult",
     "InvalidSetError",
@@ -69,7 +72,9 @@ __all__ = [
     "ParseError",
     "RoundtripResult",
     "Row",
+    "SampleOptions",
     "SetDiff",
+    "SplitOptions",
     "UnknownFormatError",
     "UsageError",
     "ValidationOptions",
@@ -80,12 +85,15 @@ __all__ = [
     "conditions",
     "convert",
     "diff_files",
+    "find_duplicates",
     "get_codec",
     "issues_frame",
     "load_set",
     "roundtrip",
     "rows_frame",
+    "sample_set",
     "save_set",
+    "split_set",
     "validate_document",
     "validate_file",
     "verdict",

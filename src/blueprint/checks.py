@@ -19,6 +19,7 @@ from jsonschema.protocols import Validator
 from pydantic import ValidationError as ModelValidationError
 
 from blueprint import admissibility, jsonpath
+from blueprint.inputtext import input_key, split_of
 from blueprint.issues import Issue, make_issue
 from blueprint.jsonvalues import dumps_text, json_type
 from blueprint.model import (
@@ -274,6 +275,12 @@ class SetState:
     #: family -> field -> (value, row index, row id) of the first row that gave it; bounded by
     #: the number of families, not rows
     family_firsts: dict[str, dict[str, tuple[Any, int, str | None]]] = field(default_factory=dict)
+    #: normalised-input key -> index of the first row with that input (one small int pair
+    #: per row with an input, like the ids)
+    first_input: dict[int, int] = field(default_factory=dict)
+    #: first row of an input -> (split, index) of the first row of that input with a split;
+    #: kept only for inputs that repeat or carry a split
+    input_split: dict[int, tuple[str, int]] = field(default_factory=dict)
 
     @classmethod
     def from_header(cls, header: dict[str, Any] | None) -> SetState:
@@ -334,6 +341,36 @@ def check_duplicate_id(row: RowView, state: SetState) -> Iterator[Issue]:
         line = state.lines[first] if first < len(state.lines) else 0
         where = f" (line {line})" if line else ""
         yield row.issue("duplicate-id", "id", id=row.id, first_index=first, first_where=where)
+
+
+def _row_where(state: SetState, index: int) -> str:
+    line = state.lines[index] if index < len(state.lines) else 0
+    return f"row {index}" + (f" (line {line})" if line else "")
+
+
+def check_duplicate_input(row: RowView, state: SetState) -> Iterator[Issue]:
+    if "input" not in row.data:
+        return
+    key = input_key(row.data["input"])
+    if key is None:
+        return
+    first = state.first_input.setdefault(key, row.index)
+    split = split_of(row.data)
+    seen_split = state.input_split.get(first)
+    if seen_split is None and split is not None:
+        state.input_split[first] = (split, row.index)
+    if first == row.index:
+        return
+    if seen_split is not None and split is not None and seen_split[0] != split:
+        yield row.issue(
+            "duplicate-input-across-splits",
+            "input",
+            other=_row_where(state, seen_split[1]),
+            other_split=seen_split[0],
+            split=split,
+        )
+    else:
+        yield row.issue("duplicate-input", "input", other=_row_where(state, first))
 
 
 def evaluator_issue(
@@ -523,6 +560,7 @@ class RowRule:
 ROW_RULES: Final[tuple[RowRule, ...]] = (
     RowRule(("case-id-mismatch",), check_case_id),
     RowRule(("duplicate-id",), check_duplicate_id),
+    RowRule(("duplicate-input", "duplicate-input-across-splits"), check_duplicate_input),
     RowRule(("inadmissible-evaluator", "conditional-evaluator"), check_evaluator),
     RowRule(("expected-shape",), check_expected_shape),
     RowRule(("omitted-field",), check_omitted_fields),

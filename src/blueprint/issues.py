@@ -65,6 +65,42 @@ CODES: Final[dict[str, IssueCode]] = {
             " names the first row that used the id.",
         ),
         IssueCode(
+            "duplicate-input",
+            "warning",
+            "Two rows share an input",
+            "the input is the same as that of {other}, once case, spacing and punctuation are"
+            " normalised",
+            "Two cases that pose the same input count twice in every score. Inputs are compared"
+            " after Unicode NFKC normalisation, case folding, collapsing whitespace and turning"
+            " punctuation into spaces (a point or comma between two digits, and a sign before a"
+            " number, are kept); object keys are sorted and each chat message is compared with"
+            " its role. The issue is reported on every repeat and names the first row. Merge the"
+            " rows, or make the inputs differ on purpose. `blueprint dedupe` lists them, and"
+            " finds near-duplicates too.",
+        ),
+        IssueCode(
+            "duplicate-input-across-splits",
+            "error",
+            "Same input in two splits",
+            "the input is the same as that of {other}, which is in split {other_split!r} while"
+            " this row is in {split!r}: a case must not be in two splits",
+            "Rows whose `metadata.split` differ (dev and test, train and test) share an input"
+            " once normalised, so the split used to tune a system also grades it. Keep one of"
+            " them, or move them into the same split; `blueprint split` keeps duplicates"
+            " together.",
+        ),
+        IssueCode(
+            "near-duplicate-input",
+            "warning",
+            "Input nearly the same as another row's",
+            "the input is a near-duplicate of that of {other} (similarity {similarity}, threshold"
+            " {threshold}){splits}",
+            "The two inputs share most of their words and word pairs (Jaccard similarity of"
+            " their shingles at or above the threshold). Found by `blueprint dedupe` (and by"
+            " checks that call it), not by the validator's single pass: near-duplicates need an"
+            " index of every input.",
+        ),
+        IssueCode(
             "inadmissible-evaluator",
             "error",
             "Evaluator barred for the oracle type",

@@ -22,6 +22,7 @@ from blueprint.cli.curate import (
     rm_command,
 )
 from blueprint.cli.diff import diff_command
+from blueprint.cli.hygiene import dedupe_command, sample_command, split_command
 from blueprint.cli.reference import evaluators_command, formats_command, schema_command
 from blueprint.cli.validate import validate_command
 
@@ -68,6 +69,9 @@ app.add_typer(family_app, name="family")
 app.command("merge")(merge_command)
 app.command("accept")(accept_command)
 app.command("promote")(promote_command)
+app.command("dedupe")(dedupe_command)
+app.command("split")(split_command)
+app.command("sample")(sample_command)
 
 
 def _wants_json(arguments: list[str]) -> bool:
