@@ -97,9 +97,15 @@ def test_json_report_has_steps_and_statistics(repo: Path) -> None:
         "canonical round-trip": "passed",
         "round-trip via deepeval": "passed",
         "export promptfoo exports/refunds.yaml": "passed",
+        # the two sets hold the same inputs: reported, a warning, not a failure
+        "duplicates across sets": "passed",
     }
     broken = {step["name"]: step["status"] for step in by_path["evals/support.csv"]["steps"]}
-    assert broken == {"validate": "failed", "canonical round-trip": "skipped"}
+    assert broken == {
+        "validate": "failed",
+        "canonical round-trip": "skipped",
+        "duplicates across sets": "passed",
+    }
     assert {stat["code"] for stat in report["statistics"]} >= {"schema"}
 
 
@@ -230,3 +236,34 @@ def test_several_processes_give_the_same_report(tmp_path: Path, monkeypatch) -> 
     serial = check_sets(project, project_sets(project), jobs=1).to_json()
     pooled = check_sets(project, project_sets(project), jobs=2).to_json()
     assert serial == pooled and serial["passed"] is False and len(serial["sets"]) == 6
+
+
+def test_a_case_in_both_the_dev_and_the_test_set_fails(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_json(tmp_path / "dev.json", document(row("a"), row("b")))
+    test_rows = [row("c"), row("d")]
+    test_rows[1]["input"] = "Question for A?"  # the dev set's first input, written otherwise
+    write_json(tmp_path / "test.json", document(*test_rows))
+    (tmp_path / "blueprint.toml").write_text(
+        '[[set]]\npath = "dev.json"\nsplit = "dev"\n[[set]]\npath = "test.json"\nsplit = "test"\n',
+        encoding="utf-8",
+    )
+    result = run("check", "--report", "json")
+    assert result.exit_code == 1
+    report = {entry["path"]: entry for entry in json.loads(result.stdout)["sets"]}
+    steps = {s["name"]: s["status"] for s in report["test.json"]["steps"]}
+    assert steps["duplicates across sets"] == "failed"
+    issues = report["test.json"]["validation"]["issues"]
+    assert [(i["code"], i["rowId"]) for i in issues] == [("duplicate-input-across-splits", "d")]
+    assert report["dev.json"]["passed"] is True
+
+    result = run("check", "--report", "github")
+    assert "::error file=test.json," in result.stdout
+    # a hook names only the changed file: it is still compared with the other sets
+    assert run("check", "test.json").exit_code == 1
+    assert run("check", "dev.json").exit_code == 0
+
+    (tmp_path / "blueprint.toml").write_text(
+        'duplicates = "off"\ninclude = ["*.json"]\n', encoding="utf-8"
+    )
+    assert run("check").exit_code == 0

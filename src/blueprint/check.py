@@ -15,7 +15,7 @@ import functools
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -29,6 +29,7 @@ from blueprint.discovery import Discovery, FoundSet
 from blueprint.errors import BlueprintError
 from blueprint.formats import ExportResult, LossyField
 from blueprint.formats.setfile import set_file_for
+from blueprint.hygiene import find_duplicates
 from blueprint.issues import CodeStatistic, ValidationReport, code_statistics
 from blueprint.validate import validate_file
 
@@ -117,11 +118,18 @@ class CheckReport:
 POOL_THRESHOLD: Final = 4
 
 
-def check_sets(project: Project, discovery: Discovery, *, jobs: int = 1) -> CheckReport:
+def check_sets(
+    project: Project,
+    discovery: Discovery,
+    *,
+    jobs: int = 1,
+    compare_with: Sequence[FoundSet] = (),
+) -> CheckReport:
     """Check every set found; configured sets that are missing fail as such.
 
     With ``jobs`` above 1 the sets are checked in that many processes at once; the report is
-    the same, in the same order.
+    the same, in the same order. ``compare_with`` names the project's other sets, searched
+    for the inputs of the sets checked (a hook checks the changed sets, against all).
     """
     report = CheckReport(config=project.path, notes=list(discovery.notes))
     for path, entry in discovery.missing:
@@ -138,7 +146,69 @@ def check_sets(project: Project, discovery: Discovery, *, jobs: int = 1) -> Chec
     else:
         report.sets.extend(check_set(project, found) for found in discovery.sets)
     report.sets.sort(key=lambda outcome: str(outcome.path))
+    if project.config.duplicates != "off":
+        _check_across_sets(report.sets, project, compare_with)
     return report
+
+
+def _check_across_sets(
+    outcomes: list[SetOutcome], project: Project, compare_with: Sequence[FoundSet]
+) -> None:
+    """The same input in two sets: a repeat, and an error when the two are different splits
+    (a test case that also sits in the dev set). Within one set the validator reports them."""
+    readable = [o for o in outcomes if o.report is not None and not o.report.unreadable]
+    checked = {outcome.path.resolve() for outcome in outcomes}
+    others = [
+        project.settings_for(found.path, found.entry)
+        for found in compare_with
+        if found.path.resolve() not in checked and found.path.exists()
+    ]
+    # in the project's order (by path), so a repeat is reported on the same row whichever
+    # sets were named
+    searched = sorted(
+        [outcome.settings for outcome in readable] + others, key=lambda item: str(item.path)
+    )
+    if not readable or len(searched) < 2:
+        return
+    name = "duplicates across sets"
+    try:
+        found = find_duplicates(
+            [settings.path for settings in searched],
+            threshold=project.config.duplicate_threshold,
+            near=project.config.duplicates == "near",
+            formats=[settings.format for settings in searched],
+            splits=[settings.split for settings in searched],
+        )
+    except BlueprintError as error:
+        for outcome in readable:
+            outcome.steps.append(Step(name, "failed", "refused", [str(error)]))
+        return
+    for outcome in readable:
+        assert outcome.report is not None
+        options = outcome.settings.options
+        issues = [
+            issue
+            for issue in found.issues_for(outcome.path, across_sets_only=True)
+            if options.wants(issue.code)
+        ]
+        outcome.report.issues.extend(issues)
+        failing = [
+            issue
+            for issue in issues
+            if issue.severity == "error"
+            or (issue.severity == "warning" and outcome.settings.fail_on == "warning")
+        ]
+        summary = (
+            f"{len(issues)} input(s) also in another set" if issues else "no input of another set"
+        )
+        outcome.steps.append(
+            Step(
+                name,
+                "failed" if failing else "passed",
+                summary,
+                [f"row {issue.row_id or issue.row_index}: {issue.message}" for issue in failing],
+            )
+        )
 
 
 def default_jobs() -> int:

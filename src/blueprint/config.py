@@ -94,6 +94,9 @@ class SetEntry(Policy):
 
     path: str
     format: str | None = None
+    #: the split the file is (dev, test): its rows that name no split of their own are in
+    #: it, so the same input in two files of different splits is a leak across splits
+    split: str | None = Field(default=None, min_length=1)
     export: list[ExportSpec] = Field(default_factory=list)
 
     @field_validator("format")
@@ -109,6 +112,10 @@ class ProjectConfig(Policy):
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
     set: list[SetEntry] = Field(default_factory=list)
+    #: look for the same input in several sets: exact repeats only, near ones too, or not
+    duplicates: Literal["off", "exact", "near"] = "exact"
+    #: how alike two inputs must be (Jaccard similarity) to be near-duplicates
+    duplicate_threshold: float = Field(default=0.8, gt=0, le=1)
 
 
 def _format_name(value: str) -> str:
@@ -131,6 +138,7 @@ class SetSettings:
     allow_weakened: bool
     max_starter_rows: int | None
     exports: tuple[ExportSpec, ...]
+    split: str | None = None
 
 
 #: what a set is asked when neither the project nor its entry says otherwise
@@ -193,6 +201,7 @@ class Project:
             allow_weakened=pick("allow_weakened"),
             max_starter_rows=pick("max_starter_rows"),
             exports=tuple(entry.export) if entry is not None else (),
+            split=entry.split if entry is not None else None,
         )
 
     def resolve(self, relative: str) -> Path:

@@ -263,15 +263,20 @@ class DuplicateReport:
             "near": [group.to_json() for group in self.near],
         }
 
-    def issues_for(self, path: StrPath) -> list[Issue]:
+    def issues_for(self, path: StrPath, *, across_sets_only: bool = False) -> list[Issue]:
         """The findings on one searched set's rows, as validator issues: each repeat names the
-        row it repeats (in this set or another), and is reported on the later row."""
+        row it repeats (in this set or another), and is reported on the later row.
+
+        ``across_sets_only`` leaves out an exact repeat of a row of the same set (the
+        validator reports those itself, as ``duplicate-input``)."""
         label = str(Path(path))
         found: list[Issue] = []
         for group in self.exact:
             first = group.rows[0]
             for row in group.rows[1:]:
                 if row.set != label:
+                    continue
+                if across_sets_only and all(r.set == label for r in group.rows):
                     continue
                 other = _other(first, row)
                 split_rows = [r for r in group.rows if r.split is not None]
@@ -585,15 +590,24 @@ def _row_id(row: Any) -> str | None:
 
 
 def index_set(
-    index: DuplicateIndex, path: Path, set_number: int, format: str | None = None
+    index: DuplicateIndex,
+    path: Path,
+    set_number: int,
+    format: str | None = None,
+    split: str | None = None,
 ) -> tuple[SetSummary, SetSource]:
-    """Add every row of a set file to the index; the summary and the (spent) source."""
+    """Add every row of a set file to the index; the summary and the (spent) source.
+
+    ``split`` is the split of a file that is one split (a project's test set): rows that name
+    no split of their own are taken to be in it.
+    """
+    default_split = split
     source = resolve_codec(path, format, reading=True).open(path)
     rows = compared = 0
     splits: Counter[str] = Counter()
     for position, line, row in read_rows(source):
         rows += 1
-        split = split_of(row)
+        split = split_of(row) or default_split
         if split is not None:
             splits[split] += 1
         number = index.add(
@@ -628,17 +642,26 @@ def find_duplicates(
     threshold: float = DEFAULT_THRESHOLD,
     near: bool = True,
     format: str | None = None,
+    formats: Sequence[str | None] | None = None,
+    splits: Sequence[str | None] | None = None,
 ) -> DuplicateReport:
     """Exact and near-duplicate inputs within and across the set files, in the order given.
 
-    ``format`` names the format of every file (default: each file's extension and content).
-    A file that cannot be read raises :class:`ParseError` naming it.
+    ``format`` names the format of every file (default: each file's extension and content);
+    ``formats`` names one per file instead. ``splits`` gives, per file, the split its rows
+    are in when they name none (a file that is one split). A file that cannot be read
+    raises :class:`ParseError` naming it.
     """
     index = DuplicateIndex(DuplicateOptions(threshold=threshold, near=near))
     summaries: list[SetSummary] = []
     sources: list[SetSource] = []
-    for number, path in enumerate(distinct_paths(paths)):
-        summary, source = index_set(index, path, number, format)
+    files = distinct_paths(paths)
+    per_file = list(formats) if formats is not None else [format] * len(files)
+    file_splits = list(splits) if splits is not None else [None] * len(files)
+    if len(per_file) != len(files) or len(file_splits) != len(files):
+        raise UsageError("formats and splits name one value per set")
+    for number, path in enumerate(files):
+        summary, source = index_set(index, path, number, per_file[number], file_splits[number])
         summaries.append(summary)
         sources.append(source)
     return index.report(summaries, [source.line_of for source in sources])

@@ -15,7 +15,7 @@ from blueprint.cli._common import ConfigOption, ReportKind, boundary, err, out, 
 from blueprint.cli.findings import print_findings, statistics_table
 from blueprint.cli.validate import StatisticsOption
 from blueprint.config import load_project
-from blueprint.discovery import expand, project_sets, select
+from blueprint.discovery import FoundSet, expand, project_sets, select
 from blueprint.errors import UsageError
 from blueprint.reports import render_check_github, render_check_junit
 
@@ -63,6 +63,7 @@ def check_command(
     formats. Exit 0 when every set passes, 1 when any fails, 2 for a broken configuration.
     """
     project = load_project(config)
+    compare_with: list[FoundSet] = []
     if project.path is None:
         if not paths:
             raise UsageError(
@@ -73,8 +74,10 @@ def check_command(
     else:
         discovery = project_sets(project)
         if paths:
+            # the sets named are checked; their inputs are still compared with all the others
+            compare_with = discovery.sets
             discovery = select(discovery, paths)
-    result = check_sets(project, discovery, jobs=jobs or default_jobs())
+    result = check_sets(project, discovery, jobs=jobs or default_jobs(), compare_with=compare_with)
     for note in result.notes:
         err.print(f"[dim]note:[/] {escape(note)}")
     if report is ReportKind.json:
