@@ -16,8 +16,8 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from blueprint.errors import BlueprintError
-from blueprint.formats import REGISTRY
+from blueprint.errors import BlueprintError, ParseError
+from blueprint.formats import REGISTRY, refuse_special_file
 from blueprint.formats.setfile import SUFFIX as SET_FILE_SUFFIX
 from blueprint.formats.toml_positions import KeyPath, Positions
 from blueprint.validate import ValidationOptions, resolve_codes
@@ -243,6 +243,10 @@ def load_project(path: Path | None = None, *, start: Path | None = None) -> Proj
 
 
 def read_config(path: Path) -> ProjectConfig:
+    try:
+        refuse_special_file(path)
+    except ParseError as error:
+        raise ConfigError(str(error)) from None
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -18,7 +18,8 @@ from typing import Any, Final, Literal
 import yaml
 from pydantic import ConfigDict, Field, JsonValue, ValidationError, create_model
 
-from blueprint.errors import BlueprintError, UsageError
+from blueprint.errors import BlueprintError, ParseError, UsageError
+from blueprint.formats import refuse_special_file
 from blueprint.model import (
     SCHEMA_VERSION,
     CaseProfile,
@@ -176,6 +177,10 @@ def _line_of(node: yaml.Node | None, location: tuple[Any, ...]) -> int | None:
 
 
 def _read_yaml(path: Path) -> tuple[Any, str]:
+    try:
+        refuse_special_file(path)
+    except ParseError as error:
+        raise PackError(str(error)) from None
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

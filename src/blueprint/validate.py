@@ -75,19 +75,34 @@ def validate_file(
     """Validate a set file of any readable format."""
     path = Path(path)
     options = options or ValidationOptions()
-    codec = resolve_codec(path, format, reading=True)
-    report = ValidationReport(source=str(path), format=codec.name)
+    try:
+        codec = resolve_codec(path, format, reading=True)
+    except ParseError as error:  # not a file that can be read at all (a pipe, a device)
+        return unreadable_report(path, format or "a golden set", error.reason, options)
     try:
         source = codec.open(path)
     except ParseError as error:
-        report.unreadable = True
         reason = error.reason
         if error.path != path:  # the set file beside the data, not the data itself
             reason = f"{error.path.name}: {reason}"
-        if options.wants("parse"):
-            report.issues.append(_parse_issue(codec.name, reason, error.line, error.column))
-        return report
+        return unreadable_report(path, codec.name, reason, options, error.line, error.column)
+    report = ValidationReport(source=str(path), format=codec.name)
     _validate_source(source, options, report)
+    return report
+
+
+def unreadable_report(
+    path: Path,
+    format_name: str,
+    reason: str,
+    options: ValidationOptions,
+    line: int | None = None,
+    column: int | None = None,
+) -> ValidationReport:
+    """The report on a file that cannot be read: one ``parse`` finding saying why."""
+    report = ValidationReport(source=str(path), format=format_name, unreadable=True)
+    if options.wants("parse"):
+        report.issues.append(_parse_issue(format_name, reason, line, column))
     return report
 
 

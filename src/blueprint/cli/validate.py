@@ -21,9 +21,10 @@ from blueprint.cli._common import (
 )
 from blueprint.cli.findings import print_findings, statistics_table, summary_line
 from blueprint.discovery import expand
+from blueprint.errors import AmbiguousFormatError, UnknownFormatError
 from blueprint.issues import ValidationReport, code_statistics
 from blueprint.reports import render_github, render_json, render_junit, render_junit_many
-from blueprint.validate import ValidationOptions, resolve_codes, validate_file
+from blueprint.validate import ValidationOptions, resolve_codes, unreadable_report, validate_file
 
 
 class FailOn(StrEnum):
@@ -96,8 +97,7 @@ def validate_command(
         err.print(f"[dim]note:[/] {escape(note)}")
     single = len(paths) == 1 and len(found.sets) == 1 and found.sets[0].path == Path(paths[0])
     results = [
-        validate_file(item.path, format=value_of(source_format), options=options)
-        for item in found.sets
+        _validated(item.path, value_of(source_format), options, alone=single) for item in found.sets
     ]
     warning_fails = fail_on is FailOn.warning
     if report is ReportKind.json:
@@ -127,6 +127,20 @@ def validate_command(
     if any(result.unreadable for result in results):
         raise typer.Exit(2)
     raise typer.Exit(1 if any(_fails(result, warning_fails) for result in results) else 0)
+
+
+def _validated(
+    path: Path, format_name: str | None, options: ValidationOptions, *, alone: bool
+) -> ValidationReport:
+    """One file's report. A file whose format cannot be told stops a run over that file
+    alone (exit 2, as any usage error); among several, it is reported unreadable and the
+    others are still validated."""
+    try:
+        return validate_file(path, format=format_name, options=options)
+    except (UnknownFormatError, AmbiguousFormatError) as error:
+        if alone:
+            raise
+        return unreadable_report(path, format_name or "a golden set", str(error), options)
 
 
 def _fails(result: ValidationReport, warning_fails: bool) -> bool:

@@ -7,10 +7,11 @@ formats share an extension, and only when it makes one of them certain.
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import Final
 
-from blueprint.errors import AmbiguousFormatError, UnknownFormatError, UsageError
+from blueprint.errors import AmbiguousFormatError, ParseError, UnknownFormatError, UsageError
 from blueprint.formats.apollia import ApolliaCodec
 from blueprint.formats.base import (
     Codec,
@@ -111,6 +112,8 @@ def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:
     Writing, a shared extension means the lossless canonical format; a vendor format is
     written only when named, and refuses an extension whose form it cannot write faithfully.
     """
+    if reading:
+        refuse_special_file(path)
     if name is not None:
         codec = get_codec(name)
         if reading and not codec.can_read:
@@ -148,6 +151,19 @@ def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:
     if len(lossless) == 1:
         return lossless[0]
     raise AmbiguousFormatError(path, [c.name for c in candidates])
+
+
+def refuse_special_file(path: Path) -> None:
+    """Refuse a pipe, a device or a socket before anything opens it: reading a FIFO waits
+    for a writer that may never come, and /dev/zero never ends."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # missing or unreadable: the reader says so, naming the file
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise ParseError(
+            path, "not a regular file (a pipe, a device or a socket); Blueprint reads files"
+        )
 
 
 def _sniff(path: Path, candidates: list[Codec]) -> Codec:

@@ -1,0 +1,78 @@
+"""Inputs that are not regular files (a pipe, a device) are refused at once, never read.
+
+Each command runs in a child process with a time limit: reading a FIFO would wait for a
+writer forever, and /dev/zero never ends, so a regression shows as a timeout, not a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+
+
+def blueprint(*args: object, cwd: Path, env: dict[str, str] | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "blueprint", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "set.json"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["validate", "{fifo}"],
+        ["validate", "{fifo}", "--from", "jsonl"],
+        ["convert", "{fifo}", "out.csv"],
+        ["diff", "{fifo}", "{example}"],
+        ["roundtrip", "{fifo}", "--via", "csv"],
+        ["check", "{fifo}"],
+        ["check", "--config", "{fifo}"],
+        ["packs", "check", "{fifo}"],
+        ["packs", "check", "/dev/zero"],
+        ["dedupe", "{fifo}"],
+    ],
+)
+def test_special_files_are_refused_not_read(tmp_path: Path, fifo: Path, command) -> None:
+    args = [part.format(fifo=fifo, example=EXAMPLES / "support-refunds.json") for part in command]
+    done = blueprint(*args, cwd=tmp_path)
+    assert done.returncode in (1, 2), done.stderr
+    assert "Traceback" not in done.stderr
+    assert "not a regular file" in done.stderr + done.stdout
+
+
+def test_a_fifo_among_packs_is_named_and_the_others_listed(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "evil.yaml")
+    done = blueprint(
+        "packs", "--report", "json", cwd=tmp_path, env={"BLUEPRINT_PACKS": str(tmp_path)}
+    )
+    assert done.returncode == 1
+    assert "evil.yaml" in done.stderr and "not a regular file" in done.stderr
+    json.loads(done.stdout)  # the listing of the readable packs still comes out
+
+
+def test_a_folder_walk_passes_over_a_fifo(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.json")
+    (tmp_path / "ok.json").write_bytes((EXAMPLES / "support-refunds.json").read_bytes())
+    done = blueprint("validate", tmp_path, "--report", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["valid"] is True
