@@ -10,7 +10,13 @@ import pytest
 
 from blueprint.convert import ConvertOptions, convert, roundtrip
 from blueprint.diff import diff_files
-from blueprint.errors import AmbiguousFormatError, OutputExistsError, UnknownFormatError
+from blueprint.errors import (
+    AmbiguousFormatError,
+    OutputError,
+    OutputExistsError,
+    UnknownFormatError,
+    UsageError,
+)
 from blueprint.formats import REGISTRY
 from blueprint.formats.base import ExportResult, LossyField
 from conftest import FIXTURES, document, row, write_json
@@ -197,3 +203,23 @@ def test_retrieval_context_reaches_promptfoo_as_vars(tmp_path: Path) -> None:
     assert back.valid
     (restored,) = json.loads((tmp_path / "back.json").read_text(encoding="utf-8"))["rows"]
     assert restored == data
+
+
+@pytest.mark.parametrize("target", ["in.jsonl", "in.jsonl.set.json"])
+def test_an_output_that_is_the_input_or_its_set_file_is_refused(tmp_path: Path, target) -> None:
+    source = tmp_path / "in.jsonl"
+    convert(FIXTURES / "awkward" / "awkward.json", source)
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    with pytest.raises(UsageError):
+        convert(source, tmp_path / target, ConvertOptions(force=True))
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
+def test_force_never_replaces_a_device() -> None:
+    with pytest.raises(OutputError):
+        convert(
+            FIXTURES / "awkward" / "awkward.json",
+            Path("/dev/null"),
+            ConvertOptions(target_format="csv", force=True),
+        )
+    assert Path("/dev/null").is_char_device()

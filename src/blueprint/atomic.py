@@ -44,6 +44,9 @@ class AtomicOutputs:
                 raise OutputError(target, "it is a folder")
             if not target.parent.is_dir():
                 raise OutputError(target, f"the folder {target.parent} does not exist")
+            if target.exists() and not target.is_file():
+                # --force replaces a file, never a device, a pipe or a socket with one
+                raise OutputError(target, "it is not a regular file, and only a file is replaced")
             if target.exists() and not force:
                 raise OutputExistsError(target)
         self._pending: dict[Path, tuple[Path, IO[bytes] | IO[str]]] = {}

@@ -109,6 +109,7 @@ def convert(
     options = options or ConvertOptions()
     reader = resolve_codec(source_path, options.source_format, reading=True)
     writer = resolve_codec(target_path, options.target_format, reading=False)
+    _refuse_writing_over_the_input(source_path, target_path)
     forms: tuple[str, ...] = getattr(writer, "data_formats", ())
     if options.data_format is not None and options.data_format not in forms:
         raise UsageError(
@@ -176,6 +177,19 @@ def convert(
             " (blueprint validate lists them as derived-value)"
         )
     return ConvertResult(source_path, reader.name, export, notes, report)
+
+
+def _refuse_writing_over_the_input(source: Path, target: Path) -> None:
+    """An output must not be the input, its set file, or a file the input's set file would
+    be: with --force, a conversion would otherwise replace what it is still reading."""
+    inputs = {source.resolve(), set_file_for(source).resolve()}
+    outputs = {target.resolve(), set_file_for(target).resolve()}
+    clash = inputs & outputs
+    if clash:
+        raise UsageError(
+            f"{target}: the output would replace {sorted(map(str, clash))[0]}, which the"
+            f" conversion reads from {source}; write to another file"
+        )
 
 
 @dataclass
