@@ -76,3 +76,32 @@ def test_a_folder_walk_passes_over_a_fifo(tmp_path: Path) -> None:
     done = blueprint("validate", tmp_path, "--report", "json", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["valid"] is True
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["validate", "{example}", "--report", "json"],
+        ["validate", "{broken}"],
+        ["formats"],
+        ["evaluators", "rubric"],
+        ["validate", "--report", "json", "--no-such-option", "x"],
+    ],
+)
+def test_a_full_standard_output_is_an_error_not_a_traceback(tmp_path: Path, command) -> None:
+    args = [
+        part.format(example=EXAMPLES / "support-refunds.json", broken=EXAMPLES / "broken.json")
+        for part in command
+    ]
+    with Path("/dev/full").open("w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "blueprint", *args],
+            cwd=tmp_path,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr

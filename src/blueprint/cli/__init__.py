@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import itertools
+import os
 import sys
 
 import typer
 
 from blueprint import __version__
-from blueprint.cli._common import err, print_json
+from blueprint.cli._common import err, print_json, stdout_failure
 from blueprint.cli.build import add_command, new_command, oracle_command, packs_app
 from blueprint.cli.check import check_command
 from blueprint.cli.convert import convert_command, roundtrip_command
@@ -105,10 +107,33 @@ def main() -> None:
     except _PARSING_ERRORS as error:
         message, exit_code = error.format_message(), error.exit_code  # type: ignore[attr-defined]
         if _wants_json(sys.argv[1:]) and message:
-            print_json({"error": message, "exitCode": exit_code})
+            with contextlib.suppress(OSError):  # the message goes to stderr below anyway
+                print_json({"error": message, "exitCode": exit_code})
         error.show()  # type: ignore[attr-defined]
         sys.exit(exit_code)
     except typer.Abort:
         err.print("aborted")
         sys.exit(1)
+    except OSError as error:  # stdout written outside a command's boundary (a parsing error)
+        _quiet_stdout()
+        err.print(f"[bold red]error:[/] {stdout_failure(error)}")
+        sys.exit(2)
+    try:
+        sys.stdout.flush()
+    except OSError as error:  # what the command printed could not all be written
+        _quiet_stdout()
+        err.print(f"[bold red]error:[/] {stdout_failure(error)}")
+        sys.exit(2)
+    if isinstance(code, int) and code == 2:
+        _quiet_stdout()  # a failed write may still sit in the buffer; never flush it again
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of a full disk or a
+    closed pipe does not end in a second error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

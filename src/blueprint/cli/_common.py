@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
@@ -99,7 +100,10 @@ def value_of(choice: StrEnum | None) -> str | None:
 
 def print_json(data: Any) -> None:
     """Machine output: JSON on stdout, nothing else there."""
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    try:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    except OSError as error:
+        raise stdout_failure(error) from None
 
 
 Strict = Annotated[
@@ -174,6 +178,8 @@ def boundary(command: Callable[P, R]) -> Callable[P, R]:
             raise
         except BlueprintError as error:
             _fail(str(error), error.exit_code, kwargs)
+        except StdoutError as error:
+            _fail(str(error), 2, {})  # stdout is what failed: say it on stderr only
         except OSError as error:  # the machine refused (disk full, permissions): not a bug
             _fail(str(error), 2, kwargs)
         except Exception as error:
@@ -192,5 +198,15 @@ def _fail(message: str, code: int, arguments: dict[str, Any]) -> NoReturn:
     err.print(f"[bold red]error:[/] {escape(message)}")
     report = arguments.get("report")
     if isinstance(report, StrEnum) and report.value == "json":
-        print_json({"error": message, "exitCode": code})
+        with contextlib.suppress(StdoutError):  # said on stderr already
+            print_json({"error": message, "exitCode": code})
     raise typer.Exit(code)
+
+
+class StdoutError(BlueprintError, OSError):
+    """Standard output cannot be written (a full disk, a closed pipe)."""
+
+
+def stdout_failure(error: OSError) -> StdoutError:
+    reason = error.strerror or str(error)
+    return StdoutError(f"cannot write to standard output: {reason}")
