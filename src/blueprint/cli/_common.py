@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -13,11 +14,29 @@ from typing import Annotated, Any, Final, NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as escape_markup
 
 from blueprint.errors import BlueprintError
 from blueprint.formats import REGISTRY, ExportResult
 from blueprint.model import EVALUATOR_TYPES, ORACLE_TYPES, PROVENANCES
+
+#: characters a terminal acts on rather than shows: C0 controls but tab and newline, DEL, C1
+#: controls, and the bidirectional overrides that make text read in another order
+_CONTROL: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape(text: str) -> str:
+    """Text from a dataset or the command line, made safe to print for a person: rich markup
+    escaped, and every control character shown as its code (``\\x1b``), so that an id
+    holding an escape sequence cannot recolour the terminal, move the cursor or write to the
+    clipboard."""
+    return escape_markup(_CONTROL.sub(_visible, text))
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
 
 #: notes, progress and warnings about the run go to stderr; what a command was asked to
 #: produce (listings, machine output) goes to stdout

@@ -6,9 +6,8 @@ from enum import StrEnum
 from typing import Annotated, Any, get_args
 
 import typer
-from rich.markup import escape
 
-from blueprint.cli._common import FormatName, SimpleReport, err, print_json, value_of
+from blueprint.cli._common import FormatName, SimpleReport, err, escape, print_json, value_of
 from blueprint.cli.diff import print_diff
 from blueprint.editing import EditOptions, Rewrite
 from blueprint.model import SEVERITIES, BlastRadius, Reversibility

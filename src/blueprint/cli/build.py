@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import typer
 from rich import box
-from rich.markup import escape
 from rich.table import Table
 
 from blueprint import admissibility, jsonvalues
@@ -26,6 +25,7 @@ from blueprint.cli._common import (
     ToFormat,
     boundary,
     err,
+    escape,
     print_export,
     print_json,
     print_listing,

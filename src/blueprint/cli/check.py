@@ -7,11 +7,18 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from blueprint.check import CheckReport, check_sets, default_jobs
-from blueprint.cli._common import ConfigOption, ReportKind, boundary, err, out, print_listing
+from blueprint.cli._common import (
+    ConfigOption,
+    ReportKind,
+    boundary,
+    err,
+    escape,
+    out,
+    print_listing,
+)
 from blueprint.cli.findings import print_findings, statistics_table
 from blueprint.cli.validate import StatisticsOption
 from blueprint.config import load_project

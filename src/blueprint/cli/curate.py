@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from blueprint.cli._common import (
     EvaluatorName,
@@ -21,6 +20,7 @@ from blueprint.cli._common import (
     ToFormat,
     boundary,
     err,
+    escape,
     print_export,
     print_json,
     value_of,

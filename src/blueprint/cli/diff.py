@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from blueprint.atomic import AtomicOutputs
 from blueprint.cli._common import (
@@ -18,6 +17,7 @@ from blueprint.cli._common import (
     SimpleReport,
     boundary,
     err,
+    escape,
     value_of,
 )
 from blueprint.config import load_project

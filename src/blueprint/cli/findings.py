@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from typing import Final
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from blueprint.cli._common import escape
 from blueprint.issues import CodeStatistic, Issue, ValidationReport
 
 STYLE: Final = {"error": "red", "warning": "yellow", "info": "cyan"}

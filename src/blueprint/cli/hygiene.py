@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 import typer
 from rich import box
-from rich.markup import escape
 from rich.table import Table
 
 from blueprint.cli._common import (
@@ -18,6 +17,7 @@ from blueprint.cli._common import (
     SimpleReport,
     boundary,
     err,
+    escape,
     out,
     print_export,
     print_json,

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import typer
 from rich import box
-from rich.markup import escape
 from rich.table import Table
 
 from blueprint import admissibility
@@ -20,6 +19,7 @@ from blueprint.cli._common import (
     SimpleReport,
     boundary,
     err,
+    escape,
     print_json,
     print_listing,
 )

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from blueprint.cli._common import (
     FromFormat,
     ReportKind,
     boundary,
     err,
+    escape,
     out,
     print_listing,
     value_of,
