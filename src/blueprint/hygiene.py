@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from blueprint import jsonpath
 from blueprint.builder import EditRefused
@@ -138,23 +138,32 @@ def _splits(rows: Sequence[RowRef]) -> list[str]:
     return sorted({row.split for row in rows if row.split is not None})
 
 
-@dataclass(frozen=True)
-class ExactGroup:
-    """Rows whose inputs are the same once normalised; the first is the earliest."""
+class _Grouped(Protocol):
+    @property
+    def rows(self) -> tuple[RowRef, ...]: ...
 
-    rows: tuple[RowRef, ...]
+
+class _Spread:
+    """Where a group's rows lie: which splits, and whether in several sets."""
 
     @property
-    def splits(self) -> list[str]:
+    def splits(self: _Grouped) -> list[str]:
         return _splits(self.rows)
 
     @property
-    def across_splits(self) -> bool:
-        return len(self.splits) > 1
+    def across_splits(self: _Grouped) -> bool:
+        return len(_splits(self.rows)) > 1
 
     @property
-    def across_sets(self) -> bool:
+    def across_sets(self: _Grouped) -> bool:
         return len({row.set for row in self.rows}) > 1
+
+
+@dataclass(frozen=True)
+class ExactGroup(_Spread):
+    """Rows whose inputs are the same once normalised; the first is the earliest."""
+
+    rows: tuple[RowRef, ...]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -173,7 +182,7 @@ class NearMatch:
 
 
 @dataclass(frozen=True)
-class NearGroup:
+class NearGroup(_Spread):
     """Rows whose inputs are near-duplicates of the group's first row."""
 
     first: RowRef
@@ -182,18 +191,6 @@ class NearGroup:
     @property
     def rows(self) -> tuple[RowRef, ...]:
         return (self.first, *(match.row for match in self.matches))
-
-    @property
-    def splits(self) -> list[str]:
-        return _splits(self.rows)
-
-    @property
-    def across_splits(self) -> bool:
-        return len(self.splits) > 1
-
-    @property
-    def across_sets(self) -> bool:
-        return len({row.set for row in self.rows}) > 1
 
     def to_json(self) -> dict[str, Any]:
         return {
