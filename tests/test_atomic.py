@@ -104,3 +104,40 @@ def test_a_folder_that_cannot_take_the_place_puts_the_old_one_back(
         (folder / "new.txt").write_text("new", encoding="utf-8")
     assert [p.name for p in target.iterdir()] == ["old.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_an_output_that_is_a_symbolic_link_is_refused(tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("keep", encoding="utf-8")
+    link = tmp_path / "out.json"
+    link.symlink_to(real)
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(tmp_path / "nowhere" / "x.json")
+    for target in (link, dangling):
+        with pytest.raises(OutputError, match="symbolic link"):
+            AtomicOutputs([target], force=True)
+    assert real.read_text(encoding="utf-8") == "keep"
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_set_edited_in_place_through_a_link_is_written_where_it_leads(tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("old", encoding="utf-8")
+    link = tmp_path / "set.json"
+    link.symlink_to(real)
+    with AtomicOutputs([link], force=True, follow_links=True) as outputs:
+        outputs.open(link).write("new")
+    assert link.is_symlink() and real.read_text(encoding="utf-8") == "new"
+
+
+def test_convert_never_writes_through_a_link_or_its_set_file(tmp_path: Path) -> None:
+    from blueprint.convert import ConvertOptions, convert
+    from conftest import EXAMPLES
+
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text("{}", encoding="utf-8")
+    (tmp_path / "a.csv.set.json").symlink_to(elsewhere)
+    with pytest.raises(OutputError, match="symbolic link"):
+        convert(EXAMPLES / "support-refunds.json", tmp_path / "a.csv", ConvertOptions(force=True))
+    assert elsewhere.read_text(encoding="utf-8") == "{}"
+    assert not (tmp_path / "a.csv").exists()

@@ -18,6 +18,16 @@ from typing import IO, Literal, overload
 from blueprint.errors import OutputError, OutputExistsError
 
 
+def _refuse_link(target: Path) -> None:
+    """An output that is a symbolic link (or a dangling one) would write where the link
+    points, a file the user never named: refused, naming where it leads."""
+    leads = target.readlink()
+    raise OutputError(
+        target,
+        f"it is a symbolic link (to {leads}); name the file itself to write there",
+    )
+
+
 def _default_mode() -> int:
     umask = os.umask(0)
     os.umask(umask)
@@ -31,8 +41,11 @@ class AtomicOutputs:
     block ends normally and deleted when it raises.
     """
 
-    def __init__(self, targets: list[Path], *, force: bool) -> None:
-        # writing through a symbolic link replaces the file it points to, not the link
+    def __init__(self, targets: list[Path], *, force: bool, follow_links: bool = False) -> None:
+        for target in map(Path, targets):
+            if target.is_symlink() and not follow_links:
+                _refuse_link(target)
+        # an edit through a symbolic link replaces the file it points to, not the link
         self.targets = [
             Path(target).resolve() if Path(target).is_symlink() else Path(target)
             for target in targets
@@ -119,8 +132,10 @@ class AtomicFolder:
     so the target is never a mix of old and new files.
     """
 
-    def __init__(self, target: Path, *, force: bool) -> None:
+    def __init__(self, target: Path, *, force: bool, follow_links: bool = False) -> None:
         target = Path(target)
+        if target.is_symlink() and not follow_links:
+            _refuse_link(target)
         self.target = target.resolve() if target.is_symlink() else target
         self.force = force
         if self.target.exists() and not self.target.is_dir():

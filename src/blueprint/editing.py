@@ -157,6 +157,7 @@ def commit(
         strict=True,
         column_order=edited.columns or (),
         set_file=set_file,
+        in_place=True,
     )
     counted = _exactly(rows, expected_rows, edited.path)
     existing = {path for path in (edited.path, set_file_for(edited.path)) if path.exists()}

@@ -767,7 +767,7 @@ def remove_duplicates(
         dict(header),
         exactly(kept, report.sets[-1].rows - len(left_out), last),
         target,
-        WriteOptions(force=replace, strict=True),
+        WriteOptions(force=replace, strict=True, in_place=target == last),
     )
     removed.sort(key=lambda pair: pair[0].index)
     return DedupeResult(report, target, export, removed, notes)

@@ -292,7 +292,7 @@ def split_set(
         dict(header),
         exactly(with_splits(), total, opened.path),
         target,
-        WriteOptions(force=force, strict=True),
+        WriteOptions(force=force, strict=True, in_place=target == opened.path),
     )
     result = SplitResult(
         source=opened.path,

@@ -175,6 +175,10 @@ class WriteOptions:
     #: write the set file beside a CSV or JSONL data file; an edit of a file that has none
     #: passes False and keeps it so
     set_file: bool = True
+    #: the output is the set being edited in place: a symbolic link the user named as the
+    #: set is followed to its file; any other output refuses a link (it would write a file
+    #: the user never named)
+    in_place: bool = False
 
 
 class Codec(Protocol):

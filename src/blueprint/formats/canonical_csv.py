@@ -127,7 +127,7 @@ class CsvCodec:
         set_path = setfile.set_file_for(path)
         targets = [path, set_path] if options.set_file else [path]
         with (
-            AtomicOutputs(targets, force=options.force) as outputs,
+            AtomicOutputs(targets, force=options.force, follow_links=options.in_place) as outputs,
             tempfile.TemporaryFile() as spool,
         ):
             # The header needs every column before the first record; spooling the rows to disk

@@ -102,7 +102,7 @@ class JsonCodec:
         options: WriteOptions,
     ) -> ExportResult:
         count = 0
-        with AtomicOutputs([path], force=options.force) as outputs:
+        with AtomicOutputs([path], force=options.force, follow_links=options.in_place) as outputs:
             handle = outputs.open(path, "wb")
             handle.write(b"{\n")
             for key, value in header.items():

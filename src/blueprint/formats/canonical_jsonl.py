@@ -47,7 +47,7 @@ class JsonlCodec:
         set_path = setfile.set_file_for(path)
         targets = [path, set_path] if options.set_file else [path]
         count = 0
-        with AtomicOutputs(targets, force=options.force) as outputs:
+        with AtomicOutputs(targets, force=options.force, follow_links=options.in_place) as outputs:
             handle = outputs.open(path, "wb")
             for row in rows:
                 handle.write(jsonvalues.dumps(row) + b"\n")

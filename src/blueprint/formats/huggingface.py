@@ -792,7 +792,7 @@ class HuggingfaceCodec(VendorCodec):
         table = _Table.of(splits, blueprint=blueprint_mode or not tally.written)
         own = {key: value for key, value in header.items() if key not in derived}
         card = _card_text(header, own, table, data_format, tally)
-        with AtomicFolder(path, force=options.force) as folder:
+        with AtomicFolder(path, force=options.force, follow_links=options.in_place) as folder:
             (folder / DATA_FOLDER).mkdir()
             files = [path / CARD]
             for split, file_name in table.files(data_format).items():

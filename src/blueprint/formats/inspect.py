@@ -413,7 +413,7 @@ class InspectCodec(VendorCodec):
                 [_csv_cell(key, record[key]) if key in record else "" for key in columns]
             )
         tally.written = len(records)
-        with AtomicOutputs([path], force=options.force) as outputs:
+        with AtomicOutputs([path], force=options.force, follow_links=options.in_place) as outputs:
             outputs.open(path, "wb").write(buffer.getvalue().encode("utf-8"))
             return tally.finish(header, [path], options)
 

@@ -630,7 +630,7 @@ class VendorCodec:
         context = WriteContext(header, options, form, self.suite_of(header))
         tally = ExportTally(load_mapping(self.name))
         tally.set_written = self.set_fields_written(header, context)
-        with AtomicOutputs([path], force=options.force) as outputs:
+        with AtomicOutputs([path], force=options.force, follow_links=options.in_place) as outputs:
             handle = outputs.open(path, "wb")
             records = (
                 record
