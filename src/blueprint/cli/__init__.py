@@ -124,8 +124,6 @@ def main() -> None:
         _quiet_stdout()
         err.print(f"[bold red]error:[/] {stdout_failure(error)}")
         sys.exit(2)
-    if isinstance(code, int) and code == 2:
-        _quiet_stdout()  # a failed write may still sit in the buffer; never flush it again
     sys.exit(code if isinstance(code, int) else 0)
 
 
