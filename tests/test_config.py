@@ -124,9 +124,33 @@ def test_entry_settings_override_the_project(tmp_path: Path) -> None:
 
 
 def test_every_key_is_documented() -> None:
-    from blueprint.config import ExportSpec, ProjectConfig, SetEntry
+    from blueprint.config import ExportSpec, LimitsConfig, ProjectConfig, SetEntry
 
     page = (Path(__file__).parent.parent / "docs" / "ci.md").read_text(encoding="utf-8")
-    for model in (ProjectConfig, SetEntry, ExportSpec):
+    for model in (ProjectConfig, SetEntry, ExportSpec, LimitsConfig):
         for name, info in model.model_fields.items():
             assert f"`{info.alias or name}`" in page, name
+
+
+def test_limits_table_applies_and_environment_wins(tmp_path: Path, monkeypatch) -> None:
+    from blueprint import limits
+
+    (tmp_path / "blueprint.toml").write_text("[limits]\nmax-depth = 40\nmax-rows = 5\n")
+    monkeypatch.setattr(limits, "_overrides", {})
+    load_project(start=tmp_path)
+    assert limits.current().max_depth == 40
+    assert limits.current().max_rows == 5
+    monkeypatch.setenv("BLUEPRINT_MAX_DEPTH", "300")
+    assert limits.current().max_depth == 300
+    assert limits.exceeded("max_rows", 6) and not limits.exceeded("max_cell_bytes", 10**6)
+
+
+def test_bad_limit_names_file_line_and_key(tmp_path: Path) -> None:
+    path = tmp_path / "blueprint.toml"
+    path.write_text("[limits]\nmax-depht = 40\n")
+    with pytest.raises(ConfigError) as raised:
+        read_config(path)
+    assert f"{path}:2" in str(raised.value) and "max-depht" in str(raised.value)
+    path.write_text("[limits]\nmax-depth = -1\n")
+    with pytest.raises(ConfigError):
+        read_config(path)

@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from blueprint import limits
 from blueprint.errors import BlueprintError, ParseError
 from blueprint.formats import REGISTRY, refuse_special_file
 from blueprint.formats.setfile import SUFFIX as SET_FILE_SUFFIX
@@ -105,6 +106,21 @@ class SetEntry(Policy):
         return None if value is None else _format_name(value)
 
 
+class LimitsConfig(_ConfigModel):
+    """The ``[limits]`` table: bounds every reader keeps to (see :mod:`blueprint.limits`)."""
+
+    max_depth: int | None = Field(default=None, ge=1)
+    max_file_bytes: int | None = Field(default=None, ge=0)
+    max_rows: int | None = Field(default=None, ge=0)
+    max_cell_bytes: int | None = Field(default=None, ge=0)
+    max_alias_nodes: int | None = Field(default=None, ge=0)
+    max_included_files: int | None = Field(default=None, ge=0)
+    max_number_digits: int | None = Field(default=None, ge=1)
+
+    def given(self) -> dict[str, int]:
+        return {key: value for key, value in self.model_dump().items() if value is not None}
+
+
 class ProjectConfig(Policy):
     """The whole ``[tool.blueprint]`` table."""
 
@@ -116,6 +132,9 @@ class ProjectConfig(Policy):
     duplicates: Literal["off", "exact", "near"] = "exact"
     #: how alike two inputs must be (Jaccard similarity) to be near-duplicates
     duplicate_threshold: float = Field(default=0.8, gt=0, le=1)
+    #: bounds on what readers accept (depth, sizes, alias expansion); environment variables
+    #: such as BLUEPRINT_MAX_DEPTH take precedence
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
 
 
 def _format_name(value: str) -> str:
@@ -239,7 +258,9 @@ def load_project(path: Path | None = None, *, start: Path | None = None) -> Proj
         path = find_config(start or Path.cwd())
         if path is None:
             return Project(None, (start or Path.cwd()).resolve(), ProjectConfig())
-    return Project(path, path.resolve().parent, read_config(path))
+    config = read_config(path)
+    limits.configure(config.limits.given(), where=str(path))
+    return Project(path, path.resolve().parent, config)
 
 
 def read_config(path: Path) -> ProjectConfig:
