@@ -55,3 +55,31 @@ def test_readme_python_examples_run(tmp_path: Path, monkeypatch) -> None:
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {"__name__": "readme_example"})
     assert (tmp_path / "refunds.jsonl").is_file()
+
+
+def test_judge_validation_worked_example_is_what_the_code_prints(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The worked example in docs/judge-validation.md is the command's own output, and the
+    example's committed report is what the command writes today."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from blueprint.cli import app
+
+    page = (DOCS / "judge-validation.md").read_text(encoding="utf-8")
+    block = re.search(r"```console\n\$ blueprint (judge-report [^\n]+)\n(.*?)```", page, re.S)
+    assert block is not None
+    monkeypatch.chdir(README.parent)
+    result = CliRunner().invoke(app, block.group(1).split())
+    assert result.exit_code == 1  # the example's tone family fails
+    assert result.stdout == block.group(2)
+    fresh = tmp_path / "support-judged.judge.json"
+    arguments = block.group(1).split()[1:]
+    CliRunner().invoke(app, ["judge-report", *arguments, "-o", str(fresh)])
+    committed = json.loads((README.parent / "examples" / "support-judged.judge.json").read_text())
+    written = json.loads(fresh.read_text())
+    for key in ("set", "labels"):  # relative to where each report lies
+        committed.pop(key), written.pop(key)
+    assert written == committed

@@ -358,6 +358,20 @@ def test_near_duplicate_input_is_not_the_validators(tmp_path: Path) -> None:
     assert found(doc) == []
 
 
+def test_judge_validation_codes_come_after_the_pass(tmp_path: Path) -> None:
+    # the judge-validation step (tests/test_judging.py) rewrites the conditional-evaluator
+    # findings of a family a report covers: "judge-validated" when it passes, else
+    # "judge-report-stale", "judge-report-insufficient", "judge-report-failed" or
+    # "judge-report-unreadable" beside the warnings, which stay
+    judged = row("j", "rubric", evaluator="llm-judge", evaluationCriteria=["polite"])
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(document(judged, judgeValidation="none.json")))
+    assert validate_file(path).flatten(("path", "code")) == [
+        ("$.rows[0].metadata.case.evaluator", "conditional-evaluator"),
+        ("$.judgeValidation", "judge-report-unreadable"),
+    ]
+
+
 def test_every_code_has_a_test_here() -> None:
     source = Path(__file__).read_text(encoding="utf-8")
     untested = [code for code in CODES if f'"{code}"' not in source]

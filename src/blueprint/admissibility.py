@@ -15,7 +15,7 @@ Verdict = Literal["admitted", "conditional", "barred"]
 
 _JUDGE_VALIDATED: Final = (
     "the judge is validated against human labels on a sample of the task's own cases"
-    " (route to judge-validation-report-builder)"
+    " (blueprint judge-report measures it; point the set at a passing report)"
 )
 
 

@@ -220,7 +220,12 @@ def check_set(project: Project, found: FoundSet) -> SetOutcome:
     settings = project.settings_for(found.path, found.entry)
     outcome = SetOutcome(found.path, settings)
     try:
-        report = validate_file(found.path, format=settings.format, options=settings.options)
+        report = validate_file(
+            found.path,
+            format=settings.format,
+            options=settings.options,
+            judge_reports=settings.judge_reports,
+        )
     except BlueprintError as error:  # the format cannot be told, or the file is not there
         outcome.steps.append(Step("validate", "failed", "unreadable", [str(error)]))
         return outcome

@@ -70,6 +70,10 @@ class ExportSpec(_ConfigModel):
 class Policy(CodeSelection):
     """What a set must pass; set entries override the project-wide values."""
 
+    #: judge-validation reports (``blueprint judge-report -o X.json``) whose passing
+    #: verdicts settle the llm-judge condition; an entry's list adds to the project's
+    judge_reports: list[str] = Field(default_factory=list)
+
     #: exit 1 on errors only, or on warnings too
     fail_on: FailOn | None = None
     #: formats the set must go through and come back with exactly the loss they declare
@@ -121,6 +125,21 @@ class LimitsConfig(_ConfigModel):
         return {key: value for key, value in self.model_dump().items() if value is not None}
 
 
+class JudgeThresholds(_ConfigModel):
+    """The ``[judge-thresholds]`` table: what ``blueprint judge-report`` asks of a family's
+    labels (flags override it; see :class:`blueprint.judging.Thresholds` for the defaults)."""
+
+    min_labels: int | None = Field(default=None, ge=1)
+    min_fraction: float | None = Field(default=None, ge=0, le=1)
+    min_agreement: float | None = Field(default=None, ge=0, le=1)
+    min_kappa: float | None = Field(default=None, ge=-1, le=1)
+    min_alpha: float | None = Field(default=None, ge=0, le=1)
+    max_bias: float | None = Field(default=None, ge=0, le=1)
+
+    def given(self) -> dict[str, Any]:
+        return {key: value for key, value in self.model_dump().items() if value is not None}
+
+
 class ProjectConfig(Policy):
     """The whole ``[tool.blueprint]`` table."""
 
@@ -135,6 +154,8 @@ class ProjectConfig(Policy):
     #: bounds on what readers accept (depth, sizes, alias expansion); environment variables
     #: such as BLUEPRINT_MAX_DEPTH take precedence
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    #: what a judge-validation report asks of each family's labels
+    judge_thresholds: JudgeThresholds = Field(default_factory=JudgeThresholds)
 
 
 def _format_name(value: str) -> str:
@@ -158,6 +179,8 @@ class SetSettings:
     max_starter_rows: int | None
     exports: tuple[ExportSpec, ...]
     split: str | None = None
+    #: judge-validation reports the configuration names for this set, resolved
+    judge_reports: tuple[Path, ...] = ()
 
 
 #: what a set is asked when neither the project nor its entry says otherwise
@@ -221,6 +244,12 @@ class Project:
             max_starter_rows=pick("max_starter_rows"),
             exports=tuple(entry.export) if entry is not None else (),
             split=entry.split if entry is not None else None,
+            judge_reports=tuple(
+                self.resolve(report)
+                for layer in (self.config, entry)
+                if layer is not None
+                for report in layer.judge_reports
+            ),
         )
 
     def resolve(self, relative: str) -> Path:

@@ -120,6 +120,57 @@ CODES: Final[dict[str, IssueCode]] = {
             " judge is validated against human labels on a sample of the task's own cases.",
         ),
         IssueCode(
+            "judge-validated",
+            "info",
+            "LLM judge validated against human labels",
+            "llm-judge is validated for this row's case family by {report} (agreement"
+            " {agreement}, kappa {kappa})",
+            "A judge-validation report (`blueprint judge-report`) that the set, its case family"
+            " or the project configuration names covers this row's case family: its verdict"
+            " passes, it has enough labelled cases, and the family's rows are still the ones it"
+            " was made for. The `conditional-evaluator` warning is settled; the other condition"
+            " (the reference, set or rubric goes in the judge prompt) is the harness's to keep.",
+        ),
+        IssueCode(
+            "judge-report-stale",
+            "warning",
+            "Judge-validation report is stale",
+            "{report} no longer matches case family {family!r}: its rows changed after the"
+            " report was made",
+            "The report records a content hash of the family's rows. A row added, removed or"
+            " edited since then changes the hash, so the labels may not speak for the family"
+            " any more and its `conditional-evaluator` warnings stay. Label the new or changed"
+            " cases and run `blueprint judge-report` again.",
+        ),
+        IssueCode(
+            "judge-report-insufficient",
+            "warning",
+            "Judge-validation report has too few labels",
+            "{report} labels {labelled} case(s) of family {family!r}, which needs {required}"
+            " ({rows} rows)",
+            "A family needs at least the report's minimum number of labelled cases (all of a"
+            " smaller family, and the minimum fraction of its rows when one is set). The"
+            " family's `conditional-evaluator` warnings stay until enough of its cases are"
+            " labelled.",
+        ),
+        IssueCode(
+            "judge-report-failed",
+            "warning",
+            "Judge-validation report fails",
+            "{report} fails for case family {family!r}: {reason}",
+            "The judge agrees too little with the human labels on the family's cases (or the"
+            " humans disagree among themselves, or the judge is too lenient or too harsh), so"
+            " the report does not validate it and the `conditional-evaluator` warnings stay.",
+        ),
+        IssueCode(
+            "judge-report-unreadable",
+            "warning",
+            "Judge-validation report cannot be read",
+            "the judge-validation report cannot be used: {reason}",
+            "The set (or one of its case families) names a judge-validation report that does"
+            " not exist or is not a report `blueprint judge-report` wrote.",
+        ),
+        IssueCode(
             "expected-shape",
             "error",
             "expected does not fit the oracle type",

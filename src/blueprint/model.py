@@ -80,6 +80,8 @@ OMITTED_FIELDS: Final[dict[str, str]] = {
 KEBAB_CASE: Final = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 KebabId = Annotated[str, Field(pattern=KEBAB_CASE)]
 NonEmptyStr = Annotated[str, Field(min_length=1)]
+#: where judge-validation reports are: one path relative to the set file, or several
+JudgeValidation = NonEmptyStr | Annotated[list[NonEmptyStr], Field(min_length=1)]
 
 
 class StrictModel(BaseModel):
@@ -240,6 +242,13 @@ class CaseFamily(StrictModel):
     linked_concerns: list[str] | None = Field(
         default=None, description="Evaluation concerns the family covers."
     )
+    judge_validation: JudgeValidation | None = Field(
+        default=None,
+        description=(
+            "The judge-validation report(s) (`blueprint judge-report -o X.json`) for this"
+            " family's llm-judge rows: a path relative to the set file, or a list of them."
+        ),
+    )
 
 
 class EvalSetHeader(StrictModel):
@@ -256,6 +265,14 @@ class EvalSetHeader(StrictModel):
     )
     case_families: list[CaseFamily] | None = Field(
         default=None, description="The case families rows may belong to."
+    )
+    judge_validation: JudgeValidation | None = Field(
+        default=None,
+        description=(
+            "Judge-validation report(s) (`blueprint judge-report -o X.json`) for the set's"
+            " llm-judge rows, each covering the case families it labels: a path relative to"
+            " the set file, or a list of them."
+        ),
     )
     extensions: dict[str, dict[str, JsonValue]] | None = Field(
         default=None,

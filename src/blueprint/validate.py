@@ -7,7 +7,7 @@ cannot be decoded is reported and skipped while the rest of the file is still ch
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -16,6 +16,7 @@ from blueprint import checks, jsonpath
 from blueprint.errors import ParseError, UsageError
 from blueprint.formats import SetSource, SourceRow, StrPath, UnreadableRow, resolve_codec
 from blueprint.issues import CODES, Issue, ValidationReport, make_issue
+from blueprint.judging import settle_judge_conditions
 from blueprint.model import STARTER_PROVENANCES
 
 #: the selector that means every code
@@ -70,9 +71,14 @@ class ValidationOptions:
 
 
 def validate_file(
-    path: StrPath, *, format: str | None = None, options: ValidationOptions | None = None
+    path: StrPath,
+    *,
+    format: str | None = None,
+    options: ValidationOptions | None = None,
+    judge_reports: Sequence[Path] = (),
 ) -> ValidationReport:
-    """Validate a set file of any readable format."""
+    """Validate a set file of any readable format; ``judge_reports`` are judge-validation
+    reports the project configuration names, beside those the set points at."""
     path = Path(path)
     options = options or ValidationOptions()
     try:
@@ -88,6 +94,8 @@ def validate_file(
         return unreadable_report(path, codec.name, reason, options, error.line, error.column)
     report = ValidationReport(source=str(path), format=codec.name)
     _validate_source(source, options, report)
+    # after the pass, not in it: reads the rows again only when a report is referenced
+    settle_judge_conditions(report, path, codec, source.header, options.wants, judge_reports)
     return report
 
 

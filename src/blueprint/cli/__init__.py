@@ -25,6 +25,7 @@ from blueprint.cli.curate import (
 )
 from blueprint.cli.diff import diff_command
 from blueprint.cli.hygiene import dedupe_command, sample_command, split_command
+from blueprint.cli.judge import judge_report_command
 from blueprint.cli.reference import evaluators_command, formats_command, schema_command
 from blueprint.cli.validate import validate_command
 
@@ -74,6 +75,7 @@ app.command("promote")(promote_command)
 app.command("dedupe")(dedupe_command)
 app.command("split")(split_command)
 app.command("sample")(sample_command)
+app.command("judge-report")(judge_report_command)
 
 
 def _wants_json(arguments: list[str]) -> bool:

@@ -142,7 +142,7 @@ class JsonCodec:
 
 _SET_KEYS = frozenset(
     {"schemaVersion", "name", "version", "description", "taskFamily", "caseFamilies", "rows"}
-    | {"extensions"}
+    | {"extensions", "judgeValidation"}
 )
 
 
