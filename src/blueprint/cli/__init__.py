@@ -26,6 +26,7 @@ from blueprint.cli.curate import (
 from blueprint.cli.diff import diff_command
 from blueprint.cli.hygiene import dedupe_command, sample_command, split_command
 from blueprint.cli.reference import evaluators_command, formats_command, schema_command
+from blueprint.cli.reports import render_command, risk_command, summary_command
 from blueprint.cli.validate import validate_command
 
 app = typer.Typer(
@@ -74,6 +75,9 @@ app.command("promote")(promote_command)
 app.command("dedupe")(dedupe_command)
 app.command("split")(split_command)
 app.command("sample")(sample_command)
+app.command("summary")(summary_command)
+app.command("risk")(risk_command)
+app.command("render")(render_command)
 
 
 def _wants_json(arguments: list[str]) -> bool:
