@@ -1,4 +1,4 @@
-"""blueprint.summary: the counters of one pass, concern coverage, retired cases, vendor exclusions."""
+"""blueprint.summary: one pass of counters, concern coverage, retired cases, vendor exclusions."""
 
 from __future__ import annotations
 
@@ -117,7 +117,9 @@ def test_exclusions_are_what_convert_reports(example: str, tmp_path: Path) -> No
     assert sorted(checks) == sorted(VENDORS)
     for name in VENDORS:
         extension = REGISTRY[name].extensions[0] if REGISTRY[name].extensions else ""
-        result = convert(source, tmp_path / f"{name}{extension}", ConvertOptions(target_format=name))
+        result = convert(
+            source, tmp_path / f"{name}{extension}", ConvertOptions(target_format=name)
+        )
         excluded = [item for item in result.export.lossy if item.kind == "excluded"]
         assert checks[name].refused is None
         assert checks[name].excluded == excluded, name

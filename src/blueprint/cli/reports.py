@@ -186,9 +186,10 @@ def _summary_lines(summary: SetSummary) -> list[Any]:
         concerns.add_column("concern")
         concerns.add_column("rows", justify="right")
         concerns.add_column("named by families")
-        for item in summary.concerns:
-            label = escape(item.concern) + ("  [bold red]uncovered[/]" if not item.rows else "")
-            concerns.add_row(label, str(item.rows), escape(", ".join(item.families) or "-"))
+        for coverage in summary.concerns:
+            uncovered = "" if coverage.rows else "  [bold red]uncovered[/]"
+            names = escape(", ".join(coverage.families) or "-")
+            concerns.add_row(escape(coverage.concern) + uncovered, str(coverage.rows), names)
         parts.append(concerns)
     else:
         parts.append("linked concerns: none named\n")
