@@ -267,6 +267,11 @@ def _emit(text: str, output: Path | None, force: bool) -> None:
     err.print(f"wrote {escape(str(output))}")
 
 
+def summary_text(summary: SetSummary) -> str:
+    """The text report of a summary, as written to a file (no colour, natural width)."""
+    return _text(_summary_lines(summary), to_file=True)
+
+
 # --- the commands ------------------------------------------------------------------------------
 
 
