@@ -41,6 +41,7 @@ def test_the_page_is_self_contained_and_accessible() -> None:
     assert levels[0] == 1 and all(b - a <= 1 for a, b in itertools.pairwise(levels))
     assert html.count("<table") == html.count("<caption")
     assert '<th scope="col"' in html and '<th scope="row"' in html
+    assert '<span class="muted">(none)</span>' in html  # the rows with no split
 
 
 def test_starter_rows_carry_a_badge_and_words(tmp_path: Path) -> None:

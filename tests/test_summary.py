@@ -181,3 +181,16 @@ def test_rows_that_break_the_schema_are_still_counted(tmp_path: Path) -> None:
     assert data["rows"] == 3 and not data["valid"]
     assert sum(data["byOracleType"].values()) == 3
     assert data["byOracleType"][NONE] == 2
+
+
+@pytest.mark.parametrize("extension", [".csv", ".jsonl"])
+def test_every_canonical_format_gives_the_same_summary(extension: str, tmp_path: Path) -> None:
+    source = EXAMPLES / "support-refunds.json"
+    copy = tmp_path / f"set{extension}"
+    convert(source, copy)
+    first = summarize(source, SummaryOptions(exports=False)).to_json()
+    again = summarize(copy, SummaryOptions(exports=False)).to_json()
+    for data in (first, again):
+        data.pop("source")
+        data.pop("format")
+    assert again == first

@@ -102,7 +102,7 @@ def _context(summary: SetSummary, *, with_rows: bool) -> dict[str, Any]:
         "reversibility": [*REVERSIBILITY, NOT_STATED],
         "radii": [*BLAST_RADII, NOT_STATED],
         "meanings": MEANINGS,
-        "none": NONE,
+        "unset": NONE,
         "version": __version__,
     }
 

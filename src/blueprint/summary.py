@@ -316,7 +316,7 @@ def summarize(path: StrPath, options: SummaryOptions | None = None) -> SetSummar
     report = ValidationReport(source=str(path), format=source.format)
     errors = frozenset(code for code, spec in CODES.items() if spec.severity == "error")
     validator = StreamValidator(report, ValidationOptions(select=errors))
-    validator.check_header(source.header, source.notes)
+    validator.check_header(header, source.notes)
     validator.follow(source)
     state = SetState.from_header(header)
 
