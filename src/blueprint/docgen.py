@@ -7,6 +7,7 @@ the admissibility map or the CSV rules; a test fails while a page is out of date
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any, Final
@@ -120,6 +121,31 @@ def _csv_examples() -> list[dict[str, str]]:
     return rows
 
 
+def _reports_example() -> dict[str, Any]:
+    """The worked example of docs/reports.md: the reports on the bundled example set."""
+    from blueprint.cli.reports import summary_text
+    from blueprint.render import render_risk_markdown
+    from blueprint.risk import BLAST_RADII, HIGH_RISK_RULE, MEANINGS, REVERSIBILITY
+    from blueprint.summary import ROWS_PER_FAMILY, summarize
+
+    name = "examples/support-refunds.json"
+    summary = summarize(Path(__file__).resolve().parents[2] / name)
+    summary.source = name
+    data = summary.to_json()
+    part = {key: data[key] for key in ("rows", "valid", "byOracleType", "provenanceMix")}
+    part["families"] = data["families"][:1]
+    part["exports"] = {"promptfoo": data["exports"]["promptfoo"]}
+    return {
+        "levels": list(zip(REVERSIBILITY, BLAST_RADII, strict=True)),
+        "meanings": MEANINGS,
+        "rule": HIGH_RISK_RULE,
+        "rows_per_family": ROWS_PER_FAMILY,
+        "summary_text": summary_text(summary),
+        "risk_markdown": render_risk_markdown(summary.risk, name),
+        "summary_json": json.dumps(part, indent=2, ensure_ascii=False),
+    }
+
+
 def _context() -> dict[str, Any]:
     return {
         "codes": list(CODES.values()),
@@ -143,6 +169,9 @@ PAGES: Final[dict[str, str]] = {
     "csv-encoding.md": "csv-encoding.md.j2",
 }
 
+#: pages with a context of their own: page in docs/ -> (template, context)
+_OWN_CONTEXT: Final = {"reports.md": ("reports.md.j2", _reports_example)}
+
 
 def _vendor_pages() -> dict[str, str]:
     template = _environment.get_template("vendor.md.j2")
@@ -156,6 +185,8 @@ def _vendor_pages() -> dict[str, str]:
 def render_pages() -> dict[str, str]:
     context = _context()
     pages = {page: _environment.get_template(t).render(**context) for page, t in PAGES.items()}
+    for page, (name, own) in _OWN_CONTEXT.items():
+        pages[page] = _environment.get_template(name).render(**own())
     return {**pages, **_vendor_pages()}
 
 

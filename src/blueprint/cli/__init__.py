@@ -27,6 +27,7 @@ from blueprint.cli.diff import diff_command
 from blueprint.cli.hygiene import dedupe_command, sample_command, split_command
 from blueprint.cli.judge import judge_report_command
 from blueprint.cli.reference import evaluators_command, formats_command, schema_command
+from blueprint.cli.reports import render_command, risk_command, summary_command
 from blueprint.cli.validate import validate_command
 
 app = typer.Typer(
@@ -76,6 +77,9 @@ app.command("dedupe")(dedupe_command)
 app.command("split")(split_command)
 app.command("sample")(sample_command)
 app.command("judge-report")(judge_report_command)
+app.command("summary")(summary_command)
+app.command("risk")(risk_command)
+app.command("render")(render_command)
 
 
 def _wants_json(arguments: list[str]) -> bool:
