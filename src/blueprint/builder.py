@@ -23,6 +23,7 @@ from blueprint.editing import (
     case_of,
     commit,
     named,
+    one_edit,
     open_for_edit,
     ordered_case,
 )
@@ -178,6 +179,7 @@ def _expected_change(
     return None, None
 
 
+@one_edit
 def set_oracle(
     path: StrPath, request: OracleRequest, options: EditOptions | None = None
 ) -> OracleOutcome:
@@ -435,6 +437,7 @@ def build_row(request: AddRequest, family: dict[str, Any] | None = None) -> dict
     return row
 
 
+@one_edit
 def add_row(path: StrPath, request: AddRequest, options: EditOptions | None = None) -> AddOutcome:
     """Add a row after its case family's last row (a row outside any family: at the end);
     refuses a row that would not be valid."""

@@ -29,7 +29,7 @@ from typing import Any, Final, Literal
 
 from blueprint.checks import RowView
 from blueprint.diff import SetDiff, collect, diff_sets, value_changes
-from blueprint.editing import EditableSet, EditRefused, open_for_edit, scratch_write
+from blueprint.editing import EditableSet, EditRefused, one_edit, open_for_edit, scratch_write
 from blueprint.errors import BlueprintError, OutputError, OutputExistsError, UsageError
 from blueprint.formats import ExportResult, StrPath, WriteOptions, resolve_codec
 from blueprint.formats.setfile import set_file_for
@@ -215,6 +215,7 @@ def _open_input(path: Path, format: str | None) -> EditableSet:
     return open_for_edit(path, format)
 
 
+@one_edit
 def merge_sets(
     a: StrPath, b: StrPath, output: StrPath, options: MergeOptions | None = None
 ) -> MergeOutcome:
