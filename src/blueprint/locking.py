@@ -186,8 +186,9 @@ def _acquire(path: Path, lock_path: Path) -> int | None:
         if current != os.fstat(descriptor).st_ino:
             os.close(descriptor)
             continue
-        os.ftruncate(descriptor, 0)
-        os.write(descriptor, f"{os.getpid()}\n".encode())
+        with contextlib.suppress(OSError):  # only a courtesy to the next: a full disk may refuse
+            os.ftruncate(descriptor, 0)
+            os.write(descriptor, f"{os.getpid()}\n".encode())
         return descriptor
 
 
