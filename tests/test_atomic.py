@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from blueprint.atomic import AtomicFolder, AtomicOutputs, scratch_folder
+from blueprint.atomic import AtomicFolder, AtomicOutputs, scratch_folder, stale
 from blueprint.errors import OutputError, OutputExistsError
 
 
@@ -189,11 +191,24 @@ def test_what_a_killed_writer_left_is_removed_by_the_next(tmp_path: Path) -> Non
     left = tmp_path / f".a.json.{dead}.abcd1234.partial"
     running = tmp_path / f".a.json.{alive}.abcd1234.partial"  # a writer still at work
     other = tmp_path / f".a.json.7.json.{dead}.abcd1234.partial"  # another target's
-    for path in (left, running, other):
+    absurd = [tmp_path / f".a.json.{pid}.abcd1234.partial" for pid in ("9" * 10, "9" * 11, "0")]
+    for path in (left, running, other, *absurd):
         path.write_text("half")
     with AtomicOutputs([tmp_path / "a.json"], force=False) as outputs:
         outputs.open(tmp_path / "a.json").write("x")
     assert not left.exists() and running.exists() and other.exists()
+    assert all(path.exists() for path in absurd)
+
+
+@settings(max_examples=60, deadline=None)
+@given(names=st.lists(st.from_regex(r"\.a\.json\.[0-9a-z._]{0,24}", fullmatch=True), max_size=6))
+def test_only_names_a_writer_made_are_ever_swept(names: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        for name in set(names):
+            (Path(folder) / name).write_text("")
+        for path in stale(Path(folder), ".a.json.", ".partial"):
+            pid, random_part, _ = path.name.removeprefix(".a.json.").split(".")
+            assert pid.isdigit() and len(random_part) == 8
 
 
 def test_a_full_disk_names_the_output_and_leaves_no_temporary(tmp_path: Path) -> None:

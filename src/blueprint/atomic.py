@@ -29,7 +29,7 @@ from blueprint.locking import check_unchanged
 #: errors that mean the disk (or the quota) is full, not that the data is wrong
 _DISK_FULL: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 #: what tempfile adds after a prefix: our process id, then its eight random characters
-_OWNED_NAME: Final = re.compile(r"(\d+)\.[a-z0-9_]{8}")
+_OWNED_NAME: Final = re.compile(r"([1-9]\d{0,9})\.[a-z0-9_]{8}")
 
 
 def _alive(pid: int) -> bool:
@@ -39,7 +39,7 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:  # it exists, and belongs to someone else
+    except (OSError, OverflowError):  # it exists and is someone else's; or no pid at all
         return True
     return True
 
