@@ -198,7 +198,7 @@ def test_two_edits_at_once_never_lose_an_update_silently(
     launcher: Launcher, tmp_path: Path, tmpdir_: Path
 ) -> None:
     path = curation_set(tmp_path, ".csv")
-    refusals = ("is being edited by process", "changed since it was read")
+    refusals = ("is being edited by", "changed since it was read")
     for round_number in range(RACE_ROUNDS):
         row_id = f"new-{round_number}"
         add = (

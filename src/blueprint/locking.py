@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -193,11 +194,20 @@ def _acquire(path: Path, lock_path: Path) -> int | None:
 
 
 def _holder(descriptor: int) -> str:
-    try:
-        text = os.pread(descriptor, 32, 0).decode("ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        text = ""
-    return f"process {text}" if text.isdigit() else "another process"
+    """Who holds the lock: the pid it wrote, which may take a moment to land after it locked."""
+    for _ in range(_HOLDER_READS):
+        try:
+            text = os.pread(descriptor, 32, 0).decode("ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            break
+        if text.isdigit():
+            return f"process {text}"
+        time.sleep(0.01)
+    return "another process"
+
+
+#: how many times (10 ms apart) to read the holder's pid before calling it "another process"
+_HOLDER_READS: Final = 10
 
 
 @contextmanager
