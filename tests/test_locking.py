@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from blueprint.curate import remove_rows
-from blueprint.editing import EditRefused, commit, open_for_edit
+from blueprint.editing import EditOptions, EditRefused, commit, open_for_edit
 from blueprint.hygiene import remove_duplicates
 from blueprint.locking import EditLock, SetBusyError, SetChangedError, lock_path_for
 from blueprint.merge import MergeOptions, merge_sets
@@ -38,6 +38,8 @@ def test_a_set_another_process_edits_is_refused_naming_it(tmp_path: Path) -> Non
         assert f"process {holder.pid}" in str(refused.value)
         assert refused.value.exit_code == 1
         assert snapshot(tmp_path) == {**before, lock_path_for(path).name: b"%d\n" % holder.pid}
+        # a dry run writes nothing, so it takes no lock and runs meanwhile
+        assert remove_rows(path, ["a"], EditOptions(dry_run=True)).written is not None
     finally:
         holder.kill()
         holder.wait()
@@ -51,7 +53,7 @@ def test_a_change_made_while_the_edit_ran_is_not_overwritten(tmp_path: Path, suf
     path = curation_set(tmp_path, suffix)
     edited = open_for_edit(path, None)
     rows = list(edited.rows())
-    theirs = path.read_bytes().replace(b"lookup", b"lookup") + b"\n"  # an editor saves
+    theirs = path.read_bytes() + b"\n"  # an editor saves the file meanwhile
     path.write_bytes(theirs)
     with pytest.raises(SetChangedError) as refused:
         commit(edited, iter(rows[1:]), len(rows) - 1)

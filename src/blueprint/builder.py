@@ -186,7 +186,7 @@ def set_oracle(
     """Change a row's oracle type (and its family's, with scope="family") in place."""
     options = options or EditOptions()
     try:
-        edited = open_for_edit(Path(path), options.format)
+        edited = open_for_edit(Path(path), options.format, dry_run=options.dry_run)
         target = edited.find(request.row_id)
         case = case_of(target)
         family_id = case.get("caseFamily")
@@ -490,7 +490,7 @@ def _check_grading(request: AddRequest, family: dict[str, Any] | None) -> None:
 
 
 def _add_row(path: Path, request: AddRequest, options: EditOptions) -> AddOutcome:
-    edited = open_for_edit(path, options.format)
+    edited = open_for_edit(path, options.format, dry_run=options.dry_run)
     families = edited.families()
     family: dict[str, Any] | None = None
     if request.family is not None:

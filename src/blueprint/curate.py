@@ -67,7 +67,7 @@ GOLD_PROVENANCES: Final = tuple(p for p in PROVENANCES if p not in PROMOTABLE)
 
 def _run(path: StrPath, options: EditOptions | None) -> tuple[EditableSet, EditOptions]:
     options = options or EditOptions()
-    return open_for_edit(Path(path), options.format), options
+    return open_for_edit(Path(path), options.format, dry_run=options.dry_run), options
 
 
 def _positions(edited: EditableSet, wanted: set[str]) -> tuple[dict[str, list[int]], int]:

@@ -119,8 +119,9 @@ def one_edit(edit: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def open_for_edit(path: Path, format: str | None) -> EditableSet:
-    """Open a canonical set for editing; a vendor file is refused, untouched."""
+def open_for_edit(path: Path, format: str | None, *, dry_run: bool = False) -> EditableSet:
+    """Open a canonical set for editing; a vendor file is refused, untouched. A dry run
+    takes no lock: it writes nothing in the set's folder, so it cannot race an edit."""
     codec = resolve_codec(path, format, reading=True)
     if not codec.lossless:
         # rewriting a vendor file means exporting the whole set again, which loses what that
@@ -132,14 +133,15 @@ def open_for_edit(path: Path, format: str | None) -> EditableSet:
             f" {path.with_name(path.stem + '-set.json')} --from {codec.name}), edit that,"
             " and export again"
         )
-    lock = EditLock(path)
+    lock = None if dry_run else EditLock(path)
     try:
         # stamped before the first read: a change made while the edit reads is caught too
         stamps = {file: stamp_of(file) for file in (path, set_file_for(path))}
         source = codec.open(path)
         header, notes = complete_header(source)
     except BaseException:
-        lock.release()
+        if lock is not None:
+            lock.release()
         raise
     edited = EditableSet(
         path=path,
@@ -151,7 +153,8 @@ def open_for_edit(path: Path, format: str | None) -> EditableSet:
         stamps=stamps,
         lock=lock,
     )
-    weakref.finalize(edited, lock.release)  # an edit refused before its commit
+    if lock is not None:
+        weakref.finalize(edited, lock.release)  # an edit refused before its commit
     return edited
 
 
