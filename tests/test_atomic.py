@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import errno
+import io
+import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from blueprint.atomic import AtomicFolder, AtomicOutputs
+from blueprint.atomic import AtomicFolder, AtomicOutputs, scratch_folder, stale
 from blueprint.errors import OutputError, OutputExistsError
 
 
@@ -141,3 +149,130 @@ def test_convert_never_writes_through_a_link_or_its_set_file(tmp_path: Path) -> 
         convert(EXAMPLES / "support-refunds.json", tmp_path / "a.csv", ConvertOptions(force=True))
     assert elsewhere.read_text(encoding="utf-8") == "{}"
     assert not (tmp_path / "a.csv").exists()
+
+
+def _dead_pid() -> int:
+    """The id of a process that has ended (reused only after the pid space wraps)."""
+    child = subprocess.Popen([sys.executable, "-c", ""])
+    child.wait()
+    return child.pid
+
+
+def test_a_target_created_while_writing_is_left_alone(tmp_path: Path) -> None:
+    target = tmp_path / "out.json"
+    with pytest.raises(OutputError) as raised, AtomicOutputs([target], force=False) as outputs:
+        outputs.open(target).write("ours")
+        target.write_text("theirs")  # another program, after the check at the start
+    assert "another program created it" in str(raised.value) and str(target) in str(raised.value)
+    assert target.read_text() == "theirs"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+def test_a_group_whose_second_target_appears_leaves_neither(tmp_path: Path) -> None:
+    data, set_file = tmp_path / "a.csv", tmp_path / "a.csv.set.json"
+    with pytest.raises(OutputError), AtomicOutputs([data, set_file], force=False) as outputs:
+        outputs.open(data).write("rows")
+        outputs.open(set_file).write("{}")
+        set_file.write_text("theirs")
+    assert not data.exists() and set_file.read_text() == "theirs"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv.set.json"]
+
+
+def test_temporary_names_carry_the_process_id(tmp_path: Path) -> None:
+    target = tmp_path / "a.json"
+    with AtomicOutputs([target], force=False) as outputs:
+        outputs.open(target).write("x")
+        (partial,) = [p.name for p in tmp_path.iterdir()]
+        assert partial.startswith(f".a.json.{os.getpid()}.") and partial.endswith(".partial")
+
+
+def test_what_a_killed_writer_left_is_removed_by_the_next(tmp_path: Path) -> None:
+    dead, alive = _dead_pid(), os.getpid()
+    left = tmp_path / f".a.json.{dead}.abcd1234.partial"
+    running = tmp_path / f".a.json.{alive}.abcd1234.partial"  # a writer still at work
+    other = tmp_path / f".a.json.7.json.{dead}.abcd1234.partial"  # another target's
+    absurd = [tmp_path / f".a.json.{pid}.abcd1234.partial" for pid in ("9" * 10, "9" * 11, "0")]
+    for path in (left, running, other, *absurd):
+        path.write_text("half")
+    with AtomicOutputs([tmp_path / "a.json"], force=False) as outputs:
+        outputs.open(tmp_path / "a.json").write("x")
+    assert not left.exists() and running.exists() and other.exists()
+    assert all(path.exists() for path in absurd)
+
+
+@settings(max_examples=60, deadline=None)
+@given(names=st.lists(st.from_regex(r"\.a\.json\.[0-9a-z._]{0,24}", fullmatch=True), max_size=6))
+def test_only_names_a_writer_made_are_ever_swept(names: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        for name in set(names):
+            (Path(folder) / name).write_text("")
+        for path in stale(Path(folder), ".a.json.", ".partial"):
+            pid, random_part, _ = path.name.removeprefix(".a.json.").split(".")
+            assert pid.isdigit() and len(random_part) == 8
+
+
+def test_a_full_disk_names_the_output_and_leaves_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "a.json"
+    with pytest.raises(OutputError) as raised, AtomicOutputs([target], force=False) as outputs:
+        outputs.open(target).write("x")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    assert str(target) in str(raised.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_full_disk_before_any_output_names_the_temporary_folder(tmp_path: Path) -> None:
+    target = tmp_path / "a.csv"
+    with pytest.raises(OutputError) as raised, AtomicOutputs([target], force=False):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    assert str(target) in str(raised.value) and tempfile.gettempdir() in str(raised.value)
+
+
+def test_an_abort_whose_last_flush_fails_still_removes_the_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "a.json"
+
+    class Failing(io.StringIO):
+        def close(self) -> None:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(RuntimeError), AtomicOutputs([target], force=False) as outputs:
+        outputs.open(target).write("x")
+        temporary, handle = outputs._pending[target]
+        handle.close()
+        outputs._pending[target] = (temporary, Failing())
+        raise RuntimeError
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_created_while_writing_is_left_alone(tmp_path: Path) -> None:
+    target = tmp_path / "out"
+    with pytest.raises(OutputError), AtomicFolder(target, force=False) as folder:
+        (folder / "a.jsonl").write_text("ours")
+        target.mkdir()
+        (target / "theirs").write_text("keep")
+    assert [p.name for p in target.iterdir()] == ["theirs"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_folder_set_aside_by_a_killed_run_is_put_back(tmp_path: Path) -> None:
+    aside = tmp_path / f".out.{_dead_pid()}.abcd1234.old"
+    aside.mkdir()
+    (aside / "data.jsonl").write_text("old")
+    with AtomicFolder(tmp_path / "out", force=True) as folder:
+        (folder / "data.jsonl").write_text("new")
+    assert (tmp_path / "out" / "data.jsonl").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_scratch_folder_is_removed_and_a_stale_one_swept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    stale = tmp_path / f"blueprint-roundtrip-{_dead_pid()}.abcd1234"
+    stale.mkdir()
+    (stale / "big.jsonl").write_text("x")
+    with scratch_folder("roundtrip") as folder:
+        assert folder.parent == tmp_path and folder.name.startswith(
+            f"blueprint-roundtrip-{os.getpid()}."
+        )
+        assert not stale.exists()
+    assert list(tmp_path.iterdir()) == []

@@ -23,6 +23,7 @@ from blueprint.editing import (
     case_of,
     commit,
     named,
+    one_edit,
     open_for_edit,
     ordered_case,
 )
@@ -178,13 +179,14 @@ def _expected_change(
     return None, None
 
 
+@one_edit
 def set_oracle(
     path: StrPath, request: OracleRequest, options: EditOptions | None = None
 ) -> OracleOutcome:
     """Change a row's oracle type (and its family's, with scope="family") in place."""
     options = options or EditOptions()
     try:
-        edited = open_for_edit(Path(path), options.format)
+        edited = open_for_edit(Path(path), options.format, dry_run=options.dry_run)
         target = edited.find(request.row_id)
         case = case_of(target)
         family_id = case.get("caseFamily")
@@ -435,6 +437,7 @@ def build_row(request: AddRequest, family: dict[str, Any] | None = None) -> dict
     return row
 
 
+@one_edit
 def add_row(path: StrPath, request: AddRequest, options: EditOptions | None = None) -> AddOutcome:
     """Add a row after its case family's last row (a row outside any family: at the end);
     refuses a row that would not be valid."""
@@ -487,7 +490,7 @@ def _check_grading(request: AddRequest, family: dict[str, Any] | None) -> None:
 
 
 def _add_row(path: Path, request: AddRequest, options: EditOptions) -> AddOutcome:
-    edited = open_for_edit(path, options.format)
+    edited = open_for_edit(path, options.format, dry_run=options.dry_run)
     families = edited.families()
     family: dict[str, Any] | None = None
     if request.family is not None:

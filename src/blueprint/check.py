@@ -13,7 +13,6 @@ from __future__ import annotations
 import filecmp
 import functools
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -22,6 +21,7 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from blueprint.atomic import scratch_folder
 from blueprint.config import ExportSpec, Project, SetSettings
 from blueprint.convert import ConvertOptions, RoundtripResult, convert, roundtrip
 from blueprint.diff import diff_files
@@ -366,7 +366,7 @@ def _export_step(spec: ExportSpec, committed: Path, settings: SetSettings) -> St
     refresh = f"blueprint convert {settings.path} {spec.path} --to {spec.format} --force"
     if not committed.exists():
         return Step("", "failed", "missing", [f"{committed} does not exist; write it: {refresh}"])
-    with tempfile.TemporaryDirectory(prefix="blueprint-check-") as folder:
+    with scratch_folder("check") as folder:
         fresh = Path(folder) / committed.name
         result = convert(
             settings.path,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from blueprint.atomic import scratch_folder
 from blueprint.checks import RowView
 from blueprint.diff import SetDiff, collect, diff_sets
 from blueprint.errors import ConversionRefused, ParseError, UsageError
@@ -297,5 +297,5 @@ def _scratch(name: str, *, beside: Path | None) -> Iterator[Path]:
                 else:
                     target.unlink(missing_ok=True)
             return
-    with tempfile.TemporaryDirectory(prefix="blueprint-roundtrip-") as folder:
+    with scratch_folder("roundtrip") as folder:
         yield Path(folder) / name

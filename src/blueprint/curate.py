@@ -39,6 +39,7 @@ from blueprint.editing import (
     case_of,
     commit,
     named,
+    one_edit,
     open_for_edit,
     ordered_case,
 )
@@ -66,7 +67,7 @@ GOLD_PROVENANCES: Final = tuple(p for p in PROVENANCES if p not in PROMOTABLE)
 
 def _run(path: StrPath, options: EditOptions | None) -> tuple[EditableSet, EditOptions]:
     options = options or EditOptions()
-    return open_for_edit(Path(path), options.format), options
+    return open_for_edit(Path(path), options.format, dry_run=options.dry_run), options
 
 
 def _positions(edited: EditableSet, wanted: set[str]) -> tuple[dict[str, list[int]], int]:
@@ -117,6 +118,7 @@ class RemoveOutcome:
         }
 
 
+@one_edit
 def remove_rows(
     path: StrPath, row_ids: Sequence[str], options: EditOptions | None = None
 ) -> RemoveOutcome:
@@ -172,6 +174,7 @@ class RenameOutcome:
         }
 
 
+@one_edit
 def rename_row(
     path: StrPath, old: str, new: str, options: EditOptions | None = None
 ) -> RenameOutcome:
@@ -382,6 +385,7 @@ def _created_note(edited: EditableSet, outcome: FamilyOutcome) -> None:
         )
 
 
+@one_edit
 def add_family(
     path: StrPath, definition: FamilyDefinition, options: EditOptions | None = None
 ) -> FamilyOutcome:
@@ -421,6 +425,7 @@ def add_family(
         raise named(path, error) from None
 
 
+@one_edit
 def edit_family(
     path: StrPath, edit: FamilyEdit, options: EditOptions | None = None
 ) -> FamilyOutcome:
@@ -503,6 +508,7 @@ def _reorder_family(family: dict[str, Any]) -> None:
     family.update(ordered)
 
 
+@one_edit
 def remove_family(
     path: StrPath,
     family_id: str,
@@ -612,6 +618,7 @@ def _import_record(row: Any) -> dict[str, Any] | None:
     return record or None
 
 
+@one_edit
 def accept_derived(
     path: StrPath,
     row_ids: Sequence[str] | None,
@@ -729,6 +736,7 @@ def utc_stamp(moment: datetime | None = None) -> str:
     return moment.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+@one_edit
 def promote(
     path: StrPath, request: PromoteRequest, options: EditOptions | None = None
 ) -> PromoteOutcome:

@@ -8,25 +8,38 @@ every change before writing anything, and ends in :func:`commit`. A refused edit
 byte-for-byte as it was. A dry run goes through the same writer into a scratch folder outside
 the set's own, and reports the difference as ``blueprint diff`` would.
 
-The commit is the one place that replaces the file, so a future lock against two edits racing
-belongs around open and commit, here.
+Opening takes the set's edit lock (see :mod:`blueprint.locking`) before reading, and the commit
+releases it once the file is replaced: a second edit meanwhile is refused, and a program that
+wrote the set without the lock makes the commit refuse instead of overwriting its change.
 """
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Iterator
+import functools
+import weakref
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, ParamSpec, TypeVar
 
+from blueprint.atomic import scratch_folder
 from blueprint.convert import complete_header, data_rows
 from blueprint.diff import SetDiff, collect, diff_sets
 from blueprint.errors import BlueprintError
 from blueprint.formats import Codec, ExportResult, StrPath, WriteOptions, resolve_codec
 from blueprint.formats.setfile import set_file_for
+from blueprint.locking import (
+    EditLock,
+    Stamp,
+    releasing_locks,
+    replacing_only_as_read,
+    stamp_of,
+)
 from blueprint.model import case_profile_fields
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class EditRefused(BlueprintError, ValueError):
@@ -59,6 +72,14 @@ class EditableSet:
     has_header: bool
     #: a CSV file's own column order, which the rewrite keeps
     columns: tuple[str, ...] | None
+    #: the set's files as they were when opened: the commit replaces them only if unchanged
+    stamps: dict[Path, Stamp | None] = field(default_factory=dict)
+    #: the edit lock, released by the commit (or when the set is dropped unwritten)
+    lock: EditLock | None = field(default=None, repr=False, compare=False)
+
+    def release(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
 
     def families(self) -> dict[str, dict[str, Any]]:
         """The declared case families by id: the header's own dicts, so edits land there."""
@@ -86,8 +107,21 @@ class EditableSet:
         return matches[0]
 
 
-def open_for_edit(path: Path, format: str | None) -> EditableSet:
-    """Open a canonical set for editing; a vendor file is refused, untouched."""
+def one_edit(edit: Callable[P, R]) -> Callable[P, R]:
+    """For a function that opens sets with :func:`open_for_edit`: the locks it took are
+    released when it returns or raises, committed or not."""
+
+    @functools.wraps(edit)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with releasing_locks():
+            return edit(*args, **kwargs)
+
+    return wrapper
+
+
+def open_for_edit(path: Path, format: str | None, *, dry_run: bool = False) -> EditableSet:
+    """Open a canonical set for editing; a vendor file is refused, untouched. A dry run
+    takes no lock: it writes nothing in the set's folder, so it cannot race an edit."""
     codec = resolve_codec(path, format, reading=True)
     if not codec.lossless:
         # rewriting a vendor file means exporting the whole set again, which loses what that
@@ -99,16 +133,29 @@ def open_for_edit(path: Path, format: str | None) -> EditableSet:
             f" {path.with_name(path.stem + '-set.json')} --from {codec.name}), edit that,"
             " and export again"
         )
-    source = codec.open(path)
-    header, notes = complete_header(source)
-    return EditableSet(
+    lock = None if dry_run else EditLock(path)
+    try:
+        # stamped before the first read: a change made while the edit reads is caught too
+        stamps = {file: stamp_of(file) for file in (path, set_file_for(path))}
+        source = codec.open(path)
+        header, notes = complete_header(source)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    edited = EditableSet(
         path=path,
         codec=codec,
         header=dict(header),
         notes=notes,
         has_header=source.header is not None,
         columns=source.columns,
+        stamps=stamps,
+        lock=lock,
     )
+    if lock is not None:
+        weakref.finalize(edited, lock.release)  # an edit refused before its commit
+    return edited
 
 
 @dataclass(frozen=True)
@@ -162,7 +209,11 @@ def commit(
     counted = _exactly(rows, expected_rows, edited.path)
     existing = {path for path in (edited.path, set_file_for(edited.path)) if path.exists()}
     if not dry_run:
-        result = edited.codec.write(edited.header, counted, edited.path, options)
+        try:
+            with replacing_only_as_read(edited.stamps):
+                result = edited.codec.write(edited.header, counted, edited.path, options)
+        finally:
+            edited.release()
         files = tuple(result.files)
         created = tuple(path for path in files if path not in existing)
         return Rewrite(edited.path, False, result.rows, files, created)
@@ -186,8 +237,8 @@ def scratch_write(
 ) -> Iterator[tuple[ExportResult, Path]]:
     """Write a set into a scratch folder outside every folder of the user's (a dry run goes
     through the same writer, so it refuses what the real write would); removed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="blueprint-dry-run-") as scratch:
-        target = Path(scratch) / name
+    with scratch_folder("dry-run") as scratch:
+        target = scratch / name
         yield codec.write(header, rows, target, options), target
 
 

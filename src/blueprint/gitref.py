@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
+from blueprint.atomic import scratch_folder
 from blueprint.diff import LoadedSet, load_for_diff
 from blueprint.errors import ParseError, UsageError
 from blueprint.formats.setfile import set_file_for
@@ -98,7 +98,7 @@ def _relative(path: Path, root: Path) -> Path:
 def load_at_revision(path: Path, revision: str, *, format: str | None = None) -> LoadedSet:
     """The set at ``path`` as it was at ``revision``, read for comparing; a set that did not
     exist then has no rows."""
-    with tempfile.TemporaryDirectory(prefix="blueprint-revision-") as folder:
+    with scratch_folder("revision") as folder:
         copy = set_at_revision(path, revision, Path(folder))
         label = f"{path}@{revision}"
         if copy is None:

@@ -11,10 +11,12 @@ of the signature of the rows that start a group: never a row."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -32,6 +34,7 @@ from blueprint.formats import (
     WriteOptions,
     resolve_codec,
 )
+from blueprint.formats.setfile import set_file_for
 from blueprint.inputtext import (
     MIN_WORDS_FOR_NEAR,
     comparable_text,
@@ -41,6 +44,7 @@ from blueprint.inputtext import (
     text_key,
 )
 from blueprint.issues import Issue, make_issue
+from blueprint.locking import rewriting_in_place
 
 if TYPE_CHECKING:
     from datasketch import MinHash
@@ -702,6 +706,14 @@ def output_target(
     return output, writer, force
 
 
+def in_place_guard(source: Path, output: Path | None) -> AbstractContextManager[None]:
+    """For a set rewritten in place (``output`` None or the set itself): its edit lock, and
+    the check at the rename that no other program changed it meanwhile."""
+    if output is not None and output.resolve() != source.resolve():
+        return contextlib.nullcontext()
+    return rewriting_in_place((source, set_file_for(source)))
+
+
 def exactly(rows: Iterator[Any], expected: int, path: Path) -> Iterator[Any]:
     """Pass rows through; raise (so the writer commits nothing) unless there are
     ``expected``: the file changed between two reads of it."""
@@ -752,22 +764,26 @@ def remove_duplicates(
     """
     given = distinct_paths(paths)
     last = given[-1]
-    codec = resolve_codec(last, format, reading=True)
-    target, writer, replace = output_target(last, codec, Path(output), force)
-    report = find_duplicates(given, threshold=threshold, near=near, format=format)
-    label = str(last)
-    removed = [
-        (row, group.rows[0]) for group in report.exact for row in group.rows[1:] if row.set == label
-    ]
-    left_out = {row.index for row, _ in removed}
-    source = codec.open(last)
-    header, notes = complete_header(source)
-    kept = (row for position, _, row in read_rows(source) if position not in left_out)
-    export = writer.write(
-        dict(header),
-        exactly(kept, report.sets[-1].rows - len(left_out), last),
-        target,
-        WriteOptions(force=replace, strict=True, in_place=target == last),
-    )
+    with in_place_guard(last, Path(output)):
+        codec = resolve_codec(last, format, reading=True)
+        target, writer, replace = output_target(last, codec, Path(output), force)
+        report = find_duplicates(given, threshold=threshold, near=near, format=format)
+        label = str(last)
+        removed = [
+            (row, group.rows[0])
+            for group in report.exact
+            for row in group.rows[1:]
+            if row.set == label
+        ]
+        left_out = {row.index for row, _ in removed}
+        source = codec.open(last)
+        header, notes = complete_header(source)
+        kept = (row for position, _, row in read_rows(source) if position not in left_out)
+        export = writer.write(
+            dict(header),
+            exactly(kept, report.sets[-1].rows - len(left_out), last),
+            target,
+            WriteOptions(force=replace, strict=True, in_place=target == last),
+        )
     removed.sort(key=lambda pair: pair[0].index)
     return DedupeResult(report, target, export, removed, notes)

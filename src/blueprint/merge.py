@@ -29,11 +29,12 @@ from typing import Any, Final, Literal
 
 from blueprint.checks import RowView
 from blueprint.diff import SetDiff, collect, diff_sets, value_changes
-from blueprint.editing import EditableSet, EditRefused, open_for_edit, scratch_write
+from blueprint.editing import EditableSet, EditRefused, one_edit, open_for_edit, scratch_write
 from blueprint.errors import BlueprintError, OutputError, OutputExistsError, UsageError
 from blueprint.formats import ExportResult, StrPath, WriteOptions, resolve_codec
 from blueprint.formats.setfile import set_file_for
 from blueprint.jsonvalues import dumps_text
+from blueprint.locking import replacing_only_as_read
 from blueprint.model import HEADER_FIELDS, SCHEMA_VERSION
 
 Side = Literal["a", "b"]
@@ -204,7 +205,7 @@ def _same(left: Any, right: Any) -> bool:
     return not value_changes(left, right)
 
 
-def _open_input(path: Path, format: str | None) -> EditableSet:
+def _open_input(path: Path, format: str | None, *, dry_run: bool) -> EditableSet:
     codec = resolve_codec(path, format, reading=True)
     if not codec.lossless:
         raise EditRefused(
@@ -212,9 +213,10 @@ def _open_input(path: Path, format: str | None) -> EditableSet:
             f" it first (blueprint convert {path} {path.with_name(path.stem + '-set.json')}"
             f" --from {codec.name})"
         )
-    return open_for_edit(path, format)
+    return open_for_edit(path, format, dry_run=dry_run)
 
 
+@one_edit
 def merge_sets(
     a: StrPath, b: StrPath, output: StrPath, options: MergeOptions | None = None
 ) -> MergeOutcome:
@@ -233,8 +235,8 @@ def merge_sets(
             f"{output}: merge writes a canonical set (json, jsonl, csv), not {writer.name};"
             " write one and convert it"
         )
-    left = _open_input(a, options.source_format)
-    right = _open_input(b, options.source_format)
+    left = _open_input(a, options.source_format, dry_run=options.dry_run)
+    right = _open_input(b, options.source_format, dry_run=options.dry_run)
     # what opening made up (a name for a set without a set file) is not used here: the
     # merged set-level fields are decided below, and every choice is reported
     outcome = MergeOutcome(a, b, output, dry_run=options.dry_run)
@@ -340,7 +342,9 @@ def merge_sets(
         set_file=header is not None,
     )
     if not options.dry_run:
-        outcome.export = writer.write(header or {}, merged(), output, write_options)
+        # with --force the output may be one of the sets: it must still be as it was read
+        with replacing_only_as_read({**right.stamps, **left.stamps}):
+            outcome.export = writer.write(header or {}, merged(), output, write_options)
         outcome.rows = outcome.export.rows
         return outcome
     with scratch_write(writer, header or {}, merged(), output.name, write_options) as (

@@ -34,6 +34,7 @@ from blueprint.hygiene import (
     DuplicateIndex,
     DuplicateOptions,
     exactly,
+    in_place_guard,
     output_target,
     read_rows,
 )
@@ -241,59 +242,61 @@ def split_set(
     Refuses, writing nothing, when rows already carry a split (unless ``reassign``) or a row
     has no metadata object to hold one.
     """
-    opened = _open(Path(path), format)
-    target, writer, force = output_target(
-        opened.path, opened.codec, Path(output) if output else None, options.force
-    )
-    index = DuplicateIndex(options.duplicates)
-    strata: dict[Stratum, int] = {}
-    stratum_ids = array("l")
-    group_first = array("q")
-    existing = 0
-    example: tuple[int, Any, Any] | None = None
-    for position, line, row in _rows(opened):
-        metadata = row.get("metadata") if isinstance(row, dict) else None
-        row_id = row.get("id") if isinstance(row, dict) else None
-        if not isinstance(metadata, dict):
-            raise EditRefused(
-                f"{opened.path}: row {position} ({row_id!r}) has no metadata object to hold its"
-                " split; run blueprint validate and fix the row first"
+    with in_place_guard(Path(path), Path(output) if output else None):
+        opened = _open(Path(path), format)
+        target, writer, force = output_target(
+            opened.path, opened.codec, Path(output) if output else None, options.force
+        )
+        index = DuplicateIndex(options.duplicates)
+        strata: dict[Stratum, int] = {}
+        stratum_ids = array("l")
+        group_first = array("q")
+        existing = 0
+        example: tuple[int, Any, Any] | None = None
+        for position, line, row in _rows(opened):
+            metadata = row.get("metadata") if isinstance(row, dict) else None
+            row_id = row.get("id") if isinstance(row, dict) else None
+            if not isinstance(metadata, dict):
+                raise EditRefused(
+                    f"{opened.path}: row {position} ({row_id!r}) has no metadata object to hold its"
+                    " split; run blueprint validate and fix the row first"
+                )
+            if "split" in metadata:
+                existing += 1
+                example = example or (position, row_id, metadata["split"])
+            stratum_ids.append(strata.setdefault(stratum_of(row), len(strata)))
+            number = index.add(
+                row.get("input"),
+                index=position,
+                line=line,
+                row_id=row_id if isinstance(row_id, str) else None,
             )
-        if "split" in metadata:
-            existing += 1
-            example = example or (position, row_id, metadata["split"])
-        stratum_ids.append(strata.setdefault(stratum_of(row), len(strata)))
-        number = index.add(
-            row.get("input"),
-            index=position,
-            line=line,
-            row_id=row_id if isinstance(row_id, str) else None,
+            # a group is kept with its first row, which came before
+            first = position if number is None else index.rows[index.group_of(number)][1]
+            group_first.append(first)
+        if example is not None and not options.reassign:
+            position, row_id, value = example
+            raise EditRefused(
+                f"{opened.path}: {existing} row(s) already carry metadata.split (row {position}"
+                f" {row_id!r}: {value!r}); pass --reassign to replace them"
+            )
+        total = len(group_first)
+        assigned = _assign(options, strata, stratum_ids, group_first)
+
+        names = options.names
+        header, notes = complete_header(opened.codec.open(opened.path))
+
+        def with_splits() -> Iterator[Any]:
+            for position, _, row in _rows(opened):
+                row["metadata"]["split"] = names[assigned[position]]
+                yield row
+
+        export = writer.write(
+            dict(header),
+            exactly(with_splits(), total, opened.path),
+            target,
+            WriteOptions(force=force, strict=True, in_place=target == opened.path),
         )
-        # a group is kept with its first row, which came before
-        group_first.append(position if number is None else index.rows[index.group_of(number)][1])
-    if example is not None and not options.reassign:
-        position, row_id, value = example
-        raise EditRefused(
-            f"{opened.path}: {existing} row(s) already carry metadata.split (row {position}"
-            f" {row_id!r}: {value!r}); pass --reassign to replace them"
-        )
-    total = len(group_first)
-    assigned = _assign(options, strata, stratum_ids, group_first)
-
-    names = options.names
-    header, notes = complete_header(opened.codec.open(opened.path))
-
-    def with_splits() -> Iterator[Any]:
-        for position, _, row in _rows(opened):
-            row["metadata"]["split"] = names[assigned[position]]
-            yield row
-
-    export = writer.write(
-        dict(header),
-        exactly(with_splits(), total, opened.path),
-        target,
-        WriteOptions(force=force, strict=True, in_place=target == opened.path),
-    )
     result = SplitResult(
         source=opened.path,
         output=target,

@@ -6,7 +6,10 @@ import contextlib
 import importlib
 import itertools
 import os
+import signal
 import sys
+from types import FrameType
+from typing import Final
 
 import typer
 
@@ -105,9 +108,51 @@ def _parsing_errors() -> tuple[type[Exception], ...]:
 _PARSING_ERRORS = _parsing_errors()
 
 
+class _Stopped(BaseException):
+    """A signal asked the command to stop: raised where it runs, so that every ``finally``
+    and ``with`` on the way out removes its temporary files (not an Exception, so that no
+    boundary mistakes it for an error of the command's)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+#: the signals that stop a command cleanly (SIGHUP: the terminal closed)
+_STOPPING: Final = (
+    (signal.SIGINT, signal.SIGTERM)
+    if sys.platform == "win32"
+    else (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+)
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    for stopping in _STOPPING:  # a second signal must not cut the clean-up short
+        signal.signal(stopping, signal.SIG_IGN)
+    raise _Stopped(signum)
+
+
+def _install_signal_handlers() -> None:
+    for stopping in _STOPPING:
+        if signal.getsignal(stopping) is not signal.SIG_IGN:  # nohup, a background job
+            signal.signal(stopping, _stop)
+
+
 def main() -> None:
-    """The console script: errors in the command line itself (an unknown option, a format
-    that does not exist) are reported as JSON too when --report json was asked for."""
+    """The console script. A signal that stops it (SIGINT, SIGTERM, SIGHUP) removes its
+    temporary files and exits with 128 + the signal's number, as a shell reports it."""
+    _install_signal_handlers()
+    try:
+        _run()
+    except _Stopped as stopped:
+        with contextlib.suppress(OSError):  # a closed terminal (SIGHUP)
+            err.print(f"stopped by {signal.Signals(stopped.signum).name}")
+        sys.exit(128 + stopped.signum)
+
+
+def _run() -> None:
+    """Errors in the command line itself (an unknown option, a format that does not exist)
+    are reported as JSON too when --report json was asked for."""
     try:
         code = app(standalone_mode=False)
     except _PARSING_ERRORS as error:
