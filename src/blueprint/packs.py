@@ -18,6 +18,7 @@ from typing import Any, Final, Literal
 import yaml
 from pydantic import ConfigDict, Field, JsonValue, ValidationError, create_model
 
+from blueprint import yamlload
 from blueprint.errors import BlueprintError, ParseError, UsageError
 from blueprint.formats import refuse_special_file
 from blueprint.model import (
@@ -176,7 +177,8 @@ def _line_of(node: yaml.Node | None, location: tuple[Any, ...]) -> int | None:
     return line
 
 
-def _read_yaml(path: Path) -> tuple[Any, str]:
+def _read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
+    """A pack file's document and its node tree (for the line of a value), read safely."""
     try:
         refuse_special_file(path)
     except ParseError as error:
@@ -188,20 +190,16 @@ def _read_yaml(path: Path) -> tuple[Any, str]:
     except (OSError, UnicodeDecodeError) as error:
         raise PackError(f"{path}: cannot read: {error}") from None
     try:
-        return yaml.safe_load(text), text
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise PackError(f"{path}{where}: not valid YAML: {problem}") from None
+        return yamlload.load_with_nodes(text, path)
+    except ParseError as error:
+        raise PackError(str(error)) from None
 
 
 def _load_model(path: Path, model: type[Pack] | type[Overlay]) -> Pack | Overlay:
-    data, text = _read_yaml(path)
+    data, root = _read_yaml(path)
     try:
         loaded = model.model_validate(data)
     except ValidationError as error:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
         lines = []
         for detail in error.errors():
             location = tuple(detail["loc"])

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Final
 
 import yaml
 
-from blueprint import jsonvalues
+from blueprint import jsonvalues, yamlload
 from blueprint.errors import ParseError
 from blueprint.formats._io import read_json_lines, read_text
 from blueprint.formats.base import SetSource, UnreadableRow
@@ -39,6 +39,7 @@ from blueprint.formats.vendor import (
     imported_row,
     read_json_document,
 )
+from blueprint.yamlload import BoundedLoader
 
 FINAL_STATE: Final = "final-state"
 NO_ASSERTION: Final = "no-assertion"
@@ -574,7 +575,7 @@ def dump_yaml(data: Any) -> bytes:
 # --- reading native promptfoo files ----------------------------------------------------------
 
 
-class Yaml12Loader(yaml.SafeLoader):
+class Yaml12Loader(BoundedLoader):
     """PyYAML's safe loader with YAML 1.2 core scalars, as js-yaml (and so promptfoo) reads:
     only true/false are booleans, 0o17 is octal, and no dates or base-60 numbers."""
 
@@ -940,24 +941,18 @@ def configs_of(
     configs.setdefault(index, {})[name] = number
 
 
-#: how many values a YAML document may expand to, counting every use of an alias: a few
-#: hundred bytes of nested aliases can otherwise stand for billions of values
+#: how many values ``$ref`` references may expand a test to: a few hundred bytes of nested
+#: references can otherwise stand for billions of values
 MAX_VALUES: Final = 2_000_000
 
 
 def _not_json(value: Any) -> str | None:
     """Why a YAML value cannot be JSON (a key that is not text, a date, binary data), or None.
 
-    Raises ValueError when the value expands to more than MAX_VALUES values."""
+    The loader has bounded what aliases expand to, so the walk is bounded too."""
     stack = [value]
-    seen = 0
     while stack:
         current = stack.pop()
-        seen += 1
-        if seen > MAX_VALUES:
-            raise ValueError(
-                f"expands to more than {MAX_VALUES:,} values (nested YAML aliases); not read"
-            )
         if isinstance(current, dict):
             for key in current:
                 if not isinstance(key, str):
@@ -972,21 +967,8 @@ def _not_json(value: Any) -> str | None:
 
 
 def read_yaml(path: Path) -> Any:
-    text = read_text(path)
-    try:
-        data = yaml.load(text, Loader=Yaml12Loader)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        problem = getattr(error, "problem", None) or "not valid YAML"
-        line = mark.line + 1 if mark is not None else None
-        column = mark.column + 1 if mark is not None else None
-        raise ParseError(path, f"not valid YAML: {problem}", line=line, column=column) from None
-    except RecursionError:
-        raise ParseError(path, "YAML nested too deeply") from None
-    try:
-        problem = _not_json(data)
-    except ValueError as error:
-        raise ParseError(path, str(error)) from None
+    data = yamlload.load(read_text(path), path, loader=Yaml12Loader)
+    problem = _not_json(data)
     if problem:
         raise ParseError(path, problem)
     return data
