@@ -243,7 +243,35 @@ def _resolve(name: str, folder: Path, kind: str) -> Path:
                 else f" ({name} is a pack, not an overlay)"
             )
         raise UsageError(f"unknown {kind} {name!r}{hint}; known: {known}")
+    _require_inside_pack_folder(folder / f"{name}.yaml")
     return folder / f"{name}.yaml"
+
+
+def bundled_files() -> list[Path]:
+    """The pack and overlay files of the pack folder, packs first."""
+    root = packs_root()
+    return [*sorted(root.glob("*.yaml")), *sorted((root / "overlays").glob("*.yaml"))]
+
+
+def load_bundled_file(path: Path) -> Pack | Overlay:
+    """A pack or overlay file of the pack folder."""
+    _require_inside_pack_folder(path)
+    return load_any_file(path)
+
+
+def _require_inside_pack_folder(path: Path) -> None:
+    """A file of the pack folder must lie inside it once links are resolved: a pack folder
+    is a list of packs, not a way to print any file a link leads to."""
+    root = packs_root().resolve()
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a link loop
+        resolved = None
+    if resolved is None or not resolved.is_relative_to(root):
+        raise PackError(
+            f"{path}: leads outside the pack folder {root} (a symbolic link); packs are read"
+            " only from inside it"
+        )
 
 
 def load_pack(name: str) -> Pack:
