@@ -93,6 +93,32 @@ def test_values_json_cannot_hold_are_refused_with_the_line(
     assert caught.value.line == line
 
 
+def test_references_that_expand_enormously_over_many_tests_are_refused(tmp_path: Path) -> None:
+    # each test stays small; together they stand for ten million values
+    big = "[" + ", ".join(["x"] * 10_000) + "]"
+    tests = "".join(
+        "  - {vars: {input: a}, assert: {$ref: '#/assertionTemplates/big'}}\n" for _ in range(1000)
+    )
+    source = tmp_path / "promptfooconfig.yaml"
+    source.write_text(f"assertionTemplates:\n  big: {big}\ntests:\n{tests}", encoding="utf-8")
+    started = time.monotonic()
+    error = refused(run("convert", source, tmp_path / "out.json"), where="promptfooconfig.yaml")
+    assert "max_alias_nodes" in error and time.monotonic() - started < 20
+
+
+def test_references_that_nest_deeply_are_refused_never_a_recursion_error(tmp_path: Path) -> None:
+    deep = "[" * 100 + "{$ref: '#/assertionTemplates/tN'}" + "]" * 100
+    templates = "".join(f"  t{n}: {deep.replace('tN', f't{n + 1}')}\n" for n in range(30))
+    source = tmp_path / "promptfooconfig.yaml"
+    source.write_text(
+        f"assertionTemplates:\n{templates}  t30: x\n"
+        "tests: [{vars: {input: a}, assert: {$ref: '#/assertionTemplates/t0'}}]\n",
+        encoding="utf-8",
+    )
+    error = refused(run("convert", source, tmp_path / "out.json"), where="promptfooconfig.yaml")
+    assert "max_depth" in error
+
+
 def diamond(folder: Path, levels: int, tests: str = "- vars: {input: leaf}\n") -> Path:
     """Configs c0 .. c<levels>, each listing the next one twice; the last holds ``tests``."""
     for level in range(levels):

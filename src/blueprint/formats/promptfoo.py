@@ -942,11 +942,6 @@ def configs_of(
     configs.setdefault(index, {})[name] = number
 
 
-#: how many values ``$ref`` references may expand a test to: a few hundred bytes of nested
-#: references can otherwise stand for billions of values
-MAX_VALUES: Final = 2_000_000
-
-
 def _not_json(value: Any) -> str | None:
     """Why a YAML value cannot be JSON (a key that is not text, a date, binary data), or None.
 
@@ -993,26 +988,49 @@ def _pointer(document: Any, pointer: str, path: Path) -> Any:
     return target
 
 
-def _dereference(value: Any, document: Any, path: Path) -> Any:
-    """``{$ref: '#/...'}`` objects replaced by what they point at in the same document."""
-    budget = [MAX_VALUES]
+class _References:
+    """``{$ref: '#/...'}`` objects of one document replaced by what they point at.
 
-    def walk(value: Any, depth: int) -> Any:
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise ParseError(path, f"$ref references expand to more than {MAX_VALUES:,} values")
-        if depth > 32:
-            raise ParseError(path, "$ref references nest too deeply (or form a loop)")
-        if isinstance(value, dict):
-            reference = value.get("$ref")
-            if isinstance(reference, str) and reference.startswith("#/") and len(value) == 1:
-                return walk(_pointer(document, reference, path), depth + 1)
-            return {key: walk(item, depth) for key, item in value.items()}
+    Like YAML aliases, references can make a few hundred bytes stand for billions of values:
+    the values reached through them are counted, over the whole document, against
+    ``max_alias_nodes``, and the nesting they make against ``max_depth``.
+    """
+
+    def __init__(self, document: Any, path: Path) -> None:
+        self.document = document
+        self.path = path
+        self.limits = limits.current()
+        self.reached = 0
+
+    def resolve(self, value: Any) -> Any:
+        return self._walk(value, 0, 0)
+
+    def _walk(self, value: Any, references: int, depth: int) -> Any:
+        if references:
+            self.reached += 1
+            if self.limits.max_alias_nodes and self.reached > self.limits.max_alias_nodes:
+                raise ParseError(
+                    self.path,
+                    f"$ref references expand to more than {self.limits.max_alias_nodes:,}"
+                    f" values (max_alias_nodes; {limits.hint('max_alias_nodes')})",
+                )
+        if references > 32:
+            raise ParseError(self.path, "$ref references nest too deeply (or form a loop)")
+        if not isinstance(value, dict | list):
+            return value
+        if depth >= self.limits.max_depth:
+            raise ParseError(
+                self.path,
+                f"$ref references nest values deeper than {self.limits.max_depth} levels"
+                f" (max_depth; {limits.hint('max_depth')})",
+            )
         if isinstance(value, list):
-            return [walk(item, depth) for item in value]
-        return value
-
-    return walk(value, 0)
+            return [self._walk(item, references, depth + 1) for item in value]
+        reference = value.get("$ref")
+        if isinstance(reference, str) and reference.startswith("#/") and len(value) == 1:
+            target = _pointer(self.document, reference, self.path)
+            return self._walk(target, references + 1, depth)
+        return {key: self._walk(item, references, depth + 1) for key, item in value.items()}
 
 
 @dataclass
@@ -1099,7 +1117,8 @@ class _Inclusion:
             data = [data]
         if not isinstance(data, list):
             raise ParseError(path, "a promptfoo tests file is a list of test cases")
-        return Loaded([(None, _dereference(test, data, path)) for test in data], Suite())
+        references = _References(data, path)
+        return Loaded([(None, references.resolve(test)) for test in data], Suite())
 
     def targets(self, config: Path, entry: str) -> list[Path]:
         """The files a ``tests:`` entry (a file or a glob) names, each checked to lie inside
@@ -1217,6 +1236,7 @@ _GENERATOR: Final = re.compile(r"\.(?:py|js|cjs|mjs|ts|cts|mts)(?::[\w.]+)?$", r
 
 
 def _config(path: Path, config: dict[str, Any], inclusion: _Inclusion, *, top: bool) -> Loaded:
+    references = _References(config, path)
     tests = config.get("tests")
     entries = tests if isinstance(tests, list) else [] if tests is None else [tests]
     found: list[tuple[int | None, Any]] = []
@@ -1239,13 +1259,13 @@ def _config(path: Path, config: dict[str, Any], inclusion: _Inclusion, *, top: b
         elif isinstance(entry, dict) and "path" in entry and "vars" not in entry:
             raise ParseError(path, "test generators (tests: {path: ...}) run code; not read")
         else:
-            found.append((None, _dereference(entry, config, path)))
+            found.append((None, references.resolve(entry)))
     defaults = config.get("defaultTest")
     if isinstance(defaults, str) and defaults.startswith("file://"):
         target = path.parent / defaults.removeprefix("file://")
         inclusion.confine(target, path, defaults)
         defaults = _document(target)
-    defaults = _dereference(defaults, config, path) if isinstance(defaults, dict) else {}
+    defaults = references.resolve(defaults) if isinstance(defaults, dict) else {}
     rest = {key: value for key, value in config.items() if key not in ("tests", "description")}
     suite = Suite(defaults=defaults, config=rest if top else None)
     if top and "description" in config:
