@@ -18,6 +18,7 @@ from typing import Any, Final, Literal
 import yaml
 from pydantic import ConfigDict, Field, JsonValue, ValidationError, create_model
 
+from blueprint import yamlload
 from blueprint.errors import BlueprintError, ParseError, UsageError
 from blueprint.formats import refuse_special_file
 from blueprint.model import (
@@ -176,7 +177,8 @@ def _line_of(node: yaml.Node | None, location: tuple[Any, ...]) -> int | None:
     return line
 
 
-def _read_yaml(path: Path) -> tuple[Any, str]:
+def _read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
+    """A pack file's document and its node tree (for the line of a value), read safely."""
     try:
         refuse_special_file(path)
     except ParseError as error:
@@ -188,20 +190,16 @@ def _read_yaml(path: Path) -> tuple[Any, str]:
     except (OSError, UnicodeDecodeError) as error:
         raise PackError(f"{path}: cannot read: {error}") from None
     try:
-        return yaml.safe_load(text), text
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise PackError(f"{path}{where}: not valid YAML: {problem}") from None
+        return yamlload.load_with_nodes(text, path)
+    except ParseError as error:
+        raise PackError(str(error)) from None
 
 
 def _load_model(path: Path, model: type[Pack] | type[Overlay]) -> Pack | Overlay:
-    data, text = _read_yaml(path)
+    data, root = _read_yaml(path)
     try:
         loaded = model.model_validate(data)
     except ValidationError as error:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
         lines = []
         for detail in error.errors():
             location = tuple(detail["loc"])
@@ -245,7 +243,35 @@ def _resolve(name: str, folder: Path, kind: str) -> Path:
                 else f" ({name} is a pack, not an overlay)"
             )
         raise UsageError(f"unknown {kind} {name!r}{hint}; known: {known}")
+    _require_inside_pack_folder(folder / f"{name}.yaml")
     return folder / f"{name}.yaml"
+
+
+def bundled_files() -> list[Path]:
+    """The pack and overlay files of the pack folder, packs first."""
+    root = packs_root()
+    return [*sorted(root.glob("*.yaml")), *sorted((root / "overlays").glob("*.yaml"))]
+
+
+def load_bundled_file(path: Path) -> Pack | Overlay:
+    """A pack or overlay file of the pack folder."""
+    _require_inside_pack_folder(path)
+    return load_any_file(path)
+
+
+def _require_inside_pack_folder(path: Path) -> None:
+    """A file of the pack folder must lie inside it once links are resolved: a pack folder
+    is a list of packs, not a way to print any file a link leads to."""
+    root = packs_root().resolve()
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a link loop
+        resolved = None
+    if resolved is None or not resolved.is_relative_to(root):
+        raise PackError(
+            f"{path}: leads outside the pack folder {root} (a symbolic link); packs are read"
+            " only from inside it"
+        )
 
 
 def load_pack(name: str) -> Pack:

@@ -97,9 +97,12 @@ def run(promptfoo: str, config: Path) -> list[tuple[Any, ...]]:
 
 
 @pytest.fixture
-def suites(tmp_path: Path) -> Path:
+def suites(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     copy = tmp_path / "promptfoo"
     shutil.copytree(NATIVE, copy)
+    # our suite includes tests of the public ones beside it, as a monorepo keeps shared
+    # tests: run from the root, whose files references may then lead to
+    monkeypatch.chdir(copy)
     return copy
 
 

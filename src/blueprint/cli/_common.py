@@ -18,6 +18,7 @@ from rich.markup import escape as escape_markup
 
 from blueprint.errors import BlueprintError
 from blueprint.formats import REGISTRY, ExportResult
+from blueprint.formats.base import ReadOptions, reading_with
 from blueprint.model import EVALUATOR_TYPES, ORACLE_TYPES, PROVENANCES
 
 #: characters a terminal acts on rather than shows: C0 controls but tab and newline, DEL, C1
@@ -112,6 +113,19 @@ ConfigOption = Annotated[
     ),
 ]
 
+AllowPath = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--allow-path",
+        metavar="DIR",
+        exists=True,
+        file_okay=False,
+        help="A folder files a set refers to (promptfoo's tests: file://...) may also be read"
+        " from, beyond the set's own folder and the working folder (repeatable).",
+        show_default=False,
+    ),
+]
+
 
 def value_of(choice: StrEnum | None) -> str | None:
     return None if choice is None else choice.value
@@ -192,7 +206,11 @@ def boundary(command: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return command(*args, **kwargs)
+            # a command taking --allow-path passes it to every reader it runs, through here
+            given: Any = kwargs.get("allow_path") or ()
+            allowed = tuple(Path(folder) for folder in given)
+            with reading_with(ReadOptions(allowed_paths=allowed)):
+                return command(*args, **kwargs)
         except (typer.Exit, typer.Abort):
             raise
         except BlueprintError as error:

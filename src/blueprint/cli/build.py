@@ -50,11 +50,12 @@ from blueprint.packs import (
     PackError,
     build_pack_set,
     build_set,
+    bundled_files,
     load_any_file,
+    load_bundled_file,
     load_overlay,
     load_pack,
     pack_problems,
-    packs_root,
 )
 from blueprint.validate import validate_document
 
@@ -89,10 +90,9 @@ def packs_command(ctx: typer.Context, report: Report = SimpleReport.text) -> Non
     if ctx.invoked_subcommand is not None:
         return
     entries, broken = [], []
-    root = packs_root()
-    for path in [*sorted(root.glob("*.yaml")), *sorted((root / "overlays").glob("*.yaml"))]:
+    for path in bundled_files():
         try:  # one broken file must not hide the others
-            loaded = load_any_file(path)
+            loaded = load_bundled_file(path)
         except PackError as error:
             broken.append(str(error))
             continue

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from blueprint.cli._common import (
+    AllowPath,
     Force,
     FormatName,
     FromFormat,
@@ -61,6 +62,7 @@ def convert_command(
         ),
     ] = None,
     report: Report = SimpleReport.text,
+    allow_path: AllowPath = None,
 ) -> None:
     """Convert a set to another format; every dropped field, left-out row and weakened rule
     is reported.
@@ -112,6 +114,7 @@ def roundtrip_command(
     via: Annotated[FormatName, typer.Option("--via", help="The format to go through.")],
     source_format: FromFormat = None,
     report: Report = SimpleReport.text,
+    allow_path: AllowPath = None,
 ) -> None:
     """Export a set through a format, read it back, and compare declared with actual loss.
 

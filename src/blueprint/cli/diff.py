@@ -10,6 +10,7 @@ import typer
 
 from blueprint.atomic import AtomicOutputs
 from blueprint.cli._common import (
+    AllowPath,
     ConfigOption,
     Force,
     FromFormat,
@@ -66,6 +67,7 @@ def diff_command(
     ] = None,
     force: Force = False,
     report: Report = SimpleReport.text,
+    allow_path: AllowPath = None,
 ) -> None:
     """Show rows added, removed and changed (by id), and changed set-level fields.
 

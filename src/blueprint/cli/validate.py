@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from blueprint.cli._common import (
+    AllowPath,
     FromFormat,
     ReportKind,
     boundary,
@@ -84,6 +85,7 @@ def validate_command(
     ignore: IgnoreOption = [],  # noqa: B006
     fail_on: FailOnOption = FailOn.error,
     statistics: StatisticsOption = False,
+    allow_path: AllowPath = None,
 ) -> None:
     """Validate sets: schema, admissibility and every rule, in one pass over each file.
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Final
 
 from blueprint.errors import AmbiguousFormatError, ParseError, UnknownFormatError, UsageError
+from blueprint.formats._io import BOM
 from blueprint.formats.apollia import ApolliaCodec
 from blueprint.formats.base import (
     Codec,
@@ -114,6 +115,7 @@ def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:
     """
     if reading:
         refuse_special_file(path)
+        refuse_empty_file(path)
     if name is not None:
         codec = get_codec(name)
         if reading and not codec.can_read:
@@ -164,6 +166,26 @@ def refuse_special_file(path: Path) -> None:
         raise ParseError(
             path, "not a regular file (a pipe, a device or a socket); Blueprint reads files"
         )
+
+
+def refuse_empty_file(path: Path) -> None:
+    """One rule for every format: a file that holds nothing, or only whitespace, is not a set.
+
+    The one exception is a canonical data file with its set file beside it: the set file
+    says what the set is, and the empty data file that it has no rows.
+    """
+    if not path.is_file() or set_file_for(path).is_file():
+        return  # missing, unreadable or a folder: the reader says so, naming the file
+    try:
+        with path.open("rb") as handle:
+            chunk = handle.read(_SNIFF_BYTES).removeprefix(BOM)
+            while chunk:
+                if chunk.strip():
+                    return
+                chunk = handle.read(_SNIFF_BYTES)
+    except OSError:
+        return
+    raise ParseError(path, "the file is empty (or holds only whitespace), so it holds no set")
 
 
 def _sniff(path: Path, candidates: list[Codec]) -> Codec:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias
@@ -179,6 +180,52 @@ class WriteOptions:
     #: set is followed to its file; any other output refuses a link (it would write a file
     #: the user never named)
     in_place: bool = False
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """Options every reader keeps to, set once for a whole command (:func:`reading_with`).
+
+    A reader that follows references inside a file (promptfoo's ``tests: file://...``)
+    opens only files inside the referring set's folder or the working folder, after
+    resolving symbolic links; ``allowed_paths`` widens that (``--allow-path DIR``).
+    """
+
+    allowed_paths: tuple[Path, ...] = ()
+
+
+_read_options = ReadOptions()
+
+
+def read_options() -> ReadOptions:
+    """The read options in force."""
+    return _read_options
+
+
+@contextmanager
+def reading_with(options: ReadOptions) -> Iterator[ReadOptions]:
+    """Read options for the duration of a block (a command, a test, a library caller).
+
+    Kept for the process, not the thread, so that the worker processes ``check --jobs``
+    forks see them too."""
+    global _read_options
+    saved = _read_options
+    _read_options = options
+    try:
+        yield options
+    finally:
+        _read_options = saved
+
+
+def confined(target: Path, base: Path) -> bool:
+    """Whether a file a set refers to lies inside ``base``, the working folder or an allowed
+    path, once symbolic links are resolved (``..`` and links cannot lead out)."""
+    try:
+        resolved = target.resolve()
+    except (OSError, RuntimeError):  # a link loop
+        return False
+    roots = (base, Path.cwd(), *_read_options.allowed_paths)
+    return any(resolved.is_relative_to(root.resolve()) for root in roots)
 
 
 class Codec(Protocol):

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Final
 
 import yaml
 
-from blueprint import jsonvalues
+from blueprint import jsonvalues, yamlload
 from blueprint.atomic import AtomicFolder
 from blueprint.errors import ParseError, UsageError
 from blueprint.formats._io import read_json_lines, read_text
@@ -188,11 +188,11 @@ def read_card(folder: Path) -> Card | None:
         return Card({}, text, has_front_matter=False)
     start_line = match.group(1).count("\n") + 1
     try:
-        meta = yaml.safe_load(match.group(2))
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = start_line + mark.line if mark is not None else None
-        raise ParseError(path, f"the card's YAML front matter: {error}", line=line) from None
+        meta = yamlload.load(match.group(2), path, line_offset=start_line - 1)
+    except ParseError as error:
+        raise ParseError(
+            path, f"the card's YAML front matter: {error.reason}", line=error.line
+        ) from None
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):

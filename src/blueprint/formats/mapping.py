@@ -13,10 +13,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from blueprint.errors import BlueprintError
+from blueprint import yamlload
+from blueprint.errors import BlueprintError, ParseError
 from blueprint.formats.base import LossyField
 from blueprint.model import HEADER_FIELDS
 
@@ -207,9 +207,11 @@ def exporters_root() -> Path:
 def load_mapping(name: str) -> VendorMapping:
     path = exporters_root() / f"{name}.yaml"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yamlload.load(path.read_text(encoding="utf-8"), path)
         mapping = VendorMapping.model_validate(data)
-    except (OSError, yaml.YAMLError, ValidationError) as error:
+    except ParseError as error:
+        raise MappingError(str(error)) from None
+    except (OSError, ValidationError) as error:
         raise MappingError(f"{path}: {error}") from None
     if mapping.format != name:
         raise MappingError(f"{path}: describes {mapping.format!r}, not {name!r}")

@@ -37,7 +37,7 @@ from typing import Any, ClassVar, Final
 
 import yaml
 
-from blueprint import jsonvalues
+from blueprint import jsonvalues, yamlload
 from blueprint.errors import EmptyExportRefused, ParseError
 from blueprint.formats._io import read_text
 from blueprint.formats.base import ExportResult, SetSource, WriteOptions
@@ -664,8 +664,8 @@ def _lines(path: Path) -> Any:
 
         return of_json
     try:
-        node = yaml.compose(text, Loader=Yaml12Loader)
-    except yaml.YAMLError:
+        node = yamlload.compose(text, path, loader=Yaml12Loader)
+    except ParseError:
         return lambda where: None
     marks: dict[str, int] = {}
 
@@ -1158,8 +1158,8 @@ def _yaml_sample_lines(path: Path, count: int) -> list[int | None]:
     if path.suffix.lower() == ".json":
         return [None] * count
     try:
-        node = yaml.compose(read_text(path), Loader=Yaml12Loader)
-    except (yaml.YAMLError, ParseError):
+        node = yamlload.compose(read_text(path), path, loader=Yaml12Loader)
+    except ParseError:
         return [None] * count
     samples: Any = None
     if isinstance(node, yaml.SequenceNode):
