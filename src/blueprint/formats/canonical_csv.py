@@ -25,7 +25,7 @@ from typing import IO, Any, ClassVar, Final, Literal
 
 from blueprint import jsonpath, jsonvalues, limits
 from blueprint.atomic import AtomicOutputs
-from blueprint.errors import BlueprintError, ParseError
+from blueprint.errors import BlueprintError, LossyExportRefused, ParseError
 from blueprint.formats import setfile
 from blueprint.formats._io import BOM, require_file, undecodable
 from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
@@ -159,6 +159,8 @@ class CsvCodec:
             names = [column.name for column in _in_order(options.column_order, layout.columns())]
             guard = FormulaGuard(options.spreadsheet_safe)
             written_names = guard.header(names, layout.rows_with_key)
+            if options.strict and guard.lossy():
+                raise LossyExportRefused(self.name, guard.lossy())
             spool.seek(0)
             handle = outputs.open(path, "w")
             writer = csv.writer(handle, lineterminator="\r\n")
