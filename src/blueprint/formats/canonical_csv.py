@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, ClassVar, Final, Literal
 
+import orjson
+
 from blueprint import jsonpath, jsonvalues, limits
 from blueprint.atomic import AtomicOutputs
 from blueprint.errors import BlueprintError, LossyExportRefused, ParseError
@@ -166,7 +168,7 @@ class CsvCodec:
             writer = csv.writer(handle, lineterminator="\r\n")
             writer.writerow(written_names)
             for line in spool:
-                cells: dict[str, str] = jsonvalues.loads(line)
+                cells: dict[str, str] = orjson.loads(line)  # our own spool: text only
                 writer.writerow([cells.get(name, "") for name in names] if cells else [EMPTY_ROW])
             if options.set_file:
                 setfile.write_set_file(outputs.open(set_path, "wb"), header)

@@ -54,6 +54,8 @@ PANDAS_MISSING: Final = frozenset(
         *("1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"),
     }
 )
+#: first characters of a string that may have to be written as a JSON string
+_NEEDS_A_LOOK: Final = MAY_BE_JSON | FORMULA_START
 #: a JSON number, with the whitespace JSON allows around it
 _NUMBER: Final = re.compile(r"[ \t\n\r]*(-?)(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?[ \t\n\r]*")
 _LITERALS: Final[dict[str, Any]] = {"true": True, "false": False, "null": None}
@@ -255,6 +257,8 @@ def _bare_string_ok(text: str) -> bool:
 def encode_cell(value: Any) -> str:
     """The cell text for a value (never called for an absent field)."""
     if isinstance(value, str):
+        if value and value[0] not in _NEEDS_A_LOOK and value not in PANDAS_MISSING:
+            return value  # most strings: nothing they begin with could misread them
         if _bare_string_ok(value):
             return value
     elif isinstance(value, (IntText, FloatText)):
