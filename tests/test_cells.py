@@ -183,3 +183,16 @@ def test_the_encoding_never_writes_a_cell_a_spreadsheet_runs(value: object) -> N
 )
 def test_formula_like(text: str, formula: bool) -> None:
     assert formula_like(text) is formula
+
+
+_NUMBER_TEXT = st.from_regex(
+    r"\A[ \t]{0,2}-?(0|[1-9][0-9]{0,20})(\.[0-9]{1,20})?([eE][+-]?[0-9]{1,2})?[ \t]{0,2}\Z"
+)
+
+
+@given(_NUMBER_TEXT)
+def test_any_json_number_text_comes_back_as_it_was_written(text: str) -> None:
+    value = decode_cell(text)
+    assert isinstance(value, int | float) and not isinstance(value, bool)
+    assert encode_cell(value) == text
+    assert jsonvalues.loads(jsonvalues.dumps(value)) == value  # JSON output: the same value
