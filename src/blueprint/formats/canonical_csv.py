@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import itertools
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -167,9 +168,11 @@ class CsvCodec:
             handle = outputs.open(path, "w")
             writer = csv.writer(handle, lineterminator="\r\n")
             writer.writerow(written_names)
+            blanks = itertools.repeat("")
             for line in spool:
                 cells: dict[str, str] = orjson.loads(line)  # our own spool: text only
-                writer.writerow([cells.get(name, "") for name in names] if cells else [EMPTY_ROW])
+                # every column's cell, an absent field's empty, looked up in C
+                writer.writerow(map(cells.get, names, blanks) if cells else [EMPTY_ROW])
             if options.set_file:
                 setfile.write_set_file(outputs.open(set_path, "wb"), header)
         return ExportResult(
