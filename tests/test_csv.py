@@ -584,3 +584,31 @@ def test_a_header_naming_a_column_twice_is_refused_naming_it(tmp_path: Path) -> 
     with pytest.raises(ParseError) as raised:
         CSV.open(target)
     assert raised.value.line == 1 and "'input'" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("format_name", "name"),
+    [
+        ("json", "out.json"),
+        ("promptfoo", "out.yaml"),
+        ("omk", "out.yaml"),
+        ("apollia", "out.toml"),
+        ("inspect", "out.csv"),
+        ("langsmith", "out.jsonl"),
+        ("huggingface", "out"),
+    ],
+)
+def test_numbers_read_with_their_text_convert_to_any_format(
+    format_name: str, name: str, tmp_path: Path
+) -> None:
+    from blueprint.convert import ConvertOptions, convert
+
+    source = tmp_path / "hand.csv"
+    source.write_text(
+        "id,input,expected,case.caseId,case.oracleType,case.expectedBehavior,case.provenance,"
+        "case.evaluator,metadata.n\r\nr1,hi, 42,r1,reference-answer,b,expert-authored,"
+        "exact-or-programmatic,1e5\r\n",
+        encoding="utf-8",
+    )
+    result = convert(source, tmp_path / name, ConvertOptions(target_format=format_name))
+    assert result.valid and result.export.rows == 1

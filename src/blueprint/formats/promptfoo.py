@@ -25,6 +25,7 @@ from blueprint import jsonvalues
 from blueprint.errors import ParseError
 from blueprint.formats._io import read_json_lines, read_text
 from blueprint.formats.base import SetSource, UnreadableRow
+from blueprint.formats.cells import FloatText, IntText
 from blueprint.formats.native import ABSENT, NativeShape, Restored, same
 from blueprint.formats.sniffing import Fit, csv_header, first_line_object, json_head, text_of
 from blueprint.formats.vendor import (
@@ -557,6 +558,9 @@ def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
 
 
 _Dumper.add_representer(str, _represent_str)
+# numbers a CSV cell was read with (their text kept for the CSV) are plain numbers in YAML
+_Dumper.add_representer(IntText, yaml.SafeDumper.represent_int)
+_Dumper.add_representer(FloatText, yaml.SafeDumper.represent_float)
 
 
 def dump_yaml(data: Any) -> bytes:
