@@ -195,7 +195,7 @@ def print_write_findings(findings: Sequence[Issue]) -> None:
         where = f"row {finding.row_id}" if finding.row_index is not None else "header"
         err.print(
             f"[yellow]warning[/] {finding.code} ({escape(where)}): {escape(finding.message)}"
-            " (--spreadsheet-safe writes it as text)"
+            " (convert and new write it as text with --spreadsheet-safe)"
         )
 
 
