@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,10 +13,14 @@ from blueprint import jsonvalues
 from blueprint.formats.cells import (
     ABSENT,
     PANDAS_MISSING,
+    CellError,
+    FloatText,
+    IntText,
     decode_cell,
     decode_list_cell,
     encode_cell,
     encode_list_cell,
+    formula_like,
 )
 from strategies import awkward_text, json_values
 
@@ -107,3 +114,85 @@ def test_every_text_pandas_reads_as_missing_is_quoted() -> None:
 def test_no_string_is_written_as_a_cell_pandas_reads_as_missing(text: str) -> None:
     assert encode_cell(text) not in PANDAS_MISSING | {""}
     assert encode_list_cell([text]) not in PANDAS_MISSING | {""}
+
+
+@pytest.mark.parametrize(
+    ("cell", "value"),
+    [(" 42", 42), ("1e5", 100000.0), ("1.10", 1.1), ("-0", 0), ("1E2", 100.0), ("42 ", 42)],
+)
+def test_a_number_keeps_the_text_it_was_read_with(cell: str, value: float) -> None:
+    read = decode_cell(cell)
+    assert read == value and type(read) is not bool
+    assert isinstance(read, IntText | FloatText)
+    assert encode_cell(read) == cell
+    assert encode_cell(read + 0) == jsonvalues.dumps_text(value)  # arithmetic: canonical again
+
+
+@pytest.mark.parametrize("cell", ["42", "-3", "1.5", "0", "1e+16"])
+def test_a_number_in_canonical_text_is_a_plain_number(cell: str) -> None:
+    assert type(decode_cell(cell)) in (int, float)
+
+
+def test_numbers_that_keep_their_text_survive_copying() -> None:
+    value = decode_cell("1.10")
+    assert copy.deepcopy(value).text == "1.10"
+    assert pickle.loads(pickle.dumps(value)).text == "1.10"
+
+
+@pytest.mark.parametrize(
+    "cell",
+    ["1" * 4301, "[" + "1" * 4301 + "]", '"\\ud800"', '{"a": ["\\udc00"]}', "1e999"],
+)
+def test_json_that_cannot_be_read_exactly_is_refused_not_taken_for_text(cell: str) -> None:
+    with pytest.raises(CellError):
+        decode_cell(cell)
+    with pytest.raises(CellError):
+        decode_list_cell(cell)
+
+
+def test_a_string_that_would_be_refused_bare_is_written_as_a_json_string() -> None:
+    for text in ["1" * 4301, '"\\ud800"', "1e999"]:
+        assert decode_cell(encode_cell(text)) == text
+
+
+def test_not_json_stays_text() -> None:
+    for text in ["[draft] notes", "{oops", "-foo", "2024-01-01", "01", "1.", "NaN", "[NaN]"]:
+        assert decode_cell(text) == text
+
+
+@given(json_values)
+def test_the_encoding_never_writes_a_cell_a_spreadsheet_runs(value: object) -> None:
+    assert not formula_like(encode_cell(value))
+    assert not formula_like(encode_list_cell(value))
+
+
+@pytest.mark.parametrize(
+    ("text", "formula"),
+    [
+        ("=1+1", True),
+        ("+1", True),
+        ("-2+3", True),
+        ("@SUM(A1)", True),
+        ("\t=x", True),
+        ("\r=x", True),
+        ("-3", False),
+        ("-1e5", False),
+        ("hello", False),
+        ("", False),
+    ],
+)
+def test_formula_like(text: str, formula: bool) -> None:
+    assert formula_like(text) is formula
+
+
+_NUMBER_TEXT = st.from_regex(
+    r"\A[ \t]{0,2}-?(0|[1-9][0-9]{0,20})(\.[0-9]{1,20})?([eE][+-]?[0-9]{1,2})?[ \t]{0,2}\Z"
+)
+
+
+@given(_NUMBER_TEXT)
+def test_any_json_number_text_comes_back_as_it_was_written(text: str) -> None:
+    value = decode_cell(text)
+    assert isinstance(value, int | float) and not isinstance(value, bool)
+    assert encode_cell(value) == text
+    assert jsonvalues.loads(jsonvalues.dumps(value)) == value  # JSON output: the same value

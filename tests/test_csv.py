@@ -442,3 +442,173 @@ def test_rows_without_a_set_file(tmp_path: Path, name: str) -> None:
     )
     assert result.files == [tmp_path / name]
     assert [p.name for p in tmp_path.iterdir()] == [name]
+
+
+# --- exactness: numbers keep their text, JSON refused rather than turned into text ----------
+
+_CSV_HEADER = (
+    "id,input,expected,case.caseId,case.oracleType,case.expectedBehavior,case.provenance,"
+    "metadata.n\r\n"
+)
+
+
+def _hand_written(folder: Path, lines: list[str]) -> Path:
+    target = folder / "hand.csv"
+    target.write_bytes((_CSV_HEADER + "".join(line + "\r\n" for line in lines)).encode())
+    return target
+
+
+def _data_lines(path: Path) -> list[str]:
+    return path.read_bytes().decode("utf-8").split("\r\n")[1:]
+
+
+def test_numbers_written_by_hand_keep_their_text_through_an_edit(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from blueprint.cli import app
+
+    lines = [
+        "r1,hi, 42,r1,reference-answer,b,expert-authored,1e5",
+        "r2,hi,1.10,r2,reference-answer,b,expert-authored,-0",
+        "r3,hi,1E2,r3,reference-answer,b,expert-authored,-3",
+    ]
+    target = _hand_written(tmp_path, lines)
+    result = CliRunner().invoke(app, ["rm", str(target), "r3"])
+    assert result.exit_code == 0, result.output
+    assert _data_lines(target) == [*lines[:2], ""]
+
+
+def test_a_number_read_with_its_text_equals_the_number_and_an_edited_one_is_canonical(
+    tmp_path: Path,
+) -> None:
+    target = _hand_written(tmp_path, ["r1,hi,1.10,r1,reference-answer,b,expert-authored,1e5"])
+    (data,) = data_rows(CSV.open(target))
+    assert data["expected"] == 1.1 and data["metadata"]["n"] == 100000.0
+    assert jsonvalues.dumps(data["expected"]) == b"1.1"  # JSON output stays canonical
+    data["metadata"]["n"] = 2e5  # an edited value
+    out = tmp_path / "out.csv"
+    CSV.write(HEADER, iter([data]), out, WriteOptions())
+    assert _data_lines(out)[0].endswith(",1.10,r1,reference-answer,b,expert-authored,200000.0")
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "1" * 5000,
+        '"{""a"": ' + "1" * 5000 + '}"',
+        '"""\\ud800"""',
+        '"{""a"": [""\\udc00""]}"',
+        '"' + "[" * 200 + "]" * 200 + '"',
+        "1e999",
+    ],
+    ids=[
+        "long-number",
+        "long-number-in-object",
+        "lone-surrogate",
+        "surrogate-inside",
+        "deep",
+        "inf",
+    ],
+)
+def test_json_a_cell_cannot_hold_exactly_is_a_parse_finding_on_its_line(
+    cell: str, tmp_path: Path
+) -> None:
+    from blueprint.validate import validate_file
+
+    target = _hand_written(
+        tmp_path,
+        [
+            "r1,hi,yes,r1,reference-answer,b,expert-authored,",
+            f"r2,hi,{cell},r2,reference-answer,b,expert-authored,",
+        ],
+    )
+    report = validate_file(target)
+    parse = [issue for issue in report.issues if issue.code == "parse"]
+    assert [(issue.row_index, issue.line) for issue in parse] == [(1, 3)]
+    assert "'expected'" in parse[0].message
+
+
+def test_the_digit_limit_is_the_configured_one(tmp_path: Path) -> None:
+    from blueprint import limits
+    from blueprint.formats import UnreadableRow
+
+    target = _hand_written(tmp_path, ["r1,hi,123456789012,r1,reference-answer,b,expert-authored,"])
+    with limits.overridden(max_number_digits=10):
+        rows = list(CSV.open(target).rows)
+    assert isinstance(rows[0], UnreadableRow) and "max-number-digits" in rows[0].reason
+    (data,) = data_rows(CSV.open(target))
+    assert data["expected"] == 123456789012
+
+
+def test_a_cell_past_max_cell_bytes_is_refused_naming_the_limit(tmp_path: Path) -> None:
+    from blueprint import limits
+    from blueprint.formats import UnreadableRow
+
+    target = _hand_written(
+        tmp_path,
+        [
+            "r1,hi,yes,r1,reference-answer,b,expert-authored,",
+            f"r2,{'é' * 600},yes,r2,reference-answer,b,expert-authored,",
+            "r3,hi,yes,r3,reference-answer,b,expert-authored,",
+        ],
+    )
+    for limit in (1000, 100):  # past it in bytes only (é is two), and in characters too
+        with limits.overridden(max_cell_bytes=limit):
+            rows = list(CSV.open(target).rows)
+        assert isinstance(rows[1], UnreadableRow)
+        assert (rows[1].index, rows[1].line) == (1, 3)
+        assert "max-cell-bytes" in rows[1].reason
+    with limits.overridden(max_cell_bytes=0):
+        assert len(list(data_rows(CSV.open(target)))) == 3
+
+
+def test_a_set_past_max_rows_is_refused_at_the_first_row_too_many(tmp_path: Path) -> None:
+    from blueprint import limits
+    from blueprint.formats import UnreadableRow
+
+    target = _hand_written(
+        tmp_path,
+        [f"r{n},hi,yes,r{n},reference-answer,b,expert-authored," for n in range(5)],
+    )
+    with limits.overridden(max_rows=3):
+        rows = list(CSV.open(target).rows)
+    assert len(rows) == 4 and isinstance(rows[3], UnreadableRow)
+    assert rows[3].line == 5 and "max-rows" in rows[3].reason
+
+
+def test_a_header_naming_a_column_twice_is_refused_naming_it(tmp_path: Path) -> None:
+    from blueprint.errors import ParseError
+
+    target = tmp_path / "twice.csv"
+    target.write_text("id,input,case.caseId,input\r\na,b,a,c\r\n", encoding="utf-8")
+    with pytest.raises(ParseError) as raised:
+        CSV.open(target)
+    assert raised.value.line == 1 and "'input'" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("format_name", "name"),
+    [
+        ("json", "out.json"),
+        ("promptfoo", "out.yaml"),
+        ("omk", "out.yaml"),
+        ("apollia", "out.toml"),
+        ("inspect", "out.csv"),
+        ("langsmith", "out.jsonl"),
+        ("huggingface", "out"),
+    ],
+)
+def test_numbers_read_with_their_text_convert_to_any_format(
+    format_name: str, name: str, tmp_path: Path
+) -> None:
+    from blueprint.convert import ConvertOptions, convert
+
+    source = tmp_path / "hand.csv"
+    source.write_text(
+        "id,input,expected,case.caseId,case.oracleType,case.expectedBehavior,case.provenance,"
+        "case.evaluator,metadata.n\r\nr1,hi, 42,r1,reference-answer,b,expert-authored,"
+        "exact-or-programmatic,1e5\r\n",
+        encoding="utf-8",
+    )
+    result = convert(source, tmp_path / name, ConvertOptions(target_format=format_name))
+    assert result.valid and result.export.rows == 1

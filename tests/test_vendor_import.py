@@ -81,6 +81,21 @@ def test_promptfoo_csv_expected_grammar() -> None:
     assert "contains 'Bonjour'" in contains["passLogic"]
 
 
+@pytest.mark.parametrize("second", ["question", " question"])
+def test_promptfoo_csv_naming_a_column_twice_is_refused_at_the_header(
+    second: str, tmp_path: Path
+) -> None:
+    from blueprint.errors import ParseError
+
+    target = tmp_path / "tests.csv"
+    target.write_text(f"question,__expected,{second}\nWhat?,yes,Why?\n", encoding="utf-8")
+    with pytest.raises(ParseError) as raised:
+        REGISTRY["promptfoo"].open(target)
+    assert raised.value.line == 1 and "'question'" in str(raised.value)
+    report = validate_file(target, format="promptfoo")
+    assert [(issue.code, issue.line) for issue in report.issues] == [("parse", 1)]
+
+
 def test_deepeval_inference() -> None:
     rows = rows_of(NATIVE / "deepeval" / "goldens.json", "deepeval")
     assert rows["capital-fr"]["expected"] == "Paris"

@@ -49,6 +49,8 @@ class ConvertOptions:
     allow_invalid: bool = False
     #: the form of the data files, for a format that writes a folder (huggingface)
     data_format: str | None = None
+    #: in a CSV output, write cells a spreadsheet would run as formulas with a leading '
+    spreadsheet_safe: bool = False
 
 
 @dataclass
@@ -156,6 +158,7 @@ def convert(
             llm_judge=options.llm_judge,
             derived_fields=made_up,
             data_format=options.data_format,
+            spreadsheet_safe=options.spreadsheet_safe,
         ),
     )
     stale = set_file_for(target_path)

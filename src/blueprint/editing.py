@@ -29,6 +29,7 @@ from blueprint.diff import SetDiff, collect, diff_sets
 from blueprint.errors import BlueprintError
 from blueprint.formats import Codec, ExportResult, StrPath, WriteOptions, resolve_codec
 from blueprint.formats.setfile import set_file_for
+from blueprint.issues import Issue
 from blueprint.locking import (
     EditLock,
     Stamp,
@@ -171,6 +172,8 @@ class Rewrite:
     created: tuple[Path, ...]
     #: in a dry run, what the edit would change, as blueprint diff reports it
     diff: SetDiff | None = None
+    #: findings about the file written (a CSV header a spreadsheet would run as a formula)
+    findings: tuple[Issue, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -216,7 +219,9 @@ def commit(
             edited.release()
         files = tuple(result.files)
         created = tuple(path for path in files if path not in existing)
-        return Rewrite(edited.path, False, result.rows, files, created)
+        return Rewrite(
+            edited.path, False, result.rows, files, created, None, tuple(result.findings)
+        )
     with scratch_write(edited.codec, edited.header, counted, edited.path.name, options) as (
         result,
         target,

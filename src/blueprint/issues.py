@@ -303,6 +303,20 @@ CODES: Final[dict[str, IssueCode]] = {
             " it is skipped, and consecutive empty rows are reported once. Row positions"
             " (`$.rows[N]`) count only the rows that were read.",
         ),
+        IssueCode(
+            "spreadsheet-formula",
+            "warning",
+            "A spreadsheet would run this CSV cell as a formula",
+            "{where} in column {column!r} begins with {first!r}, so a spreadsheet that opens"
+            " the CSV runs it as a formula: {text}",
+            "Excel, LibreOffice and Google Sheets evaluate a cell that begins with `=`, `+`,"
+            " `-` or `@` (or a tab or carriage return before one) as a formula, and a formula"
+            " can run commands or send the sheet's data elsewhere (CSV injection). Blueprint"
+            " writes such a text anyway, exactly, and warns; a number such as `-3` is a value"
+            " and is not reported. `--spreadsheet-safe` writes the cell with a leading `'`"
+            " instead, which a spreadsheet shows as text; the quote is then part of the value,"
+            " and the conversion reports the change.",
+        ),
     )
 }
 

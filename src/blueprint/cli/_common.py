@@ -7,7 +7,7 @@ import functools
 import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Final, NoReturn, ParamSpec, TypeVar
@@ -19,6 +19,7 @@ from rich.markup import escape as escape_markup
 from blueprint.errors import BlueprintError
 from blueprint.formats import REGISTRY, ExportResult
 from blueprint.formats.base import ReadOptions, reading_with
+from blueprint.issues import Issue
 from blueprint.model import EVALUATOR_TYPES, ORACLE_TYPES, PROVENANCES
 
 #: characters a terminal acts on rather than shows: C0 controls but tab and newline, DEL, C1
@@ -154,6 +155,15 @@ IncludeHumanReview = Annotated[
         help="Export rows no automated grader may score, marked for human review.",
     ),
 ]
+SpreadsheetSafe = Annotated[
+    bool,
+    typer.Option(
+        "--spreadsheet-safe",
+        help="In a CSV output, write a cell a spreadsheet would run as a formula (it begins"
+        " with =, +, -, @, a tab or a carriage return) with a leading ' so it shows as text;"
+        " the quote stays in the value, and the change is reported as a loss.",
+    ),
+]
 LlmJudge = Annotated[
     bool,
     typer.Option(
@@ -190,6 +200,17 @@ def print_export(export: ExportResult) -> None:
         err.print(f"{label} {what}: {escape(lossy.reason)}")
     for note in export.notes:
         err.print(f"[yellow]note:[/] {escape(note)}")
+    print_write_findings(export.findings)
+
+
+def print_write_findings(findings: Sequence[Issue]) -> None:
+    """Findings about a file just written (a CSV cell a spreadsheet would run), for people."""
+    for finding in findings:
+        where = f"row {finding.row_id}" if finding.row_index is not None else "header"
+        err.print(
+            f"[yellow]warning[/] {finding.code} ({escape(where)}): {escape(finding.message)}"
+            " (convert and new write it as text with --spreadsheet-safe)"
+        )
 
 
 P = ParamSpec("P")

@@ -7,7 +7,15 @@ from typing import Annotated, Any, get_args
 
 import typer
 
-from blueprint.cli._common import FormatName, SimpleReport, err, escape, print_json, value_of
+from blueprint.cli._common import (
+    FormatName,
+    SimpleReport,
+    err,
+    escape,
+    print_json,
+    print_write_findings,
+    value_of,
+)
 from blueprint.cli.diff import print_diff
 from blueprint.editing import EditOptions, Rewrite
 from blueprint.model import SEVERITIES, BlastRadius, Reversibility
@@ -60,6 +68,7 @@ def print_rewrite(written: Rewrite | None) -> None:
         return
     files = " and ".join(escape(str(path)) for path in written.files)
     err.print(f"wrote {files} ({written.rows} rows)")
+    print_write_findings(written.findings)
 
 
 def finish(outcome: Any, report: SimpleReport) -> None:

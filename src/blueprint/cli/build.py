@@ -21,6 +21,7 @@ from blueprint.cli._common import (
     ProvenanceName,
     Report,
     SimpleReport,
+    SpreadsheetSafe,
     Strict,
     ToFormat,
     boundary,
@@ -224,6 +225,7 @@ def new_command(
     strict: Strict = False,
     include_human_review: IncludeHumanReview = False,
     llm_judge: LlmJudge = False,
+    spreadsheet_safe: SpreadsheetSafe = False,
 ) -> None:
     """Scaffold a new set from a pack (and overlays), in any format Blueprint writes.
 
@@ -252,6 +254,7 @@ def new_command(
         include_human_review=include_human_review,
         llm_judge=llm_judge,
         every_row=True,
+        spreadsheet_safe=spreadsheet_safe,
     )
     result = codec.write(header, iter(document["rows"]), output, options)
     print_export(result)

@@ -17,6 +17,7 @@ from blueprint.cli._common import (
     LlmJudge,
     Report,
     SimpleReport,
+    SpreadsheetSafe,
     Strict,
     ToFormat,
     boundary,
@@ -45,6 +46,7 @@ def convert_command(
     strict: Strict = False,
     include_human_review: IncludeHumanReview = False,
     llm_judge: LlmJudge = False,
+    spreadsheet_safe: SpreadsheetSafe = False,
     allow_invalid: Annotated[
         bool,
         typer.Option(
@@ -82,6 +84,7 @@ def convert_command(
         include_human_review=include_human_review,
         llm_judge=llm_judge,
         allow_invalid=allow_invalid,
+        spreadsheet_safe=spreadsheet_safe,
         data_format=data_format,
     )
     result = convert(source, destination, options)

@@ -137,6 +137,8 @@ class ExportResult:
     lossy: list[LossyField] = field(default_factory=list)
     #: what a person should know about the export that is not a loss
     notes: list[str] = field(default_factory=list)
+    #: findings about what was written (a CSV cell a spreadsheet would run as a formula)
+    findings: list[Issue] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -145,6 +147,7 @@ class ExportResult:
             "rows": self.rows,
             "lossy": [item.to_json() for item in self.lossy],
             "notes": self.notes,
+            "findings": [issue.to_json() for issue in self.findings],
         }
 
 
@@ -180,6 +183,10 @@ class WriteOptions:
     #: set is followed to its file; any other output refuses a link (it would write a file
     #: the user never named)
     in_place: bool = False
+    #: in a CSV, write a cell a spreadsheet would run as a formula with a leading ' (shown
+    #: as text), and report the change; without it such a cell is written as it is, with a
+    #: spreadsheet-formula finding
+    spreadsheet_safe: bool = False
 
 
 @dataclass(frozen=True)

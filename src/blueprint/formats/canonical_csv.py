@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import itertools
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -23,20 +24,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, ClassVar, Final, Literal
 
-from blueprint import jsonpath, jsonvalues
+import orjson
+
+from blueprint import jsonpath, jsonvalues, limits
 from blueprint.atomic import AtomicOutputs
-from blueprint.errors import BlueprintError, ParseError
+from blueprint.errors import BlueprintError, LossyExportRefused, ParseError
 from blueprint.formats import setfile
 from blueprint.formats._io import BOM, require_file, undecodable
 from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
 from blueprint.formats.cells import (
     ABSENT,
+    MAY_BE_JSON,
+    CellError,
     decode_cell,
     decode_list_cell,
     encode_cell,
     encode_list_cell,
+    formula_like,
 )
 from blueprint.formats.sniffing import OTHER_SEPARATORS, Fit, csv_header, header_separator
+from blueprint.formats.spreadsheet import FormulaGuard
 from blueprint.issues import Issue, make_issue
 from blueprint.model import OMITTED_FIELDS, CaseProfile, case_profile_fields
 
@@ -70,6 +77,12 @@ class Column:
     kind: Literal["row", "case", "metadata"]
     key: str
     is_list: bool = False
+
+    @property
+    def is_whole(self) -> bool:
+        """Whether it holds a whole object ("metadata", "metadata.case") whose parts have
+        columns of their own."""
+        return self.name in ("metadata", "metadata.case")
 
     @classmethod
     def parse(cls, name: str) -> Column:
@@ -130,8 +143,9 @@ class CsvCodec:
             AtomicOutputs(targets, force=options.force, follow_links=options.in_place) as outputs,
             tempfile.TemporaryFile() as spool,
         ):
-            # The header needs every column before the first record; spooling the rows to disk
-            # finds them in one pass while keeping memory flat.
+            # The header needs every column before the first record; spooling each row's
+            # cells, encoded once, to disk finds the columns in one pass while keeping memory
+            # flat (and keeps the text numbers were read with, which a JSON spool would lose).
             layout = _Layout()
             count = 0
             for row in rows:
@@ -143,18 +157,31 @@ class CsvCodec:
                     raise UnrepresentableRowError(
                         f"cannot write {path}: row {count} cannot be held in CSV: {error}"
                     ) from None
-                spool.write(jsonvalues.dumps(row) + b"\n")
+                spool.write(jsonvalues.dumps(_row_cells(row)) + b"\n")
                 count += 1
-            columns = _in_order(options.column_order, layout.columns())
+            names = [column.name for column in _in_order(options.column_order, layout.columns())]
+            guard = FormulaGuard(options.spreadsheet_safe)
+            written_names = guard.header(names, layout.rows_with_key)
+            if options.strict and guard.lossy():
+                raise LossyExportRefused(self.name, guard.lossy())
             spool.seek(0)
             handle = outputs.open(path, "w")
             writer = csv.writer(handle, lineterminator="\r\n")
-            writer.writerow([column.name for column in columns])
+            writer.writerow(written_names)
+            blanks = itertools.repeat("")
             for line in spool:
-                writer.writerow(_encode_record(jsonvalues.loads(line), columns))
+                cells: dict[str, str] = orjson.loads(line)  # our own spool: text only
+                # every column's cell, an absent field's empty, looked up in C
+                writer.writerow(map(cells.get, names, blanks) if cells else [EMPTY_ROW])
             if options.set_file:
                 setfile.write_set_file(outputs.open(set_path, "wb"), header)
-        return ExportResult(format=self.name, files=targets, rows=count)
+        return ExportResult(
+            format=self.name,
+            files=targets,
+            rows=count,
+            lossy=guard.lossy(),
+            findings=guard.findings,
+        )
 
     def sniff(self, path: Path, head: bytes) -> Fit:
         if not head.strip():
@@ -186,6 +213,8 @@ class _LineFeed:
         self.number = 0
         self.bad: tuple[int, int, str] | None = None
         self.first = b""
+        #: bytes of the lines read since the reader last reset it (one record's)
+        self.record_bytes = 0
 
     def __iter__(self) -> _LineFeed:
         return self
@@ -193,6 +222,7 @@ class _LineFeed:
     def __next__(self) -> str:
         raw = next(self._lines)
         self.number += 1
+        self.record_bytes += len(raw)
         if self.number == 1:
             raw = raw.removeprefix(BOM)
             self.first = raw
@@ -205,13 +235,17 @@ class _LineFeed:
 
 
 def _read_header(path: Path, reader: Any, feed: _LineFeed) -> list[Column]:
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    csv.field_size_limit(_field_size_limit())
     try:
         names: list[str] = next(reader)
     except StopIteration:
         raise ParseError(path, "empty file: a CSV set starts with a header row", line=1) from None
     except csv.Error as error:
         _refuse_other_separator(path, feed.first)
+        if _cell_too_large(error):
+            raise ParseError(
+                path, f"header row: {_cell_limit_problem(limits.current().max_cell_bytes)}", line=1
+            ) from None
         raise ParseError(path, f"header row: {_csv_problem(error)}", line=feed.number) from None
     if not _blueprint_columns(names):
         _refuse_other_separator(path, feed.first)
@@ -226,6 +260,13 @@ def _read_header(path: Path, reader: Any, feed: _LineFeed) -> list[Column]:
             raise ParseError(path, f"header names the column {name!r} twice", line=feed.number)
         seen.add(name)
     return [Column.parse(name) for name in names]
+
+
+def _field_size_limit() -> int:
+    """The csv module's bound on one cell, in characters: max-cell-bytes (a character is at
+    least a byte, so no cell within the limit is cut; the bytes are checked after)."""
+    limit = limits.current().max_cell_bytes
+    return min(limit or sys.maxsize, 2**31 - 1)
 
 
 def _refuse_other_separator(path: Path, first_line: bytes) -> None:
@@ -347,13 +388,25 @@ def _read_rows(
 ) -> Iterator[SourceRow | UnreadableRow]:
     """The rows; what the reader finds on the way goes into ``notes`` before the row that
     reveals it (the header's findings before the first row, an empty run before the row
-    after it, a column not Blueprint's before the first row with a value there)."""
+    after it, a column not Blueprint's before the first row with a value there).
+
+    Nothing is kept from one row to the next but counters, so memory stays flat however
+    many rows the file has."""
+    bounds = limits.current()
+    csv.field_size_limit(_field_size_limit())
+    max_digits, max_rows, max_cell = (
+        bounds.max_number_digits,
+        bounds.max_rows,
+        bounds.max_cell_bytes,
+    )
     with handle:
         index = 0
         start = feed.number + 1
         empty: list[int] = []  # the first and last line of the empty rows just read
         unreported = dict(findings.unknown)
         notes_for_header = list(findings.missing)
+        width = len(columns)
+        whole = any(column.is_whole for column in columns)
 
         def note_empty_rows() -> None:
             if empty:
@@ -362,6 +415,7 @@ def _read_rows(
 
         while True:
             feed.bad = None
+            feed.record_bytes = 0
             try:
                 record: list[str] = next(reader)
             except StopIteration:
@@ -369,45 +423,80 @@ def _read_rows(
                 return
             except csv.Error as error:
                 note_empty_rows()
+                if _cell_too_large(error):
+                    # the reader cannot find where the oversized cell ends: stop here
+                    yield UnreadableRow(index, start, None, _cell_limit_problem(max_cell))
+                    return
                 yield UnreadableRow(index, start, None, _csv_problem(error))
                 index += 1
                 start = feed.number + 1
                 continue
-            if record == [EMPTY_ROW] and len(columns) > 1:
-                note_empty_rows()
-                notes.extend(notes_for_header)
-                notes_for_header.clear()
-                yield SourceRow(index, start, {})
-                index += 1
-            elif record and not any(record) and feed.bad is None:
+            if record and not any(record) and feed.bad is None:
                 # every cell empty: nothing to read, whatever the number of cells
                 if empty:
                     empty[1] = feed.number
                 else:
                     empty.extend((start, feed.number))
-            elif record:
+                start = feed.number + 1
+                continue
+            if not record:
+                start = feed.number + 1
+                continue
+            if empty:
                 note_empty_rows()
+            if notes_for_header:
                 notes.extend(notes_for_header)
                 notes_for_header.clear()
-                if feed.bad is not None:
-                    line, column, reason = feed.bad
-                    yield UnreadableRow(index, line, column, reason)
-                elif len(record) != len(columns):
-                    yield UnreadableRow(
-                        index,
-                        start,
-                        None,
-                        f"{len(record)} cells in a row, but the header has {len(columns)} columns",
-                    )
-                else:
+            if max_rows and index >= max_rows:
+                yield UnreadableRow(
+                    index,
+                    start,
+                    None,
+                    f"the set has more than max-rows ({max_rows}) rows; the rest of the file is"
+                    f" not read; {limits.hint('max_rows')}",
+                )
+                return
+            if record == [EMPTY_ROW] and width > 1:
+                yield SourceRow(index, start, {})
+            elif feed.bad is not None:
+                line, column, reason = feed.bad
+                yield UnreadableRow(index, line, column, reason)
+            elif len(record) != width:
+                yield UnreadableRow(
+                    index,
+                    start,
+                    None,
+                    f"{len(record)} cells in a row, but the header has {width} columns",
+                )
+            elif max_cell and feed.record_bytes > max_cell and _oversized_cell(record, max_cell):
+                yield UnreadableRow(index, start, None, _cell_limit_problem(max_cell))
+            else:
+                if unreported:
                     for position in [p for p in unreported if record[p] != ""]:
                         notes.append(unreported.pop(position))
-                    try:
-                        yield SourceRow(index, start, _decode_record(record, columns))
-                    except ValueError as error:
-                        yield UnreadableRow(index, start, None, str(error))
-                index += 1
+                try:
+                    data = _decode_record(record, columns, max_digits, whole_columns=whole)
+                    yield SourceRow(index, start, data)
+                except ValueError as error:
+                    yield UnreadableRow(index, start, None, str(error))
+            index += 1
             start = feed.number + 1
+
+
+def _cell_too_large(error: csv.Error) -> bool:
+    return "field larger than field limit" in str(error)
+
+
+def _oversized_cell(record: list[str], max_cell: int) -> bool:
+    """Whether a cell of a record (whose bytes pass the limit) passes it alone."""
+    return any(len(cell) * 4 > max_cell and len(cell.encode()) > max_cell for cell in record)
+
+
+def _cell_limit_problem(max_cell: int) -> str:
+    return (
+        f"a cell is longer than max-cell-bytes allows ({max_cell} bytes);"
+        f" {limits.hint('max_cell_bytes')}"
+    )
 
 
 def _csv_problem(error: csv.Error) -> str:
@@ -419,7 +508,47 @@ def _csv_problem(error: csv.Error) -> str:
     return f"malformed CSV: {error}"
 
 
-def _decode_record(record: list[str], columns: list[Column]) -> dict[str, Any]:
+def _decode_record(
+    record: list[str], columns: list[Column], max_digits: int, *, whole_columns: bool
+) -> dict[str, Any]:
+    """The row a record holds; raises ValueError (a CellError naming the column) for one
+    that cannot be read. ``whole_columns``: whether a column holds a whole object."""
+    if whole_columns:
+        return _decode_record_with_whole_columns(record, columns, max_digits)
+    row: dict[str, Any] = {}
+    metadata: dict[str, Any] | None = None
+    case: dict[str, Any] | None = None
+    column = columns[0]
+    try:
+        for column, cell in zip(columns, record, strict=True):
+            if not cell:
+                continue  # an absent field
+            if cell[0] not in MAY_BE_JSON and not column.is_list:
+                value: Any = cell  # most cells are plain text: no call for them
+            elif column.is_list:
+                value = decode_list_cell(cell, max_digits)
+            else:
+                value = decode_cell(cell, max_digits)
+            kind = column.kind
+            if kind == "row":
+                row[column.key] = value
+                continue
+            if metadata is None:
+                metadata = row["metadata"] = {}
+            if kind == "metadata":
+                metadata[column.key] = value
+                continue
+            if case is None:
+                case = metadata["case"] = {}
+            case[column.key] = value
+    except CellError as error:
+        raise CellError(f"column {column.name!r}: {error}") from None
+    return row
+
+
+def _decode_record_with_whole_columns(
+    record: list[str], columns: list[Column], max_digits: int
+) -> dict[str, Any]:
     row: dict[str, Any] = {}
     # A whole-object column ("metadata", "metadata.case") and the columns of its parts
     # ("metadata.x", "case.x") must not both have a value: one would overwrite the other.
@@ -432,7 +561,14 @@ def _decode_record(record: list[str], columns: list[Column]) -> dict[str, Any]:
         (whole if is_whole else parts).add(kind)
 
     for column, cell in zip(columns, record, strict=True):
-        value = decode_list_cell(cell) if column.is_list else decode_cell(cell)
+        try:
+            value = (
+                decode_list_cell(cell, max_digits)
+                if column.is_list
+                else decode_cell(cell, max_digits)
+            )
+        except CellError as error:
+            raise CellError(f"column {column.name!r}: {error}") from None
         if value is ABSENT:
             continue
         if column.kind == "row":
@@ -466,6 +602,9 @@ class _Layout:
         self.case: dict[str, None] = dict.fromkeys(REQUIRED_CASE_FIELDS)
         self.metadata: dict[str, None] = {}
         self.extra: dict[str, None] = {}
+        #: for a row key that is a column name of its own and that a spreadsheet would run as
+        #: a formula, the ids of the rows that have it (formula headers are rare: only these)
+        self.rows_with_key: dict[str, list[str]] = {}
 
     def add(self, row: dict[str, Any]) -> None:
         """Note the columns a row needs; raises ValueError for a row CSV cannot hold."""
@@ -475,6 +614,8 @@ class _Layout:
             if key == "" or key.startswith(("case.", "metadata.")):
                 raise ValueError(f"its key {key!r} would read back as a different column")
             self.extra[key] = None
+            if formula_like(key):
+                self.rows_with_key.setdefault(key, []).append(str(row.get("id")))
         if "metadata" not in row:
             return
         metadata = row["metadata"]
@@ -520,28 +661,21 @@ def _in_order(kept: tuple[str, ...], needed: list[Column]) -> list[Column]:
     return [Column.parse(name) for name in names]
 
 
-def _encode_record(row: dict[str, Any], columns: list[Column]) -> list[str]:
-    if not row:
-        return [EMPTY_ROW]  # all its cells would be empty, and such a record is skipped
+def _row_cells(row: dict[str, Any]) -> dict[str, str]:
+    """The cells a row fills, by column name (a row without any key fills none)."""
+    cells: dict[str, str] = {}
     raw_metadata = row.get("metadata")
     metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
     raw_case = metadata.get("case")
     case: dict[str, Any] = raw_case if isinstance(raw_case, dict) else {}
-    cells = []
-    for column in columns:
-        holder: dict[str, Any]
-        if column.kind == "case":
-            holder = case
-        elif column.kind == "metadata":
-            # "metadata.case" holds the case profile only when case.* columns cannot
-            holder = {} if column.key == "case" and case else metadata
-        else:
-            # likewise "metadata" holds the metadata only when metadata.* columns cannot
-            holder = {} if column.key == "metadata" and metadata else row
-        if column.key not in holder:
-            cells.append("")
-        elif column.is_list:
-            cells.append(encode_list_cell(holder[column.key]))
-        else:
-            cells.append(encode_cell(holder[column.key]))
+    for key, value in row.items():
+        # "metadata" holds the metadata only when metadata.* columns cannot
+        if key != "metadata" or not metadata:
+            cells[key] = encode_cell(value)
+    for key, value in metadata.items():
+        # likewise "metadata.case" holds the case profile only when case.* columns cannot
+        if key != "case" or not case:
+            cells[f"metadata.{key}"] = encode_cell(value)
+    for key, value in case.items():
+        cells[f"case.{key}"] = encode_list_cell(value) if key in LIST_FIELDS else encode_cell(value)
     return cells

@@ -24,11 +24,13 @@ from typing import Any, ClassVar, Final
 
 from blueprint import jsonvalues
 from blueprint.atomic import AtomicOutputs
+from blueprint.errors import LossyExportRefused
 from blueprint.formats._io import read_json_lines, read_text
 from blueprint.formats.base import ExportResult, UnreadableRow, WriteOptions
 from blueprint.formats.mapping import load_mapping
 from blueprint.formats.native import ABSENT, NativeShape
 from blueprint.formats.sniffing import Fit, csv_header, first_line_object, json_head
+from blueprint.formats.spreadsheet import FormulaGuard
 from blueprint.formats.vendor import (
     ExportRow,
     ExportTally,
@@ -220,6 +222,13 @@ def _csv_cell(key: str, value: Any) -> str | None:
     return jsonvalues.dumps_text(value)
 
 
+def _field_of(key: str, row: ExportRow) -> str:
+    """The canonical field an Inspect CSV column holds for a row (for the loss report)."""
+    if key == "target":
+        return "metadata.case.evaluationCriteria" if row.oracle_type == "rubric" else "expected"
+    return key if key in ("id", "input") else f"metadata.case.extensions.inspect.{key}"
+
+
 #: why a record has no CSV row, by the key whose cell cannot hold its value
 _CSV_EXCLUSIONS: Final = {"input": "csv-input", "target": "csv-target", "choices": "csv-choices"}
 
@@ -396,26 +405,41 @@ class InspectCodec(VendorCodec):
             return super().write(header, rows, path, options)
         context = WriteContext(header, options, "csv")
         tally = ExportTally(load_mapping(self.name))
-        records = []
+        records: list[tuple[ExportRow, dict[str, Any]]] = []
         for row in export_rows(rows, self.name, header):
             record = self.record_for(row, context, tally)
             if record is not None:
-                records.append(record)
-        columns = list(dict.fromkeys(key for record in records for key in record))
+                records.append((row, record))
+        columns = list(dict.fromkeys(key for _, record in records for key in record))
         if not columns:
             columns = ["id", "input", "target", "metadata"]
+        guard = FormulaGuard(options.spreadsheet_safe)
+        keys_of = {key: [row.id for row, record in records if key in record] for key in columns}
         buffer = io.StringIO()
         # every cell quoted (the unix dialect): a lone \r in an unquoted cell would end the row
         writer = csv.writer(buffer, dialect="unix")
-        writer.writerow(columns)
-        for record in records:
-            writer.writerow(
-                [_csv_cell(key, record[key]) if key in record else "" for key in columns]
-            )
+        writer.writerow(guard.header(columns, keys_of))
+        for index, (row, record) in enumerate(records):
+            cells = []
+            for key in columns:
+                cell = _csv_cell(key, record[key]) if key in record else ""
+                field = _field_of(key, row)
+                cells.append(
+                    guard.cell(cell or "", column=key, field=field, row_index=index, row_id=row.id)
+                )
+            writer.writerow(cells)
         tally.written = len(records)
         with AtomicOutputs([path], force=options.force, follow_links=options.in_place) as outputs:
             outputs.open(path, "wb").write(buffer.getvalue().encode("utf-8"))
-            return tally.finish(header, [path], options)
+            changed = guard.lossy()
+            if options.strict and changed:
+                raise LossyExportRefused(
+                    self.name, [*tally.lossy(header, options.derived_fields), *changed]
+                )
+            result = tally.finish(header, [path], options)
+            result.lossy.extend(changed)
+            result.findings.extend(guard.findings)
+            return result
 
     def sniff(self, path: Path, head: bytes) -> Fit:
         suffix = path.suffix.lower()

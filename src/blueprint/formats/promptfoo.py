@@ -15,7 +15,7 @@ import glob
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
@@ -26,6 +26,7 @@ from blueprint import jsonvalues, limits, yamlload
 from blueprint.errors import ParseError
 from blueprint.formats._io import read_json_lines, read_text
 from blueprint.formats.base import SetSource, UnreadableRow, confined
+from blueprint.formats.cells import FloatText, IntText
 from blueprint.formats.native import ABSENT, NativeShape, Restored, same
 from blueprint.formats.sniffing import Fit, csv_header, first_line_object, json_head, text_of
 from blueprint.formats.vendor import (
@@ -559,6 +560,9 @@ def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
 
 
 _Dumper.add_representer(str, _represent_str)
+# numbers a CSV cell was read with (their text kept for the CSV) are plain numbers in YAML
+_Dumper.add_representer(IntText, yaml.SafeDumper.represent_int)
+_Dumper.add_representer(FloatText, yaml.SafeDumper.represent_float)
 
 
 def dump_yaml(data: Any) -> bytes:
@@ -859,10 +863,26 @@ def assertion_from_cell(cell: str) -> dict[str, Any]:
     return assertion
 
 
+def _refuse_repeated_columns(path: Path, names: Sequence[str]) -> None:
+    """A CSV header naming a column twice: the reader would keep only the last one's cells."""
+    first: dict[str, int] = {}
+    for position, name in enumerate(names, start=1):
+        key = name.strip()  # cells are read by the stripped name
+        if key in first:
+            raise ParseError(
+                path,
+                f"the header names the column {key!r} twice (columns {first[key]} and"
+                f" {position}): only one of them would be read; rename or merge them",
+                line=1,
+            )
+        first[key] = position
+
+
 def _csv_tests(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Tests from a promptfoo CSV file, read as promptfoo 0.121 reads them."""
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     reader = csv.DictReader(read_text(path).splitlines(keepends=True))
+    _refuse_repeated_columns(path, reader.fieldnames or [])
     for record in reader:
         variables: dict[str, Any] = {}
         assertions: list[dict[str, Any]] = []
