@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from blueprint import limits
 from blueprint.convert import ConvertOptions, convert
 from blueprint.errors import ParseError, UnknownFormatError
 from blueprint.formats import REGISTRY, WriteOptions
@@ -228,3 +229,108 @@ def test_filtering_out_parse_issues_does_not_make_a_file_readable(tmp_path: Path
     path.write_bytes(path.read_bytes() + b"{oops\n")
     report = validate_file(path, options=options)
     assert report.unreadable and not report.valid
+
+
+# --- hostile JSON: repeated keys, lone surrogates, limits -------------------------------------
+
+
+def _jsonl_with(tmp_path: Path, bad_line: str) -> Path:
+    path = write_set(tmp_path, "set.jsonl", [row("a"), row("b"), row("c")])
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[1] = bad_line
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "bad_line",
+    [
+        '{"id": "b", "id": "x", "input": "q", "metadata": {"case": {}}}',
+        '{"id": "b", "input": "\\ud800", "metadata": {"case": {}}}',
+        '{"id": "1234567890123456789", "input": "\\ud800", "metadata": {"case": {}}}',
+        '{"id": "b", "input": {"k": 1234567890123456789, "k": 2}, "metadata": {}}',
+        '{"id": "b", "input": ' + "9" * 5000 + "}",
+    ],
+    ids=["repeated-key", "surrogate", "surrogate-exact", "repeated-key-exact", "long-number"],
+)
+def test_a_hostile_jsonl_line_is_a_parse_finding_on_its_line(tmp_path: Path, bad_line: str) -> None:
+    report = validate_file(_jsonl_with(tmp_path, bad_line))
+    assert [(i.code, i.row_index, i.line) for i in report.issues] == [("parse", 1, 2)]
+    assert report.rows == 3
+
+
+def test_a_jsonl_line_over_the_cell_limit_is_skipped_unread(tmp_path: Path) -> None:
+    path = _jsonl_with(tmp_path, '{"id": "b", "input": "' + "x" * 5000 + '"}')
+    with limits.overridden(max_cell_bytes=1000):
+        report = validate_file(path)
+    assert [(i.code, i.row_index, i.line) for i in report.issues] == [("parse", 1, 2)]
+    assert "max-cell-bytes" in report.issues[0].message
+    assert report.rows == 3
+
+
+def test_reading_stops_past_the_row_limit(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.jsonl", [row(f"r{i}") for i in range(5)])
+    with limits.overridden(max_rows=3):
+        report = validate_file(path)
+    assert [(i.code, i.row_index, i.line) for i in report.issues] == [("parse", 3, 4)]
+    assert "max-rows" in report.issues[0].message
+
+
+def test_a_file_over_the_size_limit_is_refused(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.jsonl", [row("a")])
+    with limits.overridden(max_file_bytes=10):
+        report = validate_file(path)
+    assert report.unreadable
+    assert "max-file-bytes" in report.issues[0].message
+
+
+@pytest.mark.parametrize(
+    ("bad_row", "line"),
+    [
+        ('{"id": "b", "input": "\\ud800", "metadata": {"case": {}}}', 5),
+        ('{"id": "b", "input": ' + "9" * 5000 + "}", 5),
+        ('{"id": "b", "input": ' + "[" * 200 + "]" * 200 + "}", 5),
+        ('{"id": "b", "input": "q", "input": "r"}', 5),
+    ],
+    ids=["surrogate", "long-number", "too-deep", "repeated-key"],
+)
+def test_a_hostile_row_of_a_json_set_names_its_line(
+    tmp_path: Path, bad_row: str, line: int
+) -> None:
+    path = tmp_path / "set.json"
+    good = json.dumps(row("a"))
+    path.write_text(
+        '{\n  "schemaVersion": "blueprint.eval-set/v1",\n  "name": "t",\n  "rows": [\n'
+        f"{bad_row},\n{good}\n  ]\n}}\n",
+        encoding="utf-8",
+    )
+    report = validate_file(path)
+    assert report.unreadable
+    assert [(i.code, i.line) for i in report.issues] == [("parse", line)]
+
+
+def test_a_second_rows_key_is_refused_not_read_last_wins(tmp_path: Path) -> None:
+    path = tmp_path / "set.json"
+    rows = ",\n".join(json.dumps(row(f"r{i}")) for i in range(8))
+    path.write_text(
+        '{"schemaVersion": "blueprint.eval-set/v1", "name": "t",\n'
+        f'"rows": [\n{rows}\n],\n"rows": []\n}}\n',
+        encoding="utf-8",
+    )
+    report = validate_file(path)
+    assert report.unreadable
+    assert [(i.code, i.line) for i in report.issues] == [("parse", 12)]
+    assert "'rows'" in report.issues[0].message
+    with pytest.raises(ParseError):
+        REGISTRY["json"].open(path)
+
+
+def test_a_set_file_with_a_repeated_key_is_refused(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.jsonl", [row("a")])
+    (tmp_path / "set.jsonl.set.json").write_text(
+        '{"schemaVersion": "blueprint.eval-set/v1",\n "name": "t",\n "name": "u"}', encoding="utf-8"
+    )
+    with pytest.raises(ParseError) as caught:
+        REGISTRY["jsonl"].open(path)
+    assert caught.value.path.name == "set.jsonl.set.json"
+    assert caught.value.line == 3
