@@ -57,8 +57,9 @@ _DIGITS_AS_ZEROS: Final = bytes(
 #: a number without a run of sixteen digits has at most fifteen before the point, fifteen after
 #: and fifteen in the exponent; below that limit every text takes the exact path
 _MOST_DIGITS_WITHOUT_A_RUN: Final = 45
-# an escaped colon is the one way a decoded text can hold more colons than its source
-_ESCAPED_COLONS: Final = (b"\\u003a", b"\\u003A")
+#: the start of \\u003a, an escaped colon: the one way a decoded text can hold more colons than
+#: its source (it also starts escaped digits, which are as rare)
+_ESCAPES_OF_COLONS: Final = b"\\u003"
 
 
 class _Bounds:
@@ -105,9 +106,21 @@ def _loads(data: bytes | str, bounds: _Bounds) -> Any:
         problem = _inspect(value, bounds.max_depth, strings=False)
         if problem:
             raise _located(raw, problem, bounds)
-    if isinstance(value, (dict, list)) and _may_repeat_a_key(raw, value):
+    # Every colon of a JSON text follows a key or sits inside a string; writing the decoded
+    # value back keeps the strings and writes one colon per key it kept (orjson keeps the
+    # last of a repeated key, silently). So, unless a colon was escaped (\u003a), the counts
+    # are equal exactly when no key was dropped as a repeat.
+    colons = raw.count(b":")
+    if colons and (_ESCAPES_OF_COLONS in raw or _written_colons(value) != colons):
         _refuse_repeated_keys(raw)
     return value
+
+
+def _written_colons(value: Any) -> int:
+    try:
+        return orjson.dumps(value).count(b":")
+    except TypeError:  # nested deeper than orjson writes: the token walk decides
+        return -1
 
 
 def _decode_error(raw: bytes, error: orjson.JSONDecodeError) -> JSONError:
@@ -121,22 +134,6 @@ def _decode_error(raw: bytes, error: orjson.JSONDecodeError) -> JSONError:
             bad.start - line_start + 1,
         )
     return JSONError(error.msg, error.lineno, error.colno)
-
-
-def _may_repeat_a_key(raw: bytes, value: Any) -> bool:
-    """Whether an object in ``raw`` might repeat a key (orjson keeps the last silently).
-
-    Every colon of a JSON text follows a key or sits inside a string; writing the decoded
-    value back keeps the strings and writes one colon per key it kept. So, unless a colon
-    was escaped, the counts are equal exactly when no key was dropped as a repeat.
-    """
-    if any(escape in raw for escape in _ESCAPED_COLONS):
-        return True
-    try:
-        written = orjson.dumps(value)
-    except TypeError:  # nested deeper than orjson writes; the slow path decides
-        return True
-    return raw.count(b":") != written.count(b":")
 
 
 def _exact_loads(raw: bytes, bounds: _Bounds) -> Any:
