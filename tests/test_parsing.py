@@ -10,7 +10,7 @@ import pytest
 from blueprint import limits
 from blueprint.convert import ConvertOptions, convert
 from blueprint.errors import ParseError, UnknownFormatError
-from blueprint.formats import REGISTRY, WriteOptions
+from blueprint.formats import REGISTRY, WriteOptions, canonical_json
 from blueprint.validate import validate_file
 from conftest import document, row
 
@@ -334,3 +334,79 @@ def test_a_set_file_with_a_repeated_key_is_refused(tmp_path: Path) -> None:
         REGISTRY["jsonl"].open(path)
     assert caught.value.path.name == "set.jsonl.set.json"
     assert caught.value.line == 3
+
+
+# --- a large JSON document is streamed: the same findings as reading it whole ------------------
+
+
+@pytest.fixture
+def streamed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(canonical_json, "STREAMED_FROM_BYTES", 0)
+
+
+def _document_text(rows: list[str], *, after: str = "") -> str:
+    return (
+        '{\n  "schemaVersion": "blueprint.eval-set/v1",\n  "name": "t",\n'
+        '  "caseFamilies": [],\n  "rows": [\n' + ",\n".join(rows) + f"\n  ]{after}\n}}\n"
+    )
+
+
+@pytest.mark.usefixtures("streamed")
+def test_a_streamed_document_reports_each_bad_row_and_checks_the_rest(tmp_path: Path) -> None:
+    rows = [json.dumps(row("a"), indent=2), json.dumps(row("a")), '"not a row"', "[1, 2]"]
+    rows.append('{"id": "b", "input": "\\ud800"}')
+    rows.append('{"id": "c", "input": {"k": 1, "k": 2}}')
+    rows.append(json.dumps(row("d", caseFamily="elsewhere")))
+    path = tmp_path / "set.json"
+    path.write_text(_document_text(rows, after=',\n  "description": "after the rows"'), "utf-8")
+    stream = validate_file(path)
+    assert stream.rows == 7
+    assert [(i.row_index, i.line) for i in stream.issues if i.code == "parse"] == [
+        (4, 22),
+        (5, 23),
+    ]
+    assert ("unknown-case-family", 6, 24) in [(i.code, i.row_index, i.line) for i in stream.issues]
+    assert ("duplicate-id", 1, 19) in [(i.code, i.row_index, i.line) for i in stream.issues]
+
+
+@pytest.mark.usefixtures("streamed")
+def test_a_clean_streamed_document_matches_the_whole_reading(tmp_path: Path) -> None:
+    rows = [json.dumps(row(f"r{n}", caseFamily="f"), indent=2) for n in range(5)]
+    path = tmp_path / "set.json"
+    path.write_text(
+        _document_text(rows).replace('"caseFamilies": []', '"caseFamilies": [{"id": "g"}]'),
+        encoding="utf-8",
+    )
+    source = REGISTRY["json"].open(path)
+    assert source.header is not None and source.header["caseFamilies"] == [{"id": "g"}]
+    read = list(source.rows)
+    streamed_report = validate_file(path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(canonical_json, "STREAMED_FROM_BYTES", 1 << 40)
+        whole = validate_file(path)
+    fields = ("code", "row_index", "path", "line", "message")
+    assert streamed_report.flatten(fields) == whole.flatten(fields)
+    assert whole.issues  # every row names a family the set does not define
+    assert [item.line for item in read] == [6 + 14 * n for n in range(5)]
+    assert [item.data for item in read] == json.loads(path.read_text("utf-8"))["rows"]
+
+
+@pytest.mark.usefixtures("streamed")
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('{"name": "t", "rows": [{"id": "a"}, {"id": "b"]}', 1),  # a bracket that does not match
+        ('{"name": "t",\n"rows": [{"id": "a"}\n {"id": "b"}]}', 3),  # no comma between rows
+        ('{"name": "t",\n"rows": [{"id": "a"}],\n"rows": []}', 3),  # a second rows key
+        ('{"name": "t", "rows": [{"id": "a"}', 1),  # never closed
+        ('{"name": "t",\n"rows": [{"id": "a\\"}]}', 2),  # a string never closed
+    ],
+)
+def test_a_broken_streamed_document_is_refused_with_its_line(
+    tmp_path: Path, text: str, line: int
+) -> None:
+    path = tmp_path / "set.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ParseError) as caught:
+        REGISTRY["json"].open(path)
+    assert caught.value.line == line
