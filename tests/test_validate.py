@@ -567,9 +567,12 @@ def test_a_csv_cell_typed_with_typographic_quotes_gets_the_hint(tmp_path: Path) 
 # --- the per-set index: compact, and the same answers as plain containers ----------------------
 
 
-@given(st.lists(st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**40)), max_size=3000))
-def test_first_seen_answers_as_a_dict_does(pairs: list[tuple[int, int]]) -> None:
-    table, reference = FirstSeen(slots=4), {}
+@given(
+    st.lists(st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**32 - 1)), max_size=3000),
+    st.booleans(),
+)
+def test_first_seen_answers_as_a_dict_does(pairs: list[tuple[int, int]], wide: bool) -> None:
+    table, reference = FirstSeen(slots=4, wide=wide), {}
     for key, value in pairs:
         assert table.setdefault(key, value) == reference.setdefault(key or 1, value)
     assert len(table) == len(reference)

@@ -265,18 +265,20 @@ class FirstSeen:
     """64-bit key -> the value stored with its first use: a hash table of two flat arrays.
 
     The validator keeps one entry per row (the id, the input); as Python ints in a dict that
-    is about a hundred bytes a row, here it is at most 24 (12 bytes a slot, at least a third
-    of the slots used).
+    is about a hundred bytes a row, here it is 18 to 36 (12 bytes a slot for row indices,
+    which fit in 32 bits, and between a third and two thirds of the slots used).
     """
 
-    __slots__ = ("_count", "_keys", "_mask", "_values")
+    __slots__ = ("_count", "_keys", "_mask", "_value_type", "_values")
 
-    def __init__(self, slots: int = 1024) -> None:
+    def __init__(self, slots: int = 1024, *, wide: bool = False) -> None:
+        #: "I" holds values below 2**32 (row indices); wide tables hold any 64-bit value
+        self._value_type = "q" if wide else "I"
         self._allocate(slots)
 
     def _allocate(self, slots: int) -> None:
         self._keys = array("Q", bytes(8 * slots))  # 0 marks an empty slot
-        self._values = array("q", bytes(8 * slots))
+        self._values = array(self._value_type, bytes(array(self._value_type).itemsize * slots))
         self._mask = slots - 1
         self._count = 0
 
@@ -373,7 +375,7 @@ class SetState:
     first_input: FirstSeen = field(default_factory=FirstSeen)
     #: first row of an input -> (split number << 40 | index) of the first row of that input
     #: with a split; kept only for inputs that repeat or carry a split
-    input_split: FirstSeen = field(default_factory=FirstSeen)
+    input_split: FirstSeen = field(default_factory=lambda: FirstSeen(wide=True))
     #: the splits named so far, by number (a set names few)
     split_names: dict[str, int] = field(default_factory=dict)
 
