@@ -133,3 +133,10 @@ def test_jaccard() -> None:
 )
 def test_split_of(row: object, split: str | None) -> None:
     assert split_of(row) == split
+
+
+def test_a_lone_surrogate_is_compared_not_a_crash() -> None:
+    # a YAML escape ("\ud800") can put one in a string that JSON readers would refuse
+    assert input_key("refund \ud800") == input_key("Refund \ud800!")
+    assert input_key("refund \ud800") != input_key("refund \udc00")
+    assert len(shingle_hashes(["refund", "\ud800"])) == 3

@@ -188,7 +188,9 @@ def comparable_text(value: Any, *, near: bool = False) -> str | None:
 
 def text_key(text: str) -> int:
     """A 64-bit key for a normalised text (collisions are negligible below billions of rows)."""
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
+    # surrogatepass: a lone surrogate (which a YAML escape can make) is text to compare too
+    encoded = text.encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(encoded, digest_size=8).digest(), "big")
 
 
 def input_key(value: Any) -> int | None:
@@ -208,7 +210,12 @@ def shingle_hashes(words: list[str]) -> array[int]:
     """The shingles as sorted, distinct 32-bit hashes: compact to keep, and exact to compare
     (two distinct shingles of two inputs share a hash about once in four billion pairs)."""
     # CRC-32 is fast and stable across runs; MinHash mixes its bits again before permuting
-    return array("I", sorted({zlib.crc32(shingle.encode("utf-8")) for shingle in shingles(words)}))
+    return array(
+        "I",
+        sorted(
+            {zlib.crc32(shingle.encode("utf-8", "surrogatepass")) for shingle in shingles(words)}
+        ),
+    )
 
 
 def jaccard(first: set[int], second: Collection[int]) -> float:
