@@ -192,7 +192,7 @@ _ROWS_KEY: Final = re.compile(rb'"rows"\s*:\s*\Z')
 #: documents from this size on are streamed; smaller ones are decoded whole
 STREAMED_FROM_BYTES = 4 << 20
 #: how much of the file is read before the pages behind are let go
-_WINDOW: Final = 32 << 20
+_WINDOW: Final = 8 << 20
 _OPENING: Final = {ord("{"): ord("}"), ord("["): ord("]")}
 _QUOTE: Final = ord('"')
 
