@@ -1,7 +1,7 @@
 """Blueprint JSON: the whole set as one document, set-level fields first, then ``rows``.
 
-A large document is read a row at a time (its ``rows`` array streamed, see ``_outline``), so
-memory does not grow with the set; a small one, or one laid out unusually, is decoded whole.
+A document is read a row at a time (its ``rows`` array streamed, see ``_outline``), so memory
+does not grow with the set; one laid out unusually (no rows array of objects) is decoded whole.
 """
 
 from __future__ import annotations
@@ -189,8 +189,9 @@ _SET_KEYS = frozenset(
 _SPAN: Final = re.compile(rb'(?:[^"\[\]{}]+|"(?:[^"\\]|\\.)*")*')
 #: the key just before a top-level array: only ``"rows"`` spelled plainly is streamed
 _ROWS_KEY: Final = re.compile(rb'"rows"\s*:\s*\Z')
-#: documents from this size on are streamed; smaller ones are decoded whole
-STREAMED_FROM_BYTES = 4 << 20
+#: documents from this size on are streamed (every one: a bad row is then the same finding
+#: whatever the document's size); smaller ones would be decoded whole
+STREAMED_FROM_BYTES = 0
 #: how much of the file is read before the pages behind are let go
 _WINDOW: Final = 8 << 20
 _OPENING: Final = {ord("{"): ord("}"), ord("["): ord("]")}
@@ -227,8 +228,9 @@ def _outline(path: Path) -> _Outline | None:
     require_within_size(path)
     try:
         with path.open("rb") as handle:
-            if os.fstat(handle.fileno()).st_size < STREAMED_FROM_BYTES:
-                return None  # small enough to read whole, as fast and simpler
+            size = os.fstat(handle.fileno()).st_size
+            if not size or size < STREAMED_FROM_BYTES:
+                return None  # empty (nothing to map), or small enough to read whole
             mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         return None
