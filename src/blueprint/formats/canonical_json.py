@@ -186,7 +186,7 @@ _SET_KEYS = frozenset(
 # gives the set-level fields, wherever they stand), to decode the rows one at a time.
 
 #: everything up to the next bracket or quote, strings included whole
-_SPAN: Final = re.compile(rb'(?:[^"\[\]{}]+|"(?:[^"\\]|\\.)*")*')
+_SPAN: Final = re.compile(rb'[^"\[\]{}]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"\[\]{}]*)*')
 #: the key just before a top-level array: only ``"rows"`` spelled plainly is streamed
 _ROWS_KEY: Final = re.compile(rb'"rows"\s*:\s*\Z')
 #: documents from this size on are streamed (every one: a bad row is then the same finding
