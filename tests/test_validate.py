@@ -614,3 +614,11 @@ def test_duplicates_name_the_first_rows_line_past_blank_lines(tmp_path: Path) ->
     assert set(found) == {("duplicate-id", 6), ("duplicate-input", 6)}
     assert "line 1" in found["duplicate-id", 6]
     assert "line 3" in found["duplicate-input", 6]
+
+
+def test_validation_leaves_the_garbage_collector_as_it_found_it() -> None:
+    import gc
+
+    before = (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled())
+    validate_document(document(row("a"), row("b")))
+    assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before

@@ -253,10 +253,13 @@ def _few_collections() -> Iterator[None]:
     large set is read is its own scans of the same long-lived objects (the per-set index, the
     modules), so those are frozen and young collections made rare."""
     thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(_BULK_THRESHOLD, *thresholds[1:])
+    freezing = gc.get_freeze_count() == 0  # a caller's own frozen objects stay as they were
+    if freezing:
+        gc.freeze()
+    gc.set_threshold(max(thresholds[0], _BULK_THRESHOLD), *thresholds[1:])
     try:
         yield
     finally:
         gc.set_threshold(*thresholds)
-        gc.unfreeze()
+        if freezing:
+            gc.unfreeze()
