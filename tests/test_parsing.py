@@ -410,3 +410,17 @@ def test_a_broken_streamed_document_is_refused_with_its_line(
     with pytest.raises(ParseError) as caught:
         REGISTRY["json"].open(path)
     assert caught.value.line == line
+
+
+@pytest.mark.usefixtures("streamed")
+@pytest.mark.parametrize("odd_row", ["0", "0.0", "false", "[]", "{}", '"0"'])
+def test_rows_that_look_like_the_placeholder_read_as_themselves(
+    tmp_path: Path, odd_row: str
+) -> None:
+    path = tmp_path / "set.json"
+    path.write_text(_document_text([json.dumps(row("a")), odd_row, json.dumps(row("b"))]), "utf-8")
+    assert [item.data for item in REGISTRY["json"].open(path).rows] == [
+        row("a"),
+        json.loads(odd_row),
+        row("b"),
+    ]

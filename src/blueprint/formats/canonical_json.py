@@ -45,19 +45,28 @@ class JsonCodec:
                 skeleton = jsonvalues.loads(bytes(outline.skeleton))
             except jsonvalues.JSONError as error:
                 raise ParseError(path, error.reason, line=error.line, column=error.column) from None
-        placeholders = skeleton.get("rows") if isinstance(skeleton, dict) else None
+        elements = skeleton.get("rows") if isinstance(skeleton, dict) else None
         if (
-            not isinstance(placeholders, list)
-            or sum(isinstance(item, dict) for item in placeholders) != len(outline.starts)
+            not isinstance(elements, list)
+            or sum(map(_is_placeholder, elements)) != len(outline.starts)
             or not outline.starts
         ):
-            return self._open_whole(path)  # an unusual layout: read whole, exactly as ever
+            # an unusual layout (no rows array of objects, or a row that is the number 0):
+            # read whole, exactly as ever
+            return self._open_whole(path)
         header = {key: value for key, value in skeleton.items() if key != "rows"}
+        del skeleton
+        # rows that are not objects or arrays (wrong, but rows all the same) stood as they are
+        scalars = {
+            index: value for index, value in enumerate(elements) if not _is_placeholder(value)
+        }
+        count = len(elements)
+        del elements
         return SetSource(
             path=path,
             format=self.name,
             header=header,
-            rows=_streamed_rows(path, outline, placeholders),
+            rows=_streamed_rows(path, outline, count, scalars),
             header_origin="the document",
         )
 
@@ -181,7 +190,7 @@ _SET_KEYS = frozenset(
 # ten times that. So the document is read twice, row by row, through a memory map whose pages
 # are let go as the reading passes them: first to find where each element of the top-level
 # ``rows`` array starts and ends (brackets outside strings are all that takes) and to build the
-# *skeleton*, the document with each such row replaced by ``{}`` on as many lines as the row
+# *skeleton*, the document with each such row replaced by ``0`` on as many lines as the row
 # had; then, once the skeleton has been decoded (which checks everything between the rows and
 # gives the set-level fields, wherever they stand), to decode the rows one at a time.
 
@@ -280,7 +289,7 @@ def _scan(path: Path, outline: _Outline, position: int) -> None:
                 end = position + 1
                 outline.ends.append(end)
                 newlines = mapped[outline.starts[-1] : end].count(b"\n")
-                outline.skeleton += b"{}" + b"\n" * newlines
+                outline.skeleton += b"0" + b"\n" * newlines
                 copied = end
             elif depth - 1 == rows_depth - 1:
                 rows_depth = -1
@@ -299,8 +308,12 @@ def _refuse(path: Path, mapped: mmap.mmap, position: int, reason: str) -> None:
     raise ParseError(path, reason, line=line, column=column)
 
 
+def _is_placeholder(element: Any) -> bool:
+    return type(element) is int and element == 0
+
+
 def _streamed_rows(
-    path: Path, outline: _Outline, placeholders: list[Any]
+    path: Path, outline: _Outline, count: int, scalars: dict[int, Any]
 ) -> Iterator[SourceRow | UnreadableRow]:
     bounds = limits.current()
     # a row sits two levels down in the document, whose depth the limit counts
@@ -309,7 +322,7 @@ def _streamed_rows(
     streamed = 0
     line, counted, released = 1, 0, 0
     with outline:
-        for index, placeholder in enumerate(placeholders):
+        for index in range(count):
             if bounds.max_rows and index >= bounds.max_rows:
                 yield UnreadableRow(
                     index,
@@ -319,8 +332,8 @@ def _streamed_rows(
                     f" ({limits.hint('max_rows')}); the rest was not read",
                 )
                 return
-            if not isinstance(placeholder, dict):
-                yield SourceRow(index=index, line=None, data=placeholder)
+            if index in scalars:
+                yield SourceRow(index=index, line=None, data=scalars[index])
                 continue
             start, end = starts[streamed], ends[streamed]
             streamed += 1
