@@ -10,7 +10,7 @@ import mmap
 import os
 import re
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -68,6 +68,7 @@ class JsonCodec:
             header=header,
             rows=_streamed_rows(path, outline, count, scalars),
             header_origin="the document",
+            line_of=_line_finder(path),  # rows carry their lines; this is for callers that ask
         )
 
     def _open_whole(self, path: Path) -> SetSource:
@@ -117,19 +118,7 @@ class JsonCodec:
         )
 
         del text  # a large document should not stay in memory twice; lines re-read it
-
-        @cache
-        def lines() -> list[int]:
-            try:
-                return row_start_lines(read_text(path))
-            except (ParseError, OSError):  # the file changed or vanished since it was read
-                return []
-
-        def line_of(index: int) -> int | None:
-            found = lines()
-            return found[index] if index < len(found) else None
-
-        source.line_of = line_of
+        source.line_of = _line_finder(path)
         return source
 
     def write(
@@ -350,6 +339,23 @@ def _streamed_rows(
                 if error.line == 1:
                     column += start - (mapped.rfind(b"\n", 0, start) + 1)
                 yield UnreadableRow(index, line + error.line - 1, column, error.reason)
+
+
+def _line_finder(path: Path) -> Callable[[int], int | None]:
+    """The line of a row by its index, worked out (reading the file again) on first use."""
+
+    @cache
+    def lines() -> list[int]:
+        try:
+            return row_start_lines(read_text(path))
+        except (ParseError, OSError):  # the file changed or vanished since it was read
+            return []
+
+    def line_of(index: int) -> int | None:
+        found = lines()
+        return found[index] if index < len(found) else None
+
+    return line_of
 
 
 def _iterate(rows: list[Any]) -> Iterator[SourceRow | UnreadableRow]:
