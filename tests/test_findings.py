@@ -6,8 +6,8 @@ import io
 
 from rich.console import Console
 
-from blueprint.cli.findings import print_finding
-from blueprint.issues import make_issue
+from blueprint.cli.findings import print_finding, print_findings
+from blueprint.issues import ValidationReport, make_issue
 
 LONG_ID = "refund-" + "x" * 70
 
@@ -47,3 +47,25 @@ def test_piped_every_finding_is_one_line() -> None:
     lines = rendered(terminal=False, width=40)
     assert len(lines) == 1
     assert LONG_ID in lines[0] and "$.rows[12].metadata.case.caseId" in lines[0]
+
+
+def test_the_text_report_shows_a_few_of_each_code_and_counts_the_rest() -> None:
+    issues = [
+        make_issue(
+            "parse", path=f"$.rows[{n}]", row_index=n, line=n + 1, format="jsonl", reason="x"
+        )
+        for n in range(7)
+    ] + [
+        make_issue(
+            "duplicate-id", path="$.rows[9].id", row_index=9, id="a", first_index=0, first_where=""
+        )
+    ]
+    report = ValidationReport(source="s.jsonl", format="jsonl", rows=10, issues=issues)
+    buffer = io.StringIO()
+    print_findings(Console(file=buffer, width=200, color_system=None), report, limit=3)
+    lines = buffer.getvalue().splitlines()
+    assert [line.split(": ")[1].split()[1] for line in lines[:4]] == ["parse"] * 3 + [
+        "duplicate-id"
+    ]
+    assert lines[4:] == ["... and 4 more parse in s.jsonl", "--report json lists them all"]
+    assert len(report.issues) == 8  # the report itself keeps every finding

@@ -13,6 +13,7 @@ from blueprint.inputtext import (
     is_chat,
     jaccard,
     normalize,
+    normalize_by_character,
     shingle_hashes,
     shingles,
     split_of,
@@ -50,6 +51,21 @@ def test_numbers_keep_what_tells_them_apart() -> None:
     assert normalize("refund 3.50") != normalize("refund 350")
     assert normalize("what is -5 squared") != normalize("what is 5 squared")
     assert normalize("?") != normalize("!")
+
+
+#: texts dense in what decides punctuation: digits of several scripts, signs, points, words
+_punctuated = st.text(
+    st.one_of(
+        st.sampled_from(list("0123456789٣٥.,-_:;!?'\"()… «»—¿¡ aZéß\u00a0\t\n")),
+        st.characters(),
+    ),
+    max_size=30,
+)
+
+
+@given(_punctuated)
+def test_normalize_decides_punctuation_as_the_character_by_character_reference(text: str) -> None:
+    assert normalize(text) == normalize_by_character(text)
 
 
 @given(st.text())
@@ -117,3 +133,10 @@ def test_jaccard() -> None:
 )
 def test_split_of(row: object, split: str | None) -> None:
     assert split_of(row) == split
+
+
+def test_a_lone_surrogate_is_compared_not_a_crash() -> None:
+    # a YAML escape ("\ud800") can put one in a string that JSON readers would refuse
+    assert input_key("refund \ud800") == input_key("Refund \ud800!")
+    assert input_key("refund \ud800") != input_key("refund \udc00")
+    assert len(shingle_hashes(["refund", "\ud800"])) == 3

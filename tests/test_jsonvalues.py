@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
+import json
+from typing import Any
 
-from blueprint import jsonvalues
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from blueprint import jsonvalues, limits
 from blueprint.jsonvalues import MAX_DEPTH, JSONError
+from strategies import json_values
 
 LONG = "1234567890123456789"  # forces the exact (standard library) path
 
@@ -49,3 +55,82 @@ def test_error_position() -> None:
     with pytest.raises(JSONError) as caught:
         jsonvalues.loads('{\n  "a": }')
     assert (caught.value.line, caught.value.column) == (2, 8)
+
+
+# --- hostile input: repeated keys, limits, and where the problem is -----------------------------
+
+
+@pytest.mark.parametrize("suffix", ["", f', "n": {LONG}'])
+@pytest.mark.parametrize(
+    ("text", "key", "column"),
+    [
+        ('{"a": 1, "a": 2', "a", 10),
+        ('{"a": "x:y", "b": {"c": 1, "c": 2}', "c", 28),
+        ('{"a": 1, "\\u0061": 2', "a", 10),  # the same key, escaped
+    ],
+)
+def test_a_repeated_key_is_refused_with_its_place_on_both_paths(
+    text: str, key: str, column: int, suffix: str
+) -> None:
+    with pytest.raises(JSONError) as caught:
+        jsonvalues.loads(text + suffix + "}")
+    assert repr(key) in caught.value.reason
+    assert (caught.value.line, caught.value.column) == (1, column)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": "\\u003a", "b": ":"}',  # an escaped colon, which the decoded text does not escape
+        '[{"a": 1}, {"a": 2}]',  # the same key in two objects
+        '{"a": {"a": {"a": 1}}}',
+        '{"a:b": 1, "a": {"b": 2}}',
+    ],
+)
+def test_keys_that_do_not_repeat_within_one_object_are_accepted(text: str) -> None:
+    assert jsonvalues.loads(text) == json.loads(text)
+
+
+@given(json_values)
+def test_a_value_reads_back_as_the_standard_library_reads_it(value: Any) -> None:
+    text = json.dumps(value, ensure_ascii=False)
+    assert jsonvalues.loads(text) == json.loads(text)
+    assert jsonvalues.loads(text.encode("utf-8")) == json.loads(text)
+
+
+@given(st.dictionaries(st.text(max_size=3), st.integers(), min_size=1, max_size=4), st.data())
+def test_any_repeated_key_is_found(pairs: dict[str, int], data: st.DataObject) -> None:
+    repeated = data.draw(st.sampled_from(sorted(pairs)))
+    members = [f"{json.dumps(k)}: {v}" for k, v in pairs.items()] + [f"{json.dumps(repeated)}: 0"]
+    with pytest.raises(JSONError, match="appears twice"):
+        jsonvalues.loads("{" + ", ".join(members) + "}")
+
+
+def test_a_lone_surrogate_is_placed_on_its_line_on_the_exact_path() -> None:
+    with pytest.raises(JSONError) as caught:
+        jsonvalues.loads(f'[\n{LONG},\n"\\ud800"]')
+    assert "surrogate" in caught.value.reason
+    assert (caught.value.line, caught.value.column) == (3, 1)
+
+
+def test_a_number_over_the_digit_limit_is_placed_and_names_the_limit() -> None:
+    with pytest.raises(JSONError) as caught:
+        jsonvalues.loads("[1,\n  " + "7" * 5000 + "]")
+    assert (caught.value.line, caught.value.column) == (2, 3)
+    assert "max-number-digits" in caught.value.reason
+    with limits.overridden(max_number_digits=6000):
+        number = "7" * 5000
+        assert jsonvalues.dumps(jsonvalues.loads(f"[{number}]")) == f"[{number}]".encode()
+    with limits.overridden(max_number_digits=20), pytest.raises(JSONError):
+        jsonvalues.loads("[1.5e123456789012345678901]")  # no run of sixteen, but 25 digits
+
+
+@pytest.mark.parametrize("suffix", ["", f", {LONG}"])
+def test_the_depth_limit_is_configurable_and_placed(suffix: str) -> None:
+    deep = "[" * 20 + "1" + "]" * 20
+    with limits.overridden(max_depth=10), pytest.raises(JSONError) as caught:
+        jsonvalues.loads(f"[0,\n{deep}{suffix}]")
+    assert (caught.value.line, caught.value.column) == (2, 10)
+    assert "max-depth" in caught.value.reason
+    with limits.overridden(max_depth=300):
+        assert jsonvalues.loads("[" * 260 + "]" * 260)

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from blueprint import limits
 from blueprint.convert import ConvertOptions, convert
 from blueprint.errors import ParseError, UnknownFormatError
-from blueprint.formats import REGISTRY, WriteOptions
+from blueprint.formats import REGISTRY, WriteOptions, canonical_json
 from blueprint.validate import validate_file
 from conftest import document, row
 
@@ -228,3 +229,198 @@ def test_filtering_out_parse_issues_does_not_make_a_file_readable(tmp_path: Path
     path.write_bytes(path.read_bytes() + b"{oops\n")
     report = validate_file(path, options=options)
     assert report.unreadable and not report.valid
+
+
+# --- hostile JSON: repeated keys, lone surrogates, limits -------------------------------------
+
+
+def _jsonl_with(tmp_path: Path, bad_line: str) -> Path:
+    path = write_set(tmp_path, "set.jsonl", [row("a"), row("b"), row("c")])
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[1] = bad_line
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "bad_line",
+    [
+        '{"id": "b", "id": "x", "input": "q", "metadata": {"case": {}}}',
+        '{"id": "b", "input": "\\ud800", "metadata": {"case": {}}}',
+        '{"id": "1234567890123456789", "input": "\\ud800", "metadata": {"case": {}}}',
+        '{"id": "b", "input": {"k": 1234567890123456789, "k": 2}, "metadata": {}}',
+        '{"id": "b", "input": ' + "9" * 5000 + "}",
+    ],
+    ids=["repeated-key", "surrogate", "surrogate-exact", "repeated-key-exact", "long-number"],
+)
+def test_a_hostile_jsonl_line_is_a_parse_finding_on_its_line(tmp_path: Path, bad_line: str) -> None:
+    report = validate_file(_jsonl_with(tmp_path, bad_line))
+    assert [(i.code, i.row_index, i.line) for i in report.issues] == [("parse", 1, 2)]
+    assert report.rows == 3
+
+
+def test_a_jsonl_line_over_the_cell_limit_is_skipped_unread(tmp_path: Path) -> None:
+    path = _jsonl_with(tmp_path, '{"id": "b", "input": "' + "x" * 5000 + '"}')
+    with limits.overridden(max_cell_bytes=1000):
+        report = validate_file(path)
+    assert [(i.code, i.row_index, i.line) for i in report.issues] == [("parse", 1, 2)]
+    assert "max-cell-bytes" in report.issues[0].message
+    assert report.rows == 3
+
+
+def test_reading_stops_past_the_row_limit(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.jsonl", [row(f"r{i}") for i in range(5)])
+    with limits.overridden(max_rows=3):
+        report = validate_file(path)
+    assert [(i.code, i.row_index, i.line) for i in report.issues] == [("parse", 3, 4)]
+    assert "max-rows" in report.issues[0].message
+
+
+def test_a_file_over_the_size_limit_is_refused(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.jsonl", [row("a")])
+    with limits.overridden(max_file_bytes=10):
+        report = validate_file(path)
+    assert report.unreadable
+    assert "max-file-bytes" in report.issues[0].message
+
+
+@pytest.mark.parametrize(
+    ("bad_row", "line"),
+    [
+        ('{"id": "b", "input": "\\ud800", "metadata": {"case": {}}}', 5),
+        ('{"id": "b", "input": ' + "9" * 5000 + "}", 5),
+        ('{"id": "b", "input": ' + "[" * 200 + "]" * 200 + "}", 5),
+        ('{"id": "b", "input": "q", "input": "r"}', 5),
+    ],
+    ids=["surrogate", "long-number", "too-deep", "repeated-key"],
+)
+def test_a_hostile_row_of_a_json_set_names_its_line(
+    tmp_path: Path, bad_row: str, line: int
+) -> None:
+    path = tmp_path / "set.json"
+    good = json.dumps(row("a"))
+    path.write_text(
+        '{\n  "schemaVersion": "blueprint.eval-set/v1",\n  "name": "t",\n  "rows": [\n'
+        f"{bad_row},\n{good}\n  ]\n}}\n",
+        encoding="utf-8",
+    )
+    report = validate_file(path)
+    assert report.unreadable
+    assert [(i.code, i.line) for i in report.issues] == [("parse", line)]
+
+
+def test_a_second_rows_key_is_refused_not_read_last_wins(tmp_path: Path) -> None:
+    path = tmp_path / "set.json"
+    rows = ",\n".join(json.dumps(row(f"r{i}")) for i in range(8))
+    path.write_text(
+        '{"schemaVersion": "blueprint.eval-set/v1", "name": "t",\n'
+        f'"rows": [\n{rows}\n],\n"rows": []\n}}\n',
+        encoding="utf-8",
+    )
+    report = validate_file(path)
+    assert report.unreadable
+    assert [(i.code, i.line) for i in report.issues] == [("parse", 12)]
+    assert "'rows'" in report.issues[0].message
+    with pytest.raises(ParseError):
+        REGISTRY["json"].open(path)
+
+
+def test_a_set_file_with_a_repeated_key_is_refused(tmp_path: Path) -> None:
+    path = write_set(tmp_path, "set.jsonl", [row("a")])
+    (tmp_path / "set.jsonl.set.json").write_text(
+        '{"schemaVersion": "blueprint.eval-set/v1",\n "name": "t",\n "name": "u"}', encoding="utf-8"
+    )
+    with pytest.raises(ParseError) as caught:
+        REGISTRY["jsonl"].open(path)
+    assert caught.value.path.name == "set.jsonl.set.json"
+    assert caught.value.line == 3
+
+
+# --- a large JSON document is streamed: the same findings as reading it whole ------------------
+
+
+@pytest.fixture
+def streamed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(canonical_json, "STREAMED_FROM_BYTES", 0)
+
+
+def _document_text(rows: list[str], *, after: str = "") -> str:
+    return (
+        '{\n  "schemaVersion": "blueprint.eval-set/v1",\n  "name": "t",\n'
+        '  "caseFamilies": [],\n  "rows": [\n' + ",\n".join(rows) + f"\n  ]{after}\n}}\n"
+    )
+
+
+@pytest.mark.usefixtures("streamed")
+def test_a_streamed_document_reports_each_bad_row_and_checks_the_rest(tmp_path: Path) -> None:
+    rows = [json.dumps(row("a"), indent=2), json.dumps(row("a")), '"not a row"', "[1, 2]"]
+    rows.append('{"id": "b", "input": "\\ud800"}')
+    rows.append('{"id": "c", "input": {"k": 1, "k": 2}}')
+    rows.append(json.dumps(row("d", caseFamily="elsewhere")))
+    path = tmp_path / "set.json"
+    path.write_text(_document_text(rows, after=',\n  "description": "after the rows"'), "utf-8")
+    stream = validate_file(path)
+    assert stream.rows == 7
+    assert [(i.row_index, i.line) for i in stream.issues if i.code == "parse"] == [
+        (4, 22),
+        (5, 23),
+    ]
+    assert ("unknown-case-family", 6, 24) in [(i.code, i.row_index, i.line) for i in stream.issues]
+    assert ("duplicate-id", 1, 19) in [(i.code, i.row_index, i.line) for i in stream.issues]
+
+
+@pytest.mark.usefixtures("streamed")
+def test_a_clean_streamed_document_matches_the_whole_reading(tmp_path: Path) -> None:
+    rows = [json.dumps(row(f"r{n}", caseFamily="f"), indent=2) for n in range(5)]
+    path = tmp_path / "set.json"
+    path.write_text(
+        _document_text(rows).replace('"caseFamilies": []', '"caseFamilies": [{"id": "g"}]'),
+        encoding="utf-8",
+    )
+    source = REGISTRY["json"].open(path)
+    assert source.header is not None and source.header["caseFamilies"] == [{"id": "g"}]
+    read = list(source.rows)
+    streamed_report = validate_file(path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(canonical_json, "STREAMED_FROM_BYTES", 1 << 40)
+        whole = validate_file(path)
+    fields = ("code", "row_index", "path", "line", "message")
+    assert streamed_report.flatten(fields) == whole.flatten(fields)
+    assert whole.issues  # every row names a family the set does not define
+    assert [item.line for item in read] == [6 + 14 * n for n in range(5)]
+    assert [item.data for item in read] == json.loads(path.read_text("utf-8"))["rows"]
+
+
+@pytest.mark.usefixtures("streamed")
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('{"name": "t", "rows": [{"id": "a"}, {"id": "b"]}', 1),  # a bracket that does not match
+        ('{"name": "t",\n"rows": [{"id": "a"}\n {"id": "b"}]}', 3),  # no comma between rows
+        ('{"name": "t",\n"rows": [{"id": "a"}],\n"rows": []}', 3),  # a second rows key
+        ('{"name": "t", "rows": [{"id": "a"}', 1),  # never closed
+        ('{"name": "t",\n"rows": [{"id": "a\\"}]}', 2),  # a string never closed
+    ],
+)
+def test_a_broken_streamed_document_is_refused_with_its_line(
+    tmp_path: Path, text: str, line: int
+) -> None:
+    path = tmp_path / "set.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ParseError) as caught:
+        REGISTRY["json"].open(path)
+    assert caught.value.line == line
+
+
+@pytest.mark.usefixtures("streamed")
+@pytest.mark.parametrize("odd_row", ["0", "0.0", "false", "[]", "{}", '"0"'])
+def test_rows_that_look_like_the_placeholder_read_as_themselves(
+    tmp_path: Path, odd_row: str
+) -> None:
+    path = tmp_path / "set.json"
+    path.write_text(_document_text([json.dumps(row("a")), odd_row, json.dumps(row("b"))]), "utf-8")
+    assert [item.data for item in REGISTRY["json"].open(path).rows] == [
+        row("a"),
+        json.loads(odd_row),
+        row("b"),
+    ]

@@ -16,7 +16,13 @@ from blueprint.model import (
     ExpectedToolCalls,
     Row,
 )
-from blueprint.schema import SCHEMA_FILES, published_schemas, stale_schemas, validator_for
+from blueprint.schema import (
+    SCHEMA_FILES,
+    accepts,
+    published_schemas,
+    stale_schemas,
+    validator_for,
+)
 from conftest import document, row
 from strategies import eval_sets, mutated, rows
 
@@ -48,6 +54,8 @@ def _agree(model: type[BaseModel], schema: str, data: object, subschema: str | N
         model_ok = False
     schema_ok = validator_for(schema, subschema).is_valid(data)
     assert model_ok == schema_ok, (model_ok, schema_ok, data)
+    compiled_ok = accepts(schema, subschema)(data)  # the validator's fast path
+    assert compiled_ok == schema_ok, (compiled_ok, schema_ok, data)
 
 
 @given(data=st.data(), original=rows())

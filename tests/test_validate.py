@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from blueprint.checks import FirstSeen, RowLines
 from blueprint.errors import UsageError
 from blueprint.issues import CODES
 from blueprint.validate import ValidationOptions, validate_document, validate_file
@@ -580,3 +583,63 @@ def test_a_csv_cell_typed_with_typographic_quotes_gets_the_hint(tmp_path: Path) 
     ]
     assert report.issues[0].message.endswith(typographic_quotes_hint(cell))
     assert cell in target.read_text(encoding="utf-8")  # written bare, as a person would type it
+
+
+# --- the per-set index: compact, and the same answers as plain containers ----------------------
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**32 - 1)), max_size=3000),
+    st.booleans(),
+)
+def test_first_seen_answers_as_a_dict_does(pairs: list[tuple[int, int]], wide: bool) -> None:
+    table, reference = FirstSeen(slots=4, wide=wide), {}
+    for key, value in pairs:
+        assert table.setdefault(key, value) == reference.setdefault(key or 1, value)
+    assert len(table) == len(reference)
+    for key, value in reference.items():
+        assert table.get(key) == value
+
+
+@given(st.lists(st.integers(0, 50), max_size=200), st.integers(0, 3))
+def test_row_lines_answers_as_a_list_does(gaps: list[int], unknown_every: int) -> None:
+    lines, reference, line = RowLines(), [], 0
+    for position, gap in enumerate(gaps):
+        line += 1 + gap
+        value = 0 if unknown_every and position % (unknown_every + 1) == 0 else line
+        lines.append(value)
+        reference.append(value)
+    assert len(lines) == len(reference)
+    assert [lines[index] for index in range(len(reference))] == reference
+
+
+def test_without_row_ids_the_report_keeps_none(tmp_path: Path) -> None:
+    doc = document(row("a"), row("a"))
+    kept = validate_document(doc)
+    flat = validate_document(doc, options=ValidationOptions(row_ids=False))
+    assert kept.row_ids == ["a", "a"]
+    assert flat.row_ids == []
+    positions = ("code", "row_index", "line")
+    assert flat.flatten(positions) == kept.flatten(positions)
+
+
+def test_duplicates_name_the_first_rows_line_past_blank_lines(tmp_path: Path) -> None:
+    lines = [json.dumps(row(name)) for name in ("a", "b")]
+    copy = row("a")
+    copy["input"] = "question for b"
+    text = "\n\n".join(lines) + "\n\n\n" + json.dumps(copy) + "\n"
+    path = tmp_path / "set.jsonl"
+    path.write_text(text, encoding="utf-8")
+    issues = validate_file(path).issues
+    found = {(i.code, i.line): i.message for i in issues if i.code.startswith("duplicate")}
+    assert set(found) == {("duplicate-id", 6), ("duplicate-input", 6)}
+    assert "line 1" in found["duplicate-id", 6]
+    assert "line 3" in found["duplicate-input", 6]
+
+
+def test_validation_leaves_the_garbage_collector_as_it_found_it() -> None:
+    import gc
+
+    before = (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled())
+    validate_document(document(row("a"), row("b")))
+    assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before

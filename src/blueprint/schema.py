@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
+import jsonschema_rs
 from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.protocols import Validator
 from jsonschema.validators import extend
@@ -154,11 +155,64 @@ _StrictValidator = extend(
 )
 
 
+def _schema_for(name: str, subschema: str | None) -> dict[str, Any]:
+    document = published_schemas()[name]
+    if subschema is None:
+        return document
+    return {**document["$defs"][subschema], "$defs": document["$defs"]}
+
+
 @cache
 def validator_for(name: str, subschema: str | None = None) -> Validator:
     """A validator for one published schema, or for one of its ``$defs``."""
-    document = published_schemas()[name]
-    schema: dict[str, Any] = document
-    if subschema is not None:
-        schema = {**document["$defs"][subschema], "$defs": document["$defs"]}
-    return _StrictValidator(schema)
+    return _StrictValidator(_schema_for(name, subschema))
+
+
+# --- the compiled fast path --------------------------------------------------------------------
+
+#: the keyword added beside every ``"type": "integer"`` for the compiled validator
+_STRICT_INTEGER: Final = "x-blueprint-strict-integer"
+
+
+class _StrictInteger:
+    """Refuses a float where the schema wants an integer: JSON Schema counts ``1.0`` as an
+    integer, the strict models do not, and neither does :func:`validator_for`."""
+
+    def __init__(self, parent_schema: Any, value: Any, schema_path: Any) -> None:
+        pass
+
+    def validate(self, instance: Any) -> None:
+        if isinstance(instance, float):
+            raise ValueError("a float is not an integer")
+
+
+def _with_strict_integers(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_with_strict_integers(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    found = {key: _with_strict_integers(value) for key, value in schema.items()}
+    kind = schema.get("type")
+    if kind == "integer" or (isinstance(kind, list) and "integer" in kind):
+        found[_STRICT_INTEGER] = True
+    return found
+
+
+@cache
+def accepts(name: str, subschema: str | None = None) -> Callable[[Any], bool]:
+    """Whether a value fits one published schema (or one of its ``$defs``), compiled: the
+    verdict of :func:`validator_for` at a small fraction of its cost. It only says yes or no;
+    :func:`validator_for` describes what is wrong. ``$`` already means end of string there
+    (ECMA-262 regular expressions), and floats are refused where integers are wanted."""
+    compiled = jsonschema_rs.Draft202012Validator(
+        _with_strict_integers(_schema_for(name, subschema)),
+        keywords={_STRICT_INTEGER: _StrictInteger},
+    )
+
+    def check(instance: Any) -> bool:
+        try:
+            return bool(compiled.is_valid(instance))
+        except (ValueError, TypeError, OverflowError):  # a value it cannot take in (a lone
+            return False  # surrogate, a Python object): the slow path decides
+
+    return check

@@ -7,7 +7,9 @@ cannot be decoded is reported and skipped while the rest of the file is still ch
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import gc
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -53,6 +55,9 @@ class ValidationOptions:
     select: frozenset[str] = frozenset()
     ignore: frozenset[str] = frozenset()
     family_ignore: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    #: keep every row's id in the report (``row_ids``), for reports with a line per row
+    #: (JUnit); without them memory stays flat however many rows a set has
+    row_ids: bool = True
 
     def __post_init__(self) -> None:
         named = self.select | self.ignore
@@ -197,12 +202,14 @@ class StreamValidator:
         state.lines.append(item.line or 0)
         if isinstance(item, UnreadableRow):
             report.unreadable = True
-            report.row_ids.append(None)
+            if self.options.row_ids:
+                report.row_ids.append(None)
             issue = _parse_issue(format_name, item.reason, item.line, item.column, item.index)
             self.emit([issue])
             return [issue]
         row = checks.RowView(item.index, item.data, item.line)
-        report.row_ids.append(row.id)
+        if self.options.row_ids:
+            report.row_ids.append(row.id)
         provenance = row.case.get("provenance")
         if isinstance(provenance, str) and provenance in STARTER_PROVENANCES:
             report.starter_rows += 1
@@ -230,11 +237,37 @@ def _validate_source(
     validator = StreamValidator(report, options)
     validator.check_header(source.header, source.notes)
     validator.follow(source)
-    for item in source.rows:
-        validator.report_reading()
-        start = len(report.issues)
-        found = validator.check_row(item, source.format)
-        if found and isinstance(item, SourceRow):
-            line = item.line if item.line is not None else source.line_of(item.index)
-            report.issues[start:] = [replace(issue, line=line) for issue in report.issues[start:]]
+    with _few_collections():
+        for item in source.rows:
+            validator.report_reading()
+            start = len(report.issues)
+            found = validator.check_row(item, source.format)
+            if found and isinstance(item, SourceRow) and item.line is None:
+                line = source.line_of(item.index)
+                if line is not None:
+                    report.issues[start:] = [
+                        replace(issue, line=line) for issue in report.issues[start:]
+                    ]
     validator.report_reading()
+
+
+#: how many container allocations the cyclic garbage collector waits for while a set is read
+_BULK_THRESHOLD: Final = 200_000
+
+
+@contextmanager
+def _few_collections() -> Iterator[None]:
+    """Rows are freed by reference counting; what the cyclic collector would find while a
+    large set is read is its own scans of the same long-lived objects (the per-set index, the
+    modules), so those are frozen and young collections made rare."""
+    thresholds = gc.get_threshold()
+    freezing = gc.get_freeze_count() == 0  # a caller's own frozen objects stay as they were
+    if freezing:
+        gc.freeze()
+    gc.set_threshold(max(thresholds[0], _BULK_THRESHOLD), *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        if freezing:
+            gc.unfreeze()

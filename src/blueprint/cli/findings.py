@@ -9,6 +9,7 @@ log) every finding stays on one line, so ``grep`` and editors that jump to ``fil
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 from collections.abc import Iterable
 from typing import Final
 
@@ -19,8 +20,10 @@ from blueprint.cli._common import escape
 from blueprint.issues import CodeStatistic, Issue, ValidationReport
 
 STYLE: Final = {"error": "red", "warning": "yellow", "info": "cyan"}
-#: how many findings of one file the text report shows; --report json lists them all
-TEXT_LIMIT: Final = 500
+#: how many findings of one code the text report shows for one file; --report json lists them
+#: all. A broken export repeats one defect on every row: the first few say what it is, and a
+#: count says how often, without a million lines to scroll past.
+PER_CODE_LIMIT: Final = 50
 _INDENT: Final = "    "
 
 
@@ -34,16 +37,18 @@ def row_label(issue: Issue) -> str:
     return f"#{issue.row_index}" if issue.row_index is not None else "(set)"
 
 
-def print_findings(console: Console, report: ValidationReport, limit: int = TEXT_LIMIT) -> None:
-    """Every finding of one file (up to ``limit``), then how many more there are."""
-    for issue in report.issues[:limit]:
-        print_finding(console, report.source, issue)
-    hidden = len(report.issues) - limit
-    if hidden > 0:
-        console.print(
-            f"[dim]... and {hidden} more finding(s) in {escape(report.source)};"
-            " --report json lists them all[/]"
-        )
+def print_findings(console: Console, report: ValidationReport, limit: int = PER_CODE_LIMIT) -> None:
+    """The findings of one file, up to ``limit`` of each code, then how many more of each."""
+    seen: Counter[str] = Counter()
+    for issue in report.issues:
+        seen[issue.code] += 1
+        if seen[issue.code] <= limit:
+            print_finding(console, report.source, issue)
+    hidden = {code: count - limit for code, count in seen.items() if count > limit}
+    for code, count in hidden.items():
+        console.print(f"[dim]... and {count} more {code} in {escape(report.source)}[/]")
+    if hidden:
+        console.print("[dim]--report json lists them all[/]")
 
 
 def print_finding(console: Console, source: str, issue: Issue) -> None:

@@ -93,7 +93,11 @@ def validate_command(
     file. Exit 0 when all are valid, 1 when any has errors (or warnings, with --fail-on
     warning), 2 when any cannot be read.
     """
-    options = ValidationOptions(select=codes_option(select), ignore=codes_option(ignore))
+    options = ValidationOptions(
+        select=codes_option(select),
+        ignore=codes_option(ignore),
+        row_ids=report is ReportKind.junit,  # the one report with a line per row
+    )
     found = expand(paths, format=value_of(source_format))
     for note in found.notes:
         err.print(f"[dim]note:[/] {escape(note)}")

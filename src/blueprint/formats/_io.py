@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from blueprint import jsonvalues
+from blueprint import jsonvalues, limits
 from blueprint.errors import ParseError
 from blueprint.formats.base import UnreadableRow
 
@@ -24,6 +24,7 @@ def require_file(path: Path) -> None:
 def read_text(path: Path) -> str:
     """The whole file as text; a BOM is dropped and bad UTF-8 is located by line and column."""
     require_file(path)
+    require_within_size(path)
     try:
         raw = path.read_bytes()
     except OSError as error:
@@ -46,27 +47,83 @@ def undecodable(line: bytes, error: UnicodeDecodeError) -> str:
     return f"not UTF-8 text (byte 0x{line[error.start]:02x})"
 
 
+def require_within_size(path: Path) -> None:
+    """Refuse, before reading, a file larger than ``max_file_bytes``."""
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        raise ParseError(path, f"cannot read: {error.strerror}") from None
+    if limits.exceeded("max_file_bytes", size):
+        raise ParseError(
+            path,
+            f"the file has {size} bytes, more than the limit of"
+            f" {limits.current().max_file_bytes} ({limits.hint('max_file_bytes')})",
+        )
+
+
 def read_json_lines(path: Path) -> Iterator[tuple[int, Any] | UnreadableRow]:
     """(line, value) for each non-blank line of a JSON Lines file; bad lines as UnreadableRow.
 
-    A missing file is reported here, at once, not when the rows are first read.
+    A missing file, or one over ``max_file_bytes``, is reported here, at once, not when the
+    rows are first read. A line over ``max_cell_bytes`` is reported without being held in
+    memory, and reading stops, with a finding, at the first row past ``max_rows``.
     """
     require_file(path)
-    return _json_lines(path)
+    require_within_size(path)
+    return _json_lines(path, limits.current())
 
 
-def _json_lines(path: Path) -> Iterator[tuple[int, Any] | UnreadableRow]:
+#: how much of an overlong line is read at a time while it is skipped
+_SKIP_CHUNK = 1 << 20
+
+
+def _json_lines(path: Path, bounds: limits.Limits) -> Iterator[tuple[int, Any] | UnreadableRow]:
+    loads = jsonvalues.reader(bounds)
+    cap = bounds.max_cell_bytes or -1
     with path.open("rb") as handle:
         index = 0
-        for number, line in enumerate(handle, start=1):
+        number = 0
+        while True:
+            line = handle.readline(cap + 1 if cap > 0 else -1)
+            if not line:
+                return
+            number += 1
+            if cap > 0 and len(line) > cap and not line.endswith(b"\n"):
+                size = len(line) + _skip_line(handle)
+                yield UnreadableRow(
+                    index,
+                    number,
+                    1,
+                    f"the line has {size} bytes, more than the limit of {cap}"
+                    f" ({limits.hint('max_cell_bytes')})",
+                )
+                index += 1
+                continue
             if number == 1 and line.startswith(BOM):
                 line = line[len(BOM) :]
             if not line.strip():
                 continue
+            if bounds.max_rows and index >= bounds.max_rows:
+                yield UnreadableRow(
+                    index,
+                    number,
+                    1,
+                    f"the file has more than {bounds.max_rows} rows, the limit"
+                    f" ({limits.hint('max_rows')}); the rest was not read",
+                )
+                return
             try:
-                yield number, jsonvalues.loads(line.decode("utf-8"))
-            except UnicodeDecodeError as error:
-                yield UnreadableRow(index, number, error.start + 1, undecodable(line, error))
+                yield number, loads(line)
             except jsonvalues.JSONError as error:
                 yield UnreadableRow(index, number, error.column, error.reason)
             index += 1
+
+
+def _skip_line(handle: BinaryIO) -> int:
+    """Read past the rest of a line; how many bytes that was (the newline included)."""
+    skipped = 0
+    while True:
+        chunk = handle.readline(_SKIP_CHUNK)
+        skipped += len(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            return skipped

@@ -1,21 +1,25 @@
 """Blueprint JSON: the whole set as one document, set-level fields first, then ``rows``.
 
-A JSON document has to be parsed whole, so this reader holds the file in memory; use JSONL
-for sets too large for that. Row line numbers are worked out only when an issue needs one.
+A document is read a row at a time (its ``rows`` array streamed, see ``_outline``), so memory
+does not grow with the set; one laid out unusually (no rows array of objects) is decoded whole.
 """
 
 from __future__ import annotations
 
+import mmap
+import os
 import re
-from collections.abc import Iterable, Iterator
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
-from blueprint import jsonvalues
+from blueprint import jsonvalues, limits
 from blueprint.atomic import AtomicOutputs
 from blueprint.errors import ParseError
-from blueprint.formats._io import read_text
+from blueprint.formats._io import BOM, read_text, require_file, require_within_size
 from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
 from blueprint.formats.sniffing import Fit, json_head, top_level_value
 from blueprint.issues import make_issue
@@ -33,6 +37,41 @@ class JsonCodec:
     can_write: ClassVar[bool] = True
 
     def open(self, path: Path) -> SetSource:
+        outline = _outline(path)
+        if outline is None:
+            return self._open_whole(path)
+        with outline:
+            try:
+                skeleton = jsonvalues.loads(bytes(outline.skeleton))
+            except jsonvalues.JSONError as error:
+                raise ParseError(path, error.reason, line=error.line, column=error.column) from None
+        elements = skeleton.get("rows") if isinstance(skeleton, dict) else None
+        if (
+            not isinstance(elements, list)
+            or sum(map(_is_placeholder, elements)) != len(outline.starts)
+            or not outline.starts
+        ):
+            # an unusual layout (no rows array of objects, or a row that is the number 0):
+            # read whole, exactly as ever
+            return self._open_whole(path)
+        header = {key: value for key, value in skeleton.items() if key != "rows"}
+        del skeleton
+        # rows that are not objects or arrays (wrong, but rows all the same) stood as they are
+        scalars = {
+            index: value for index, value in enumerate(elements) if not _is_placeholder(value)
+        }
+        count = len(elements)
+        del elements
+        return SetSource(
+            path=path,
+            format=self.name,
+            header=header,
+            rows=_streamed_rows(path, outline, count, scalars),
+            header_origin="the document",
+            line_of=_line_finder(path),  # rows carry their lines; this is for callers that ask
+        )
+
+    def _open_whole(self, path: Path) -> SetSource:
         text = read_text(path)
         try:
             document = jsonvalues.loads(text)
@@ -79,19 +118,7 @@ class JsonCodec:
         )
 
         del text  # a large document should not stay in memory twice; lines re-read it
-
-        @cache
-        def lines() -> list[int]:
-            try:
-                return row_start_lines(read_text(path))
-            except (ParseError, OSError):  # the file changed or vanished since it was read
-                return []
-
-        def line_of(index: int) -> int | None:
-            found = lines()
-            return found[index] if index < len(found) else None
-
-        source.line_of = line_of
+        source.line_of = _line_finder(path)
         return source
 
     def write(
@@ -144,6 +171,191 @@ _SET_KEYS = frozenset(
     {"schemaVersion", "name", "version", "description", "taskFamily", "caseFamilies", "rows"}
     | {"extensions", "judgeValidation"}
 )
+
+
+# --- streaming the rows array -------------------------------------------------------------------
+#
+# A set of a million rows is a JSON document of a gigabyte or more, and decoded whole it takes
+# ten times that. So the document is read twice, row by row, through a memory map whose pages
+# are let go as the reading passes them: first to find where each element of the top-level
+# ``rows`` array starts and ends (brackets outside strings are all that takes) and to build the
+# *skeleton*, the document with each such row replaced by ``0`` on as many lines as the row
+# had; then, once the skeleton has been decoded (which checks everything between the rows and
+# gives the set-level fields, wherever they stand), to decode the rows one at a time.
+
+#: everything up to the next bracket or quote, strings included whole
+_SPAN: Final = re.compile(rb'[^"\[\]{}]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"\[\]{}]*)*')
+#: the key just before a top-level array: only ``"rows"`` spelled plainly is streamed
+_ROWS_KEY: Final = re.compile(rb'"rows"\s*:\s*\Z')
+#: documents from this size on are streamed (every one: a bad row is then the same finding
+#: whatever the document's size); smaller ones would be decoded whole
+STREAMED_FROM_BYTES = 0
+#: how much of the file is read before the pages behind are let go
+_WINDOW: Final = 8 << 20
+_OPENING: Final = {ord("{"): ord("}"), ord("["): ord("]")}
+_QUOTE: Final = ord('"')
+
+
+class _Outline:
+    """Where the rows of a document start and end, and the document without them."""
+
+    def __init__(self, mapped: mmap.mmap) -> None:
+        self.mapped = mapped
+        self.skeleton = bytearray()
+        self.starts = array("q")
+        self.ends = array("q")
+
+    def __enter__(self) -> _Outline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _release(self.mapped, 0, len(self.mapped))
+
+
+def _release(mapped: mmap.mmap, start: int, end: int) -> None:
+    """Let the pages of ``mapped[start:end]`` go: read again, they come back from the file."""
+    start -= start % mmap.PAGESIZE
+    if end > start and hasattr(mmap, "MADV_DONTNEED"):
+        mapped.madvise(mmap.MADV_DONTNEED, start, end - start)
+
+
+def _outline(path: Path) -> _Outline | None:
+    """The rows' places and the skeleton; None for a file to read whole (small, empty, not
+    an object: the whole-document reader says what is wrong with it)."""
+    require_file(path)
+    require_within_size(path)
+    try:
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if not size or size < STREAMED_FROM_BYTES:
+                return None  # empty (nothing to map), or small enough to read whole
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    start = len(BOM) if mapped[: len(BOM)] == BOM else 0
+    if not mapped[start : start + 4096].lstrip().startswith(b"{"):
+        return None
+    outline = _Outline(mapped)
+    try:
+        _scan(path, outline, start)
+    except ParseError:
+        _release(mapped, 0, len(mapped))
+        raise
+    return outline
+
+
+def _scan(path: Path, outline: _Outline, position: int) -> None:
+    mapped, size = outline.mapped, len(outline.mapped)
+    closers = bytearray()  # the bracket each open array or object waits for
+    rows_depth = -1  # the depth of the rows array's elements while inside it, else -1
+    copied = position  # the skeleton holds the document up to here
+    released = 0
+    while True:
+        position = _SPAN.match(mapped, position).end()  # type: ignore[union-attr]
+        if position - released > _WINDOW:
+            _release(mapped, released, position - _WINDOW // 2)
+            released = position - _WINDOW // 2
+        if position >= size:
+            break
+        byte = mapped[position]
+        if byte == _QUOTE:
+            _refuse(path, mapped, position, "a string is not closed")
+        depth = len(closers)
+        if byte in _OPENING:
+            if depth == rows_depth:
+                outline.skeleton += mapped[copied:position]
+                outline.starts.append(position)
+            elif depth == 1 and byte == ord("[") and rows_depth < 0:
+                tail = bytes(outline.skeleton[-256:]) + mapped[copied:position]
+                if _ROWS_KEY.search(tail):
+                    rows_depth = 2
+            closers.append(_OPENING[byte])
+        else:
+            if not closers or closers[-1] != byte:
+                _refuse(path, mapped, position, f"unexpected {chr(byte)!r}")
+            closers.pop()
+            if depth - 1 == rows_depth:
+                end = position + 1
+                outline.ends.append(end)
+                newlines = mapped[outline.starts[-1] : end].count(b"\n")
+                outline.skeleton += b"0" + b"\n" * newlines
+                copied = end
+            elif depth - 1 == rows_depth - 1:
+                rows_depth = -1
+        position += 1
+    if closers:
+        _refuse(path, mapped, size, "the document ends before its brackets close")
+    outline.skeleton += mapped[copied:size]
+
+
+def _refuse(path: Path, mapped: mmap.mmap, position: int, reason: str) -> None:
+    line = 1 + sum(
+        mapped[start : min(start + _WINDOW, position)].count(b"\n")
+        for start in range(0, position, _WINDOW)
+    )
+    column = position - (mapped.rfind(b"\n", 0, position) + 1) + 1
+    raise ParseError(path, reason, line=line, column=column)
+
+
+def _is_placeholder(element: Any) -> bool:
+    return type(element) is int and element == 0
+
+
+def _streamed_rows(
+    path: Path, outline: _Outline, count: int, scalars: dict[int, Any]
+) -> Iterator[SourceRow | UnreadableRow]:
+    bounds = limits.current()
+    # a row sits two levels down in the document, whose depth the limit counts
+    loads = jsonvalues.reader(replace(bounds, max_depth=max(bounds.max_depth - 2, 0)))
+    mapped, starts, ends = outline.mapped, outline.starts, outline.ends
+    streamed = 0
+    line, counted, released = 1, 0, 0
+    with outline:
+        for index in range(count):
+            if bounds.max_rows and index >= bounds.max_rows:
+                yield UnreadableRow(
+                    index,
+                    None,
+                    None,
+                    f"the set has more than {bounds.max_rows} rows, the limit"
+                    f" ({limits.hint('max_rows')}); the rest was not read",
+                )
+                return
+            if index in scalars:
+                yield SourceRow(index=index, line=None, data=scalars[index])
+                continue
+            start, end = starts[streamed], ends[streamed]
+            streamed += 1
+            line += mapped[counted:start].count(b"\n")
+            counted = start
+            data = mapped[start:end]
+            if end - released > _WINDOW:
+                _release(mapped, released, start)
+                released = start
+            try:
+                yield SourceRow(index=index, line=line, data=loads(data))
+            except jsonvalues.JSONError as error:
+                column = error.column
+                if error.line == 1:
+                    column += start - (mapped.rfind(b"\n", 0, start) + 1)
+                yield UnreadableRow(index, line + error.line - 1, column, error.reason)
+
+
+def _line_finder(path: Path) -> Callable[[int], int | None]:
+    """The line of a row by its index, worked out (reading the file again) on first use."""
+
+    @cache
+    def lines() -> list[int]:
+        try:
+            return row_start_lines(read_text(path))
+        except (ParseError, OSError):  # the file changed or vanished since it was read
+            return []
+
+    def line_of(index: int) -> int | None:
+        found = lines()
+        return found[index] if index < len(found) else None
+
+    return line_of
 
 
 def _iterate(rows: list[Any]) -> Iterator[SourceRow | UnreadableRow]:

@@ -32,7 +32,7 @@ class JsonlCodec:
             path=path,
             format=self.name,
             header=header,
-            rows=_read_lines(path),
+            rows=_read_lines(read_json_lines(path)),
             notes=notes,
             header_origin=setfile.set_file_for(path).name if header is not None else None,
         )
@@ -82,8 +82,10 @@ class JsonlCodec:
 ROW_KEYS = frozenset({"id", "input", "expected", "metadata"})
 
 
-def _read_lines(path: Path) -> Iterator[SourceRow | UnreadableRow]:
-    for index, item in enumerate(read_json_lines(path)):
+def _read_lines(
+    lines: Iterator[tuple[int, Any] | UnreadableRow],
+) -> Iterator[SourceRow | UnreadableRow]:
+    for index, item in enumerate(lines):
         if isinstance(item, UnreadableRow):
             yield item
         else:
