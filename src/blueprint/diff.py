@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from deepdiff import DeepDiff
-
 from blueprint import jsonpath, jsonvalues
 from blueprint.errors import ParseError
 from blueprint.formats import SetSource, StrPath, UnreadableRow, resolve_codec
@@ -160,6 +158,9 @@ def value_changes(left: Any, right: Any, base: str = "$") -> list[Change]:
     """The differences between two JSON values, each at its JSON path."""
     if _same(left, right):
         return []
+    # imported here: deepdiff pulls in numpy and pandas, which no command needs at start-up
+    from deepdiff import DeepDiff
+
     # every field by name, however few keys two objects share (DeepDiff would otherwise
     # report an object whose keys mostly differ as one change)
     tree = DeepDiff(left, right, view="tree", verbose_level=2, threshold_to_diff_deeper=0)

@@ -9,13 +9,16 @@ same (a case is versioned when its expected behaviour changes).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from blueprint.diff import ABSENT, Change, LoadedSet, RowKey, SetDiff, row_label
 from blueprint.jsonvalues import dumps_text
 from blueprint.model import STARTER_PROVENANCES
-from blueprint.templating import markdown_environment
+
+if TYPE_CHECKING:
+    import jinja2
 
 #: the parts of a row that say what the expected behaviour is
 BEHAVIOUR_PATHS: Final = (
@@ -243,16 +246,22 @@ def _change_value(change: Change, side: str) -> str:
     return _code(_shown(value))
 
 
-_environment = markdown_environment()
-_environment.filters["code"] = _code
-_environment.filters["shown"] = lambda value: _code(_shown(value))
-_environment.filters["plain"] = _plain
-_environment.globals["change_value"] = _change_value
+@functools.cache
+def _environment() -> jinja2.Environment:
+    # made on first use: jinja2 is needed only when a summary is written, not at start-up
+    from blueprint.templating import markdown_environment
+
+    environment = markdown_environment()
+    environment.filters["code"] = _code
+    environment.filters["shown"] = lambda value: _code(_shown(value))
+    environment.filters["plain"] = _plain
+    environment.globals["change_value"] = _change_value
+    return environment
 
 
 def render_markdown(reviews: list[Review], *, title: str = "Golden set review") -> str:
     """A pull-request summary of one or more sets' changes, in GitHub-flavoured Markdown."""
-    template = _environment.get_template("review.md.j2")
+    template = _environment().get_template("review.md.j2")
     return template.render(
         title=title,
         changed=[item for item in reviews if not item.diff.identical],
