@@ -45,7 +45,8 @@ def test_a_command_that_needs_none_loads_none(arguments):
     setup = (
         "import contextlib, io\n"
         "from blueprint.cli import app\n"
-        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "quiet = io.StringIO()\n"
+        "with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):\n"
         f"    app({arguments!r}, standalone_mode=False)\n"
     )
     assert _loaded(setup) == []
@@ -56,8 +57,7 @@ def test_the_public_names_still_resolve():
 
     for name in blueprint.__all__:
         assert getattr(blueprint, name) is not None
-    import blueprint.convert  # the submodule does not hide the function of the same name
-
+    # importing the submodule does not hide the function of the same name
     from blueprint.convert import convert
 
     assert blueprint.convert is convert
