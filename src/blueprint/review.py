@@ -13,7 +13,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from blueprint.diff import ABSENT, Change, LoadedSet, RowKey, SetDiff, row_label
+from blueprint.diff import ABSENT, Change, ComparedSet, RowKey, SetDiff, row_label
 from blueprint.jsonvalues import dumps_text
 from blueprint.model import STARTER_PROVENANCES
 
@@ -95,14 +95,8 @@ class Review:
         }
 
 
-def _case(row: Any) -> dict[str, Any]:
-    metadata = row.get("metadata") if isinstance(row, dict) else None
-    case = metadata.get("case") if isinstance(metadata, dict) else None
-    return case if isinstance(case, dict) else {}
-
-
-def _summary(key: RowKey, row: Any) -> RowSummary:
-    case = _case(row)
+def _summary(key: RowKey, loaded: ComparedSet) -> RowSummary:
+    case = loaded.case(key)
     return RowSummary(
         row_label(key), case.get("oracleType"), case.get("evaluator"), case.get("provenance")
     )
@@ -119,18 +113,15 @@ def _under(path: str, prefixes: tuple[str, ...]) -> str | None:
     return None
 
 
-def review(before: LoadedSet, after: LoadedSet, diff: SetDiff) -> Review:
+def review(before: ComparedSet, after: ComparedSet, diff: SetDiff) -> Review:
     result = Review(before.label, after.label, diff)
-    result.added = [_summary(key, row) for key, row in after.rows.items() if key not in before.rows]
-    result.removed = [
-        _summary(key, row) for key, row in before.rows.items() if key not in after.rows
-    ]
-    for key, old in before.rows.items():
-        if key not in after.rows:
+    result.added = [_summary(key, after) for key in after.row_keys() if not before.has(key)]
+    result.removed = [_summary(key, before) for key in before.row_keys() if not after.has(key)]
+    for key in before.row_keys():
+        if not after.has(key):
             continue
-        new = after.rows[key]
         label = row_label(key)
-        old_case, new_case = _case(old), _case(new)
+        old_case, new_case = before.case(key), after.case(key)
         for path, name in zip(GRADING_PATHS, ("oracleType", "evaluator"), strict=True):
             if old_case.get(name, ABSENT) != new_case.get(name, ABSENT):
                 result.grading.append(
@@ -149,7 +140,7 @@ def review(before: LoadedSet, after: LoadedSet, diff: SetDiff) -> Review:
             elif _is_starter(now) and not _is_starter(was):
                 result.demoted.append(item)
     changed = {row.id: row for row in diff.changed}
-    for key, old in before.rows.items():
+    for key in before.row_keys():
         row_change = changed.get(row_label(key))
         if row_change is None:
             continue
@@ -160,8 +151,8 @@ def review(before: LoadedSet, after: LoadedSet, diff: SetDiff) -> Review:
                 if (prefix := _under(change.path, BEHAVIOUR_PATHS)) is not None
             }
         )
-        old_version = _case(old).get("version", ABSENT)
-        new_version = _case(after.rows[key]).get("version", ABSENT)
+        old_version = before.case(key).get("version", ABSENT)
+        new_version = after.case(key).get("version", ABSENT)
         if behaviour and old_version == new_version:
             version = None if old_version is ABSENT else old_version
             result.unversioned.append((row_change.id, behaviour, version))
