@@ -12,6 +12,7 @@ from rich.table import Table
 from blueprint.check import CheckReport, check_sets, default_jobs
 from blueprint.cli._common import (
     ConfigOption,
+    Quiet,
     ReportKind,
     boundary,
     err,
@@ -62,6 +63,7 @@ def check_command(
             help="Check this many sets at once, in separate processes (0: one per core).",
         ),
     ] = 0,
+    quiet: Quiet = False,
 ) -> None:
     """Check the project's golden sets: validation, round-trips and committed exports.
 

@@ -14,6 +14,7 @@ from blueprint.cli._common import (
     IncludeHumanReview,
     InputFile,
     LlmJudge,
+    Quiet,
     Report,
     SimpleReport,
     Strict,
@@ -61,6 +62,7 @@ def convert_command(
         ),
     ] = None,
     report: Report = SimpleReport.text,
+    quiet: Quiet = False,
 ) -> None:
     """Convert a set to another format; every dropped field, left-out row and weakened rule
     is reported.
@@ -112,6 +114,7 @@ def roundtrip_command(
     via: Annotated[FormatName, typer.Option("--via", help="The format to go through.")],
     source_format: FromFormat = None,
     report: Report = SimpleReport.text,
+    quiet: Quiet = False,
 ) -> None:
     """Export a set through a format, read it back, and compare declared with actual loss.
 

@@ -13,6 +13,7 @@ from blueprint.cli._common import (
     ConfigOption,
     Force,
     FromFormat,
+    Quiet,
     Report,
     SimpleReport,
     boundary,
@@ -74,6 +75,7 @@ def diff_command(
     ] = None,
     force: Force = False,
     report: Report = SimpleReport.text,
+    quiet: Quiet = False,
 ) -> None:
     """Show rows added, removed and changed (by id), and changed set-level fields.
 

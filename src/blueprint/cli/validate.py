@@ -11,6 +11,7 @@ import typer
 
 from blueprint.cli._common import (
     FromFormat,
+    Quiet,
     ReportKind,
     boundary,
     err,
@@ -84,6 +85,7 @@ def validate_command(
     ignore: IgnoreOption = [],  # noqa: B006
     fail_on: FailOnOption = FailOn.error,
     statistics: StatisticsOption = False,
+    quiet: Quiet = False,
 ) -> None:
     """Validate sets: schema, admissibility and every rule, in one pass over each file.
 
