@@ -552,6 +552,39 @@ class _Dumper(_SafeDumper):  # type: ignore[valid-type,misc]
     def ignore_aliases(self, data: Any) -> bool:
         return True
 
+    # the emitter asks for every node where it is in the document, for path resolvers; YAML
+    # written here has none, so the answers cost nothing
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        # asked twice for every scalar: the tag it would have quoted (always str) and plain,
+        # which depends on the text alone; the keys and short values that recur are answered
+        # from memory
+        if kind is not yaml.ScalarNode:
+            return super().resolve(kind, value, implicit)
+        if not implicit[0]:
+            return self.DEFAULT_SCALAR_TAG
+        if len(value) > _REMEMBERED_LENGTH:
+            return super().resolve(kind, value, implicit)
+        tag = _PLAIN_TAGS.get(value)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(_PLAIN_TAGS) >= _REMEMBERED_TEXTS:
+                _PLAIN_TAGS.clear()
+            _PLAIN_TAGS[value] = tag
+        return tag
+
+
+#: what the plain scalars written lately resolve to, by text: at most this many texts of at
+#: most this length, so memory stays flat however many rows are written
+_PLAIN_TAGS: dict[str, str] = {}
+_REMEMBERED_TEXTS: Final = 4096
+_REMEMBERED_LENGTH: Final = 40
+
 
 def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
     # YAML 1.1 (PyYAML) and 1.2 (js-yaml, used by promptfoo) disagree on plain scalars such
