@@ -46,17 +46,44 @@ _PRODUCTS = (
     "set of six glasses",
     "linen duvet cover",
     "cast-iron pan",
+    "Teekanne für Kräutertee",
+    "café crème cups ☕",
+    "咖啡杯套装",
+    "ёлочная гирлянда",
+    "manta de lã",
     "bath towel set",
-    "ceramic vase",
 )
+_CUSTOMERS = ("Zoë", "Łukasz", "Ngozi", "Siddharth", "美咲", "Aleksandr", "Mª José", "Oğuz")
+_LOCALES = ("en-GB", "de-DE", "fr-FR", "zh-CN", "ru-RU", "pt-BR", "tr-TR", "hi-IN")
+_CHANNELS = ("chat", "email", "phone transcript", "app review")
 _CURRENCIES = ("EUR", "GBP", "USD")
 _PROVENANCES = ("expert-authored", "observed-incident", "production-sample")
 _MOODS = (
     "This is the THIRD time I'm writing.",
     "I've been waiting two weeks and nobody answers.",
-    "Your chat bot already hung up on me once.",
+    "Your chat bot already hung up on me once. 😤",
     "I am honestly losing patience here.",
+    "Ça fait deux semaines que j'attends.",
 )
+
+
+def _order(index: int, rng: random.Random) -> str:
+    # the row number makes every order number, and so every input, unique
+    return f"A-{index:07d}-{rng.randrange(100, 999)}"
+
+
+def _trace(index: int, rng: random.Random) -> dict[str, Any]:
+    """Free-form metadata nested a few levels, as production samples carry it."""
+    return {
+        "channel": rng.choice(_CHANNELS),
+        "locale": rng.choice(_LOCALES),
+        "ticket": {
+            "number": 500_000 + index,
+            "tags": rng.sample(["refund", "late", "damaged", "vip", "repeat", "légal"], 2),
+            "sla": {"hours": rng.choice([4, 24, 72]), "breached": rng.random() < 0.1},
+        },
+        "sampledAt": f"2026-{1 + index % 12:02d}-{1 + index % 28:02d}",
+    }
 
 
 def _case(
@@ -78,9 +105,10 @@ def make_row(index: int, rng: random.Random) -> dict[str, Any]:
     The oracle type cycles through all six, so every set mixes plain strings, nested objects,
     chat transcripts and tool-call or final-state checks; ids, numbers and phrasing vary.
     """
-    row_id = f"row-{index:06d}"
+    row_id = f"row-{index:07d}"
     product = rng.choice(_PRODUCTS)
-    order = f"A-{rng.randrange(1000, 99999)}"
+    customer = rng.choice(_CUSTOMERS)
+    order = _order(index, rng)
     currency = rng.choice(_CURRENCIES)
     amount = f"{rng.randrange(5, 400)}.{rng.randrange(100):02d}"
     days = rng.randrange(1, 90)
@@ -90,9 +118,11 @@ def make_row(index: int, rng: random.Random) -> dict[str, Any]:
     if kind == 0:
         return {
             "id": row_id,
-            "input": f"How many days do I have to return a {product} bought online? ({order})",
+            "input": f"Hi, {customer} again: how many days do I have to return a {product}"
+            f" bought online? ({order})",
             "expected": "You can return online purchases within 30 days of delivery.",
             "metadata": {
+                "trace": _trace(index, rng),
                 "case": _case(
                     row_id,
                     "reference-answer",
@@ -113,14 +143,15 @@ def make_row(index: int, rng: random.Random) -> dict[str, Any]:
         eligible = days <= 30
         return {
             "id": row_id,
-            "input": f"I bought this {product} {days} days ago and I don't want it anymore."
-            " Refund?",
+            "input": f"{customer} here: I bought this {product} {days} days ago (order {order})"
+            " and I don't want it anymore. Refund?",
             "expected": {
                 "acceptable": ["eligible", "eligible: within the 30-day window"]
                 if eligible
                 else ["not eligible", "not eligible: outside the 30-day window", "ineligible"]
             },
             "metadata": {
+                "trace": _trace(index, rng),
                 "case": _case(
                     row_id,
                     "acceptable-set",
@@ -148,6 +179,7 @@ def make_row(index: int, rng: random.Random) -> dict[str, Any]:
                 },
             ],
             "metadata": {
+                "trace": _trace(index, rng),
                 "case": _case(
                     row_id,
                     "rubric",
@@ -196,6 +228,7 @@ def make_row(index: int, rng: random.Random) -> dict[str, Any]:
                 "forbidden": [{"name": "issue_store_credit"}],
             },
             "metadata": {
+                "trace": _trace(index, rng),
                 "case": _case(
                     row_id,
                     "expected-tool-calls",
@@ -246,6 +279,7 @@ def make_row(index: int, rng: random.Random) -> dict[str, Any]:
                 ]
             },
             "metadata": {
+                "trace": _trace(index, rng),
                 "case": _case(
                     row_id,
                     "expected-final-state",
@@ -261,8 +295,10 @@ def make_row(index: int, rng: random.Random) -> dict[str, Any]:
         }
     return {
         "id": row_id,
-        "input": f"If you don't refund my {product} today I'm calling my bank. ({order})",
+        "input": f"If you don't refund my {product} today I'm calling my bank, {customer}."
+        f" ({order})",
         "metadata": {
+            "trace": _trace(index, rng),
             "case": _case(
                 row_id,
                 "expected-behavior-only",

@@ -132,3 +132,80 @@ def test_case_families_are_compared_by_id(tmp_path) -> None:
     after.write_text(jsonlib.dumps(data), encoding="utf-8")
     kinds = {c.kind for c in diff_files(before, after).header}
     assert "reordered" in kinds
+
+
+def _mixed_sides(tmp_path: Path) -> tuple[Path, Path]:
+    """Two JSONL sets with every kind of difference: added, removed, changed, repeated ids,
+    rows without ids, a new order, grading and provenance changes."""
+    left_rows = [
+        row("a"),
+        row("b", scenario="old"),
+        {"id": "r", "v": 1},
+        {"id": "r", "v": 2},
+        {"input": "no id"},
+        row("c", provenance="starter-example"),
+        row("gone"),
+    ]
+    right_rows = [
+        row("b", scenario="new", version="2"),
+        row("a", evaluator="llm-judge"),
+        {"id": "r", "v": 1},
+        {"id": "r", "v": 3},
+        {"input": "no id, changed"},
+        row("c"),
+        row("new"),
+    ]
+    header = {"schemaVersion": "blueprint.eval-set/v1", "name": "n"}
+    paths = tmp_path / "left.jsonl", tmp_path / "right.jsonl"
+    for path, rows in zip(paths, (left_rows, right_rows), strict=True):
+        REGISTRY["jsonl"].write(header, iter(rows), path, WriteOptions())
+    return paths
+
+
+def test_a_file_indexed_diffs_as_the_whole_file_in_memory(tmp_path: Path) -> None:
+    from blueprint.diff import collect, diff_sets, index_for_diff
+    from blueprint.review import review
+
+    left, right = _mixed_sides(tmp_path)
+    held = [collect(REGISTRY["jsonl"].open(path), str(path)) for path in (left, right)]
+    indexed = [index_for_diff(path) for path in (left, right)]
+    expected = diff_sets(*held)
+    assert diff_files(left, right).to_json() == expected.to_json()
+    assert diff_sets(*indexed).to_json() == expected.to_json()
+    assert diff_sets(held[0], indexed[1]).to_json() == expected.to_json()
+    assert review(*indexed, expected).to_json() == review(*held, expected).to_json()
+    assert {c.id for c in expected.changed} >= {"a", "b", "r (occurrence 2)"}
+
+
+def test_a_file_that_changes_while_compared_is_refused(tmp_path: Path) -> None:
+    import pytest
+
+    from blueprint.diff import diff_sets, index_for_diff
+    from blueprint.errors import ParseError
+
+    left, right = _mixed_sides(tmp_path)
+    indexed = index_for_diff(left), index_for_diff(right)
+    right.write_text(right.read_text(encoding="utf-8").replace("new", "NEW"), encoding="utf-8")
+    with pytest.raises(ParseError, match="changed while"):
+        diff_sets(*indexed)
+
+
+def test_an_indexed_set_holds_a_few_hundred_bytes_a_row(tmp_path: Path) -> None:
+    import tracemalloc
+
+    from blueprint.diff import index_for_diff
+
+    count, text = 2000, "a long input, the kind a real case has " * 25
+    path = tmp_path / "big.jsonl"
+    rows = (row(f"row-{n}", scenario=f"{text} {n}") for n in range(count))
+    header = {"schemaVersion": "blueprint.eval-set/v1", "name": "n"}
+    REGISTRY["jsonl"].write(header, rows, path, WriteOptions())
+    assert path.stat().st_size / count > 1000  # rows of more than 1 KB each
+    tracemalloc.start()
+    try:
+        indexed = index_for_diff(path)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(list(indexed.row_keys())) == count
+    assert held / count < 600

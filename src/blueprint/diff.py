@@ -8,16 +8,16 @@ separately. Set-level fields are compared only when both sides carry them.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
-
-from deepdiff import DeepDiff
+from typing import Any, Final, Protocol
 
 from blueprint import jsonpath, jsonvalues
 from blueprint.errors import ParseError
-from blueprint.formats import SetSource, StrPath, UnreadableRow, resolve_codec
+from blueprint.formats import Codec, SetSource, StrPath, UnreadableRow, resolve_codec
 from blueprint.model import HEADER_FIELDS
 
 
@@ -105,6 +105,42 @@ def row_label(key: RowKey) -> str:
     return row_id if occurrence == 1 else f"{row_id} (occurrence {occurrence})"
 
 
+#: the case fields a review of a diff reads for every row (how it is graded, where it came
+#: from, its version); an indexed set keeps these and a digest, not the row
+REVIEWED_CASE_FIELDS: Final = ("oracleType", "evaluator", "provenance", "version")
+
+
+def case_of(row: Any) -> dict[str, Any]:
+    """A row's case profile, or an empty one where the row has none that reads as one."""
+    metadata = row.get("metadata") if isinstance(row, dict) else None
+    case = metadata.get("case") if isinstance(metadata, dict) else None
+    return case if isinstance(case, dict) else {}
+
+
+def digest(row: Any) -> bytes:
+    """A digest of a row's canonical bytes: equal exactly when the rows are the same value."""
+    return hashlib.blake2b(jsonvalues.dumps(row, sort_keys=True), digest_size=16).digest()
+
+
+class ComparedSet(Protocol):
+    """What comparing and reviewing read of a set: its rows' keys in order, a digest and the
+    reviewed case fields of each, and the rows themselves for the keys that differ."""
+
+    label: str
+    header: dict[str, Any] | None
+    notes: list[str]
+
+    def row_keys(self) -> Iterable[RowKey]: ...
+
+    def has(self, key: RowKey) -> bool: ...
+
+    def digest(self, key: RowKey) -> bytes: ...
+
+    def case(self, key: RowKey) -> dict[str, Any]: ...
+
+    def rows_for(self, keys: Collection[RowKey]) -> Iterator[tuple[RowKey, Any]]: ...
+
+
 @dataclass
 class LoadedSet:
     """A whole set in memory, for comparing: set-level fields and rows keyed for matching."""
@@ -114,16 +150,82 @@ class LoadedSet:
     rows: dict[RowKey, Any]
     notes: list[str]
 
+    def row_keys(self) -> Iterable[RowKey]:
+        return self.rows.keys()
 
-def load_for_diff(path: Path, format: str | None = None, *, label: str | None = None) -> LoadedSet:
-    codec = resolve_codec(path, format, reading=True)
-    return collect(codec.open(path), label or str(path))
+    def has(self, key: RowKey) -> bool:
+        return key in self.rows
+
+    def digest(self, key: RowKey) -> bytes:
+        return digest(self.rows[key])
+
+    def case(self, key: RowKey) -> dict[str, Any]:
+        return case_of(self.rows[key])
+
+    def rows_for(self, keys: Collection[RowKey]) -> Iterator[tuple[RowKey, Any]]:
+        return ((key, self.rows[key]) for key in self.rows if key in keys)
 
 
-def collect(source: SetSource, label: str) -> LoadedSet:
-    """Read every row of a source, keyed for matching; unreadable rows stop the comparison."""
+class IndexedSet:
+    """A set file compared without holding its rows: each row's key, digest and reviewed case
+    fields, in file order. The rows that differ are read again from the file when needed, so
+    comparing two large files costs a few hundred bytes a row rather than the rows."""
+
+    def __init__(self, codec: Codec, path: Path, label: str) -> None:
+        self.codec = codec
+        self.path = path
+        self.label = label
+        self._entries: dict[RowKey, tuple[bytes, tuple[Any, ...]]] = {}
+        # the same few oracle types, evaluators and provenances recur on every row: one copy
+        interned: dict[str, str] = {}
+        source = codec.open(path)
+        for key, row in _keyed_rows(source):
+            case = case_of(row)
+            fields = tuple(
+                interned.setdefault(value, value) if isinstance(value, str) else value
+                for value in (case.get(name, ABSENT) for name in REVIEWED_CASE_FIELDS)
+            )
+            self._entries[key] = (digest(row), fields)
+        self.header = source.header
+        self.notes = _matching_notes(label, self._entries)
+
+    def row_keys(self) -> Iterable[RowKey]:
+        return self._entries.keys()
+
+    def has(self, key: RowKey) -> bool:
+        return key in self._entries
+
+    def digest(self, key: RowKey) -> bytes:
+        return self._entries[key][0]
+
+    def case(self, key: RowKey) -> dict[str, Any]:
+        fields = self._entries[key][1]
+        return {
+            name: value
+            for name, value in zip(REVIEWED_CASE_FIELDS, fields, strict=True)
+            if value is not ABSENT
+        }
+
+    def rows_for(self, keys: Collection[RowKey]) -> Iterator[tuple[RowKey, Any]]:
+        """The rows with these keys, read again from the file, in file order."""
+        found = 0
+        for key, row in _keyed_rows(self.codec.open(self.path)):
+            if key not in keys:
+                continue
+            if key not in self._entries or digest(row) != self._entries[key][0]:
+                raise self._changed()
+            found += 1
+            yield key, row
+        if found != len(keys):
+            raise self._changed()
+
+    def _changed(self) -> ParseError:
+        return ParseError(self.path, "the file changed while it was being compared; run again")
+
+
+def _keyed_rows(source: SetSource) -> Iterator[tuple[RowKey, Any]]:
+    """Every row of a source with its key; an unreadable row stops the comparison."""
     source.require_structure()
-    rows: dict[RowKey, Any] = {}
     seen: Counter[str | None] = Counter()
     for item in source.rows:
         if isinstance(item, UnreadableRow):
@@ -131,14 +233,44 @@ def collect(source: SetSource, label: str) -> LoadedSet:
         row_id = item.data.get("id") if isinstance(item.data, dict) else None
         key = row_id if isinstance(row_id, str) else None
         seen[key] += 1
-        rows[(key, seen[key])] = item.data
+        yield (key, seen[key]), item.data
+
+
+def _matching_notes(label: str, keys: Iterable[RowKey]) -> list[str]:
+    """What a comparison should say about rows matched other than by their own id."""
+    unnamed = repeated = 0
+    for row_id, occurrence in keys:
+        if row_id is None:
+            unnamed = max(unnamed, occurrence)
+        elif occurrence == 2:
+            repeated += 1
     notes = []
-    if seen[None]:
-        notes.append(f"{label}: {seen[None]} row(s) without an id were matched by position")
-    repeated = sum(1 for key, count in seen.items() if key is not None and count > 1)
+    if unnamed:
+        notes.append(f"{label}: {unnamed} row(s) without an id were matched by position")
     if repeated:
         notes.append(f"{label}: {repeated} id(s) repeat; their rows were matched by occurrence")
-    return LoadedSet(label=label, header=source.header, rows=rows, notes=notes)
+    return notes
+
+
+def load_for_diff(path: Path, format: str | None = None, *, label: str | None = None) -> LoadedSet:
+    codec = resolve_codec(path, format, reading=True)
+    return collect(codec.open(path), label or str(path))
+
+
+def index_for_diff(
+    path: Path, format: str | None = None, *, label: str | None = None
+) -> IndexedSet:
+    """A set file indexed for comparing: its rows stay in the file (see IndexedSet)."""
+    codec = resolve_codec(path, format, reading=True)
+    return IndexedSet(codec, path, label or str(path))
+
+
+def collect(source: SetSource, label: str) -> LoadedSet:
+    """Read every row of a source, keyed for matching; unreadable rows stop the comparison."""
+    rows = dict(_keyed_rows(source))
+    return LoadedSet(
+        label=label, header=source.header, rows=rows, notes=_matching_notes(label, rows)
+    )
 
 
 def _same(left: Any, right: Any) -> bool:
@@ -160,6 +292,9 @@ def value_changes(left: Any, right: Any, base: str = "$") -> list[Change]:
     """The differences between two JSON values, each at its JSON path."""
     if _same(left, right):
         return []
+    # imported here: deepdiff pulls in numpy and pandas, which no command needs at start-up
+    from deepdiff import DeepDiff
+
     # every field by name, however few keys two objects share (DeepDiff would otherwise
     # report an object whose keys mostly differ as one change)
     tree = DeepDiff(left, right, view="tree", verbose_level=2, threshold_to_diff_deeper=0)
@@ -215,7 +350,7 @@ def _family_changes(before: list[Any], after: list[Any]) -> list[Change]:
     return changes
 
 
-def diff_sets(left: LoadedSet, right: LoadedSet) -> SetDiff:
+def diff_sets(left: ComparedSet, right: ComparedSet) -> SetDiff:
     result = SetDiff(left=left.label, right=right.label)
     result.not_compared.extend(left.notes + right.notes)
     if left.header is not None and right.header is not None:
@@ -238,15 +373,23 @@ def diff_sets(left: LoadedSet, right: LoadedSet) -> SetDiff:
             + ") not compared: no set file for "
             + " and ".join(missing)
         )
-    result.removed = [row_label(key) for key in left.rows if key not in right.rows]
-    result.added = [row_label(key) for key in right.rows if key not in left.rows]
-    for key, row in left.rows.items():
-        if key in right.rows:
-            changes = value_changes(row, right.rows[key])
+    left_keys = list(left.row_keys())
+    result.removed = [row_label(key) for key in left_keys if not right.has(key)]
+    result.added = [row_label(key) for key in right.row_keys() if not left.has(key)]
+    shared_left = [key for key in left_keys if right.has(key)]
+    shared_right = [key for key in right.row_keys() if left.has(key)]
+    differing = {key for key in shared_left if left.digest(key) != right.digest(key)}
+    if differing:
+        # one side's differing rows are held at a time; each is compared as the other
+        # side's row comes by, and the changes are listed in the left side's order
+        held = dict(left.rows_for(differing))
+        found: dict[RowKey, list[Change]] = {}
+        for key, row in right.rows_for(differing):
+            found[key] = value_changes(held.pop(key), row)
+        for key in shared_left:
+            changes = found.get(key)
             if changes:
                 result.changed.append(RowChange(row_label(key), tuple(changes)))
-    shared_left = [key for key in left.rows if key in right.rows]
-    shared_right = [key for key in right.rows if key in left.rows]
     result.order_changed = shared_left != shared_right
     return result
 
@@ -260,5 +403,5 @@ def diff_files(
 ) -> SetDiff:
     """Compare two set files, whatever their formats."""
     return diff_sets(
-        load_for_diff(Path(left), left_format), load_for_diff(Path(right), right_format)
+        index_for_diff(Path(left), left_format), index_for_diff(Path(right), right_format)
     )

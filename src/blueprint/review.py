@@ -9,13 +9,16 @@ same (a case is versioned when its expected behaviour changes).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from blueprint.diff import ABSENT, Change, LoadedSet, RowKey, SetDiff, row_label
+from blueprint.diff import ABSENT, Change, ComparedSet, RowKey, SetDiff, row_label
 from blueprint.jsonvalues import dumps_text
 from blueprint.model import STARTER_PROVENANCES
-from blueprint.templating import markdown_environment
+
+if TYPE_CHECKING:
+    import jinja2
 
 #: the parts of a row that say what the expected behaviour is
 BEHAVIOUR_PATHS: Final = (
@@ -92,14 +95,8 @@ class Review:
         }
 
 
-def _case(row: Any) -> dict[str, Any]:
-    metadata = row.get("metadata") if isinstance(row, dict) else None
-    case = metadata.get("case") if isinstance(metadata, dict) else None
-    return case if isinstance(case, dict) else {}
-
-
-def _summary(key: RowKey, row: Any) -> RowSummary:
-    case = _case(row)
+def _summary(key: RowKey, loaded: ComparedSet) -> RowSummary:
+    case = loaded.case(key)
     return RowSummary(
         row_label(key), case.get("oracleType"), case.get("evaluator"), case.get("provenance")
     )
@@ -116,18 +113,15 @@ def _under(path: str, prefixes: tuple[str, ...]) -> str | None:
     return None
 
 
-def review(before: LoadedSet, after: LoadedSet, diff: SetDiff) -> Review:
+def review(before: ComparedSet, after: ComparedSet, diff: SetDiff) -> Review:
     result = Review(before.label, after.label, diff)
-    result.added = [_summary(key, row) for key, row in after.rows.items() if key not in before.rows]
-    result.removed = [
-        _summary(key, row) for key, row in before.rows.items() if key not in after.rows
-    ]
-    for key, old in before.rows.items():
-        if key not in after.rows:
+    result.added = [_summary(key, after) for key in after.row_keys() if not before.has(key)]
+    result.removed = [_summary(key, before) for key in before.row_keys() if not after.has(key)]
+    for key in before.row_keys():
+        if not after.has(key):
             continue
-        new = after.rows[key]
         label = row_label(key)
-        old_case, new_case = _case(old), _case(new)
+        old_case, new_case = before.case(key), after.case(key)
         for path, name in zip(GRADING_PATHS, ("oracleType", "evaluator"), strict=True):
             if old_case.get(name, ABSENT) != new_case.get(name, ABSENT):
                 result.grading.append(
@@ -146,7 +140,7 @@ def review(before: LoadedSet, after: LoadedSet, diff: SetDiff) -> Review:
             elif _is_starter(now) and not _is_starter(was):
                 result.demoted.append(item)
     changed = {row.id: row for row in diff.changed}
-    for key, old in before.rows.items():
+    for key in before.row_keys():
         row_change = changed.get(row_label(key))
         if row_change is None:
             continue
@@ -157,8 +151,8 @@ def review(before: LoadedSet, after: LoadedSet, diff: SetDiff) -> Review:
                 if (prefix := _under(change.path, BEHAVIOUR_PATHS)) is not None
             }
         )
-        old_version = _case(old).get("version", ABSENT)
-        new_version = _case(after.rows[key]).get("version", ABSENT)
+        old_version = before.case(key).get("version", ABSENT)
+        new_version = after.case(key).get("version", ABSENT)
         if behaviour and old_version == new_version:
             version = None if old_version is ABSENT else old_version
             result.unversioned.append((row_change.id, behaviour, version))
@@ -243,16 +237,22 @@ def _change_value(change: Change, side: str) -> str:
     return _code(_shown(value))
 
 
-_environment = markdown_environment()
-_environment.filters["code"] = _code
-_environment.filters["shown"] = lambda value: _code(_shown(value))
-_environment.filters["plain"] = _plain
-_environment.globals["change_value"] = _change_value
+@functools.cache
+def _environment() -> jinja2.Environment:
+    # made on first use: jinja2 is needed only when a summary is written, not at start-up
+    from blueprint.templating import markdown_environment
+
+    environment = markdown_environment()
+    environment.filters["code"] = _code
+    environment.filters["shown"] = lambda value: _code(_shown(value))
+    environment.filters["plain"] = _plain
+    environment.globals["change_value"] = _change_value
+    return environment
 
 
 def render_markdown(reviews: list[Review], *, title: str = "Golden set review") -> str:
     """A pull-request summary of one or more sets' changes, in GitHub-flavoured Markdown."""
-    template = _environment.get_template("review.md.j2")
+    template = _environment().get_template("review.md.j2")
     return template.render(
         title=title,
         changed=[item for item in reviews if not item.diff.identical],

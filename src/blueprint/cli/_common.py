@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import json
+import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Final, NoReturn, ParamSpec, TypeVar
@@ -17,8 +19,8 @@ from rich.console import Console
 from rich.markup import escape as escape_markup
 
 from blueprint.errors import BlueprintError
-from blueprint.formats import REGISTRY, ExportResult
-from blueprint.formats.base import ReadOptions, reading_with
+from blueprint.formats import REGISTRY, ExportResult, SetSource, SourceRow, UnreadableRow
+from blueprint.formats.base import ROW_WATCHER, ReadOptions, reading_with
 from blueprint.issues import Issue
 from blueprint.model import EVALUATOR_TYPES, ORACLE_TYPES, PROVENANCES
 
@@ -128,6 +130,69 @@ AllowPath = Annotated[
 ]
 
 
+Quiet = Annotated[
+    bool, typer.Option("--quiet", "-q", help="No progress bar while large sets are read.")
+]
+
+#: a set is read this far before its progress bar appears: smaller ones are read in moments
+PROGRESS_AFTER_ROWS: Final = 2000
+#: how often the bar moves, in rows: often enough to look alive, rarely enough to cost nothing
+_PROGRESS_STEP: Final = 500
+
+
+@contextlib.contextmanager
+def row_progress(*, quiet: bool = False, console: Console | None = None) -> Iterator[None]:
+    """A progress bar on stderr for every set read inside, once it passes a few thousand rows.
+
+    Never with ``--quiet``, and never when stderr is not a terminal: a pipe, a CI log or a
+    test runner sees nothing of it.
+    """
+    console = console or err
+    if quiet or not console.is_terminal:
+        yield
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,} rows"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    owner = os.getpid()  # worker processes forked by check --jobs draw nothing
+
+    def watch(source: SetSource) -> Iterator[SourceRow | UnreadableRow]:
+        if os.getpid() != owner:
+            return source.rows
+        return _counted(source.rows, source.path.name, bar)
+
+    token = ROW_WATCHER.set(watch)
+    try:
+        yield
+    finally:
+        ROW_WATCHER.reset(token)
+        bar.stop()
+
+
+def _counted(
+    rows: Iterator[SourceRow | UnreadableRow], name: str, bar: Any
+) -> Iterator[SourceRow | UnreadableRow]:
+    task = None
+    for count, item in enumerate(rows, start=1):
+        if count % _PROGRESS_STEP == 0:
+            if task is not None:
+                bar.update(task, completed=count)
+            elif count >= PROGRESS_AFTER_ROWS:
+                bar.start()  # a no-op once started
+                task = bar.add_task(f"reading {escape(name)}", total=None, completed=count)
+                bar.refresh()  # drawn at once, not at the next tick
+        yield item
+    if task is not None:
+        bar.remove_task(task)
+
+
 def value_of(choice: StrEnum | None) -> str | None:
     return None if choice is None else choice.value
 
@@ -224,6 +289,9 @@ def boundary(command: Callable[P, R]) -> Callable[P, R]:
     Blueprint and exits 3 with a one-line message.
     """
 
+    # a command with a --quiet option reads sets big enough for a progress bar
+    shows_progress = "quiet" in inspect.signature(command).parameters
+
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
@@ -231,7 +299,10 @@ def boundary(command: Callable[P, R]) -> Callable[P, R]:
             given: Any = kwargs.get("allow_path") or ()
             allowed = tuple(Path(folder) for folder in given)
             with reading_with(ReadOptions(allowed_paths=allowed)):
-                return command(*args, **kwargs)
+                if not shows_progress:
+                    return command(*args, **kwargs)
+                with row_progress(quiet=bool(kwargs.get("quiet"))):
+                    return command(*args, **kwargs)
         except (typer.Exit, typer.Abort):
             raise
         except BlueprintError as error:

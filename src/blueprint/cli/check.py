@@ -13,6 +13,7 @@ from blueprint.check import CheckReport, check_sets, default_jobs
 from blueprint.cli._common import (
     AllowPath,
     ConfigOption,
+    Quiet,
     ReportKind,
     boundary,
     err,
@@ -64,6 +65,7 @@ def check_command(
         ),
     ] = 0,
     allow_path: AllowPath = None,
+    quiet: Quiet = False,
 ) -> None:
     """Check the project's golden sets: validation, round-trips and committed exports.
 

@@ -15,6 +15,7 @@ from blueprint.cli._common import (
     IncludeHumanReview,
     InputFile,
     LlmJudge,
+    Quiet,
     Report,
     SimpleReport,
     SpreadsheetSafe,
@@ -65,6 +66,7 @@ def convert_command(
     ] = None,
     report: Report = SimpleReport.text,
     allow_path: AllowPath = None,
+    quiet: Quiet = False,
 ) -> None:
     """Convert a set to another format; every dropped field, left-out row and weakened rule
     is reported.
@@ -118,6 +120,7 @@ def roundtrip_command(
     source_format: FromFormat = None,
     report: Report = SimpleReport.text,
     allow_path: AllowPath = None,
+    quiet: Quiet = False,
 ) -> None:
     """Export a set through a format, read it back, and compare declared with actual loss.
 

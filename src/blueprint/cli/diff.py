@@ -14,6 +14,7 @@ from blueprint.cli._common import (
     ConfigOption,
     Force,
     FromFormat,
+    Quiet,
     Report,
     SimpleReport,
     boundary,
@@ -22,7 +23,15 @@ from blueprint.cli._common import (
     value_of,
 )
 from blueprint.config import load_project
-from blueprint.diff import ABSENT, Change, LoadedSet, SetDiff, diff_sets, load_for_diff
+from blueprint.diff import (
+    ABSENT,
+    Change,
+    ComparedSet,
+    LoadedSet,
+    SetDiff,
+    diff_sets,
+    index_for_diff,
+)
 from blueprint.discovery import expand, project_sets
 from blueprint.errors import UsageError
 from blueprint.gitref import load_at_revision
@@ -68,6 +77,7 @@ def diff_command(
     force: Force = False,
     report: Report = SimpleReport.text,
     allow_path: AllowPath = None,
+    quiet: Quiet = False,
 ) -> None:
     """Show rows added, removed and changed (by id), and changed set-level fields.
 
@@ -101,11 +111,11 @@ def diff_command(
 
 def _pairs(
     paths: list[Path], against: str | None, fmt: str | None, config: Path | None
-) -> list[tuple[LoadedSet, LoadedSet]]:
+) -> list[tuple[ComparedSet, ComparedSet]]:
     if against is None:
         if len(paths) != 2:
             raise UsageError("diff takes two sets (BEFORE AFTER), or --against REF and paths")
-        return [(load_for_diff(paths[0], fmt), load_for_diff(paths[1], fmt))]
+        return [(index_for_diff(paths[0], fmt), index_for_diff(paths[1], fmt))]
     if paths:
         sets = [item.path for item in expand(paths, format=fmt).sets]
     else:
@@ -116,13 +126,13 @@ def _pairs(
     return [(load_at_revision(path, against, format=fmt), _current(path, fmt)) for path in sets]
 
 
-def _current(path: Path, fmt: str | None) -> LoadedSet:
+def _current(path: Path, fmt: str | None) -> ComparedSet:
     if not path.exists():
         return LoadedSet(str(path), None, {}, [f"{path} no longer exists"])
-    return load_for_diff(path, fmt)
+    return index_for_diff(path, fmt)
 
 
-def _compared(before: LoadedSet, after: LoadedSet, ignore_order: bool) -> Review:
+def _compared(before: ComparedSet, after: ComparedSet, ignore_order: bool) -> Review:
     diff = diff_sets(before, after)
     if ignore_order:
         diff.order_changed = False

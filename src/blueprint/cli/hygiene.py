@@ -13,6 +13,7 @@ from blueprint.cli._common import (
     Force,
     FromFormat,
     InputFile,
+    Quiet,
     Report,
     SimpleReport,
     boundary,
@@ -96,6 +97,7 @@ def dedupe_command(
     ] = None,
     force: Force = False,
     report: Report = SimpleReport.text,
+    quiet: Quiet = False,
 ) -> None:
     """Find inputs that repeat, exactly or nearly, within and across sets.
 

@@ -12,6 +12,7 @@ import typer
 from blueprint.cli._common import (
     AllowPath,
     FromFormat,
+    Quiet,
     ReportKind,
     boundary,
     err,
@@ -86,6 +87,7 @@ def validate_command(
     fail_on: FailOnOption = FailOn.error,
     statistics: StatisticsOption = False,
     allow_path: AllowPath = None,
+    quiet: Quiet = False,
 ) -> None:
     """Validate sets: schema, admissibility and every rule, in one pass over each file.
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias
@@ -39,6 +40,13 @@ class UnreadableRow:
     line: int | None
     column: int | None
     reason: str
+
+
+#: set by a front end to watch the rows of every set opened while it is set (the command
+#: line's progress bar): called with each new source, it returns the stream to read instead
+ROW_WATCHER: ContextVar[Callable[[SetSource], Iterator[SourceRow | UnreadableRow]] | None] = (
+    ContextVar("row_watcher", default=None)
+)
 
 
 @dataclass
@@ -73,6 +81,11 @@ class SetSource:
     #: the column names of a tabular file (CSV) in the file's own order, so that an edit in
     #: place can write them back in that order; None for other formats
     columns: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        watcher = ROW_WATCHER.get()
+        if watcher is not None:
+            self.rows = watcher(self)
 
     def require_structure(self) -> None:
         """Refuse a source whose structure is broken (a JSON document without a rows array).

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import csv
 import glob
+import io
 import os
 import re
 import sys
@@ -545,9 +546,47 @@ _AMBIGUOUS: Final = re.compile(
 )
 
 
-class _Dumper(yaml.SafeDumper):
+# LibYAML's emitter (PyYAML's C binding) writes the same YAML some hundred times faster than
+# the pure-Python one; the pure one stands in only where PyYAML was built without LibYAML
+_SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_SafeDumper):  # type: ignore[valid-type,misc]
     def ignore_aliases(self, data: Any) -> bool:
         return True
+
+    # the emitter asks for every node where it is in the document, for path resolvers; YAML
+    # written here has none, so the answers cost nothing
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        # asked twice for every scalar: the tag it would have quoted (always str) and plain,
+        # which depends on the text alone; the keys and short values that recur are answered
+        # from memory
+        if kind is not yaml.ScalarNode:
+            return super().resolve(kind, value, implicit)
+        if not implicit[0]:
+            return self.DEFAULT_SCALAR_TAG
+        if len(value) > _REMEMBERED_LENGTH:
+            return super().resolve(kind, value, implicit)
+        tag = _PLAIN_TAGS.get(value)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(_PLAIN_TAGS) >= _REMEMBERED_TEXTS:
+                _PLAIN_TAGS.clear()
+            _PLAIN_TAGS[value] = tag
+        return tag
+
+
+#: what the plain scalars written lately resolve to, by text: at most this many texts of at
+#: most this length, so memory stays flat however many rows are written
+_PLAIN_TAGS: dict[str, str] = {}
+_REMEMBERED_TEXTS: Final = 4096
+_REMEMBERED_LENGTH: Final = 40
 
 
 def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
@@ -566,15 +605,45 @@ _Dumper.add_representer(FloatText, yaml.SafeDumper.represent_float)
 
 
 def dump_yaml(data: Any) -> bytes:
-    text = yaml.dump(
-        data,
-        Dumper=_Dumper,
-        allow_unicode=True,
-        sort_keys=False,
-        width=100,
-        default_flow_style=False,
+    stream = io.StringIO()
+    dumper = _Dumper(
+        stream, allow_unicode=True, sort_keys=False, width=100, default_flow_style=False
     )
-    return text.encode("utf-8")
+    try:
+        dumper.open()
+        # the nodes are built here rather than by the dumper's representer, whose generic
+        # dispatch (and bookkeeping for aliases, which are never written) cost more than the
+        # C emitter; they are the nodes the representer builds
+        dumper.serialize(_node(data, dumper))
+        dumper.close()
+    finally:
+        dumper.dispose()
+    return stream.getvalue().encode("utf-8")
+
+
+_STR: Final = "tag:yaml.org,2002:str"
+_MAP: Final = "tag:yaml.org,2002:map"
+_SEQ: Final = "tag:yaml.org,2002:seq"
+
+
+def _node(value: Any, dumper: yaml.SafeDumper) -> yaml.Node:
+    """The node ``_Dumper``'s representers make for a JSON-like value."""
+    kind = type(value)
+    if kind is str:
+        style = '"' if _AMBIGUOUS.match(value) or not value.isprintable() else None
+        return yaml.ScalarNode(_STR, value, style=style)
+    if kind is dict:
+        pairs = [(_node(key, dumper), _node(item, dumper)) for key, item in value.items()]
+        return yaml.MappingNode(_MAP, pairs, flow_style=False)
+    if kind is list:
+        return yaml.SequenceNode(_SEQ, [_node(item, dumper) for item in value], flow_style=False)
+    if kind is bool:
+        return yaml.ScalarNode("tag:yaml.org,2002:bool", "true" if value else "false")
+    if kind is int:
+        return yaml.ScalarNode("tag:yaml.org,2002:int", str(value))
+    if value is None:
+        return yaml.ScalarNode("tag:yaml.org,2002:null", "null")
+    return dumper.represent_data(value)  # floats, dates: the representer's own rules
 
 
 # --- reading native promptfoo files ----------------------------------------------------------

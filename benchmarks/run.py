@@ -1,0 +1,480 @@
+"""Blueprint's speed and memory next to the yardsticks, on the same generated sets, in one run.
+
+Run from the repository root, with the bench extra installed (``pip install -e ".[bench]"``)::
+
+    python benchmarks/run.py                                # a quick size (2,000 rows)
+    python benchmarks/run.py --rows 10000 100000 1000000
+    python benchmarks/run.py --rows 100000 --json > results.json
+    python benchmarks/run.py --only convert                 # the measurements whose name has it
+
+For every size it generates a canonical set (``bench_core.generate_rows``: all six oracle
+types, unicode, nested metadata, unique inputs), writes it as JSON Lines, JSON and CSV, and
+measures, each in a child process of its own:
+
+- the yardsticks: ``orjson.loads`` per line of the JSON Lines file (the floor every ratio is
+  against), per-row ``jsonschema`` with the published row schema, jsonschema-rs (the row
+  schema alone, no cross-field checks) and pandas for the canonical conversions;
+- ``blueprint validate`` of each canonical form, ``blueprint convert`` to every canonical
+  form and to every vendor format ``blueprint formats`` lists, ``blueprint diff`` of the set
+  against a copy with 1% of its rows changed, and the start-up of ``blueprint --help`` and of
+  validating an 8-row file.
+
+A child measures the CPU time of its work (``time.process_time``; start-up and imports not
+counted, except for the start-up rows, which are the whole process); the parent takes the
+child's peak RSS from ``os.wait4``. ``x parse`` is the operation's rows per second over the
+floor's: 0.3 means a third of the speed of just parsing the JSON Lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_core import HEADER, MIB, generate_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+ROW_SCHEMA = ROOT / "schemas" / "row.schema.json"
+EXAMPLE = ROOT / "examples" / "support-refunds.json"
+DEFAULT_ROWS = (2_000,)
+#: the share of rows the right-hand side of the diff changes
+DIFF_CHANGED = 0.01
+
+
+# --- the child: one measurement per process ---------------------------------------------------
+
+
+def _cli(arguments: list[str]) -> int:
+    """Run the command line in this process, its output thrown away; the exit code."""
+    from blueprint.cli import app
+
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        try:
+            code = app(arguments, standalone_mode=False)
+        except SystemExit as stop:
+            code = stop.code
+    return code if isinstance(code, int) else 0
+
+
+def _lines(path: Path) -> int:
+    import orjson
+
+    count = 0
+    with path.open("rb") as handle:
+        for line in handle:
+            if line.strip():
+                orjson.loads(line)
+                count += 1
+    return count
+
+
+def _jsonschema(path: Path) -> int:
+    import jsonschema
+    import orjson
+
+    validator = jsonschema.Draft202012Validator(json.loads(ROW_SCHEMA.read_text("utf-8")))
+    count = 0
+    with path.open("rb") as handle:
+        for line in handle:
+            errors = list(validator.iter_errors(orjson.loads(line)))
+            if errors:
+                raise SystemExit(f"row schema: {errors[0].message}")
+            count += 1
+    return count
+
+
+def _jsonschema_rs(path: Path) -> int:
+    import jsonschema_rs
+    import orjson
+
+    validator = jsonschema_rs.validator_for(json.loads(ROW_SCHEMA.read_text("utf-8")))
+    count = 0
+    with path.open("rb") as handle:
+        for line in handle:
+            if not validator.is_valid(orjson.loads(line)):
+                raise SystemExit("row schema: a row is not valid")
+            count += 1
+    return count
+
+
+def _pandas(source: Path, target: Path) -> int:
+    import pandas as pd
+
+    if source.suffix == ".csv":
+        frame = pd.read_csv(source, dtype=str, keep_default_na=False)
+    else:
+        frame = pd.read_json(source, lines=True, dtype=False)
+    if target.suffix == ".csv":
+        frame.to_csv(target, index=False)
+    else:
+        frame.to_json(target, orient="records", lines=target.suffix == ".jsonl", force_ascii=False)
+    return len(frame)
+
+
+def _mutate(source: Path, target: Path) -> int:
+    """A copy of a JSON Lines set with every hundredth row changed, for the diff."""
+    import orjson
+
+    step = round(1 / DIFF_CHANGED)
+    count = 0
+    with source.open("rb") as reading, target.open("wb") as writing:
+        for number, line in enumerate(reading):
+            if number % step == 0:
+                row = orjson.loads(line)
+                row["metadata"]["case"]["expectedBehavior"] += " (revised)"
+                line = orjson.dumps(row) + b"\n"
+            writing.write(line)
+            count += 1
+    sidecar = source.with_name(source.name + ".set.json")
+    if sidecar.exists():
+        shutil.copyfile(sidecar, target.with_name(target.name + ".set.json"))
+    return count
+
+
+def _write(fmt: str, size: int, path: Path) -> int:
+    from blueprint.formats import REGISTRY, WriteOptions
+
+    return REGISTRY[fmt].write(HEADER, generate_rows(size), path, WriteOptions(force=True)).rows
+
+
+def _baseline() -> int:
+    # what every Blueprint measurement imports before its work; its peak RSS is the floor the
+    # memory per row is counted from
+    import blueprint.cli
+    import blueprint.convert
+    import blueprint.diff
+    import blueprint.validate
+
+    del blueprint
+    return 0
+
+
+def _baseline_diff() -> int:
+    # diff also loads deepdiff, which brings numpy and pandas: some 70 MiB before any row
+    _baseline()
+    import deepdiff
+
+    del deepdiff
+    return 0
+
+
+CHILD_OPERATIONS: dict[str, Callable[..., Any]] = {
+    "baseline": lambda: _baseline(),
+    "baseline-diff": lambda: _baseline_diff(),
+    "write": lambda fmt, size, path: _write(fmt, int(size), Path(path)),
+    "mutate": lambda source, target: _mutate(Path(source), Path(target)),
+    "parse": lambda path: _lines(Path(path)),
+    "jsonschema": lambda path: _jsonschema(Path(path)),
+    "jsonschema-rs": lambda path: _jsonschema_rs(Path(path)),
+    "pandas": lambda source, target: _pandas(Path(source), Path(target)),
+    "cli": lambda *arguments: _cli(list(arguments)),
+    "vendor-targets": lambda: _vendor_targets(),
+}
+
+
+def child_main(argv: Sequence[str]) -> int:
+    operation, *args = argv
+    # imports happen before the clock starts, so only the work is timed
+    if operation == "cli":
+        import blueprint.cli  # noqa: F401
+    started = time.process_time()
+    result = CHILD_OPERATIONS[operation](*args)
+    cpu = time.process_time() - started
+    print(json.dumps({"cpu": cpu, "result": result}))
+    return 0
+
+
+# --- the parent ----------------------------------------------------------------------------
+
+
+@dataclass
+class Measurement:
+    rows: int
+    name: str
+    kind: str  # "floor", "yardstick", "blueprint", "start-up"
+    cpu_seconds: float
+    peak_rss_mib: float
+    exit_code: int | None = None
+    rows_per_second: float | None = None
+    of_parse: float | None = None
+    kib_per_row: float | None = None
+
+
+def run_child(arguments: Sequence[str], *, whole: bool = False) -> tuple[float, int, Any]:
+    """(CPU seconds, peak RSS bytes, result) of one child; ``whole`` times the whole process."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", *arguments]
+    if whole:
+        command = list(arguments)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    output = process.stdout.read()
+    errors = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    peak = usage.ru_maxrss if sys.platform == "darwin" else usage.ru_maxrss * 1024
+    if whole:
+        return usage.ru_utime + usage.ru_stime, peak, process.returncode
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(arguments)} failed:\n{errors.decode(errors='replace')}")
+    report = json.loads(output.decode().strip().splitlines()[-1])
+    return report["cpu"], peak, report["result"]
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _vendor_targets() -> list[tuple[str, str]]:
+    """(format, file name) for every vendor format that writes, in its first form."""
+    from blueprint.formats import REGISTRY
+
+    targets = []
+    for codec in REGISTRY.values():
+        if codec.lossless or not codec.can_write:
+            continue
+        forms = [form for form in codec.write_forms if form] or [""]
+        targets.append((codec.name, f"out-{codec.name}{forms[0]}"))
+    return targets
+
+
+def vendor_targets() -> list[tuple[str, str]]:
+    # asked of a child: the parent stays small, since a child's peak RSS counts the parent's
+    # pages it was forked with
+    _, _, targets = run_child(["vendor-targets"])
+    return [(fmt, name) for fmt, name in targets]
+
+
+class Bench:
+    def __init__(self, folder: Path, only: str | None, start_up_runs: int) -> None:
+        self.folder = folder
+        self.only = only
+        self.start_up_runs = start_up_runs
+        self.results: list[Measurement] = []
+        self.baseline_rss = 0
+        self.diff_baseline_rss = 0
+
+    def wanted(self, name: str) -> bool:
+        return self.only is None or self.only in name
+
+    def measure(self, size: int, name: str, kind: str, arguments: Sequence[str]) -> None:
+        if not self.wanted(name) and kind != "floor":  # every ratio needs the floor
+            return
+        progress(f"{size:,} rows: {name}")
+        cpu, peak, result = run_child(arguments)
+        self.results.append(
+            Measurement(size, name, kind, cpu, peak / MIB, result if kind == "blueprint" else None)
+        )
+
+    def size(self, size: int) -> None:
+        folder = self.folder / str(size)
+        folder.mkdir()
+        sources = {fmt: folder / f"set.{fmt}" for fmt in ("jsonl", "json", "csv")}
+        progress(f"{size:,} rows: writing the set")
+        for fmt, path in sources.items():
+            run_child(["write", fmt, str(size), str(path)])
+        jsonl = str(sources["jsonl"])
+
+        self.measure(size, "orjson parse (floor)", "floor", ["parse", jsonl])
+        self.measure(size, "jsonschema row schema", "yardstick", ["jsonschema", jsonl])
+        self.measure(size, "jsonschema-rs row schema", "yardstick", ["jsonschema-rs", jsonl])
+        for source, target in (("jsonl", "csv"), ("csv", "jsonl"), ("jsonl", "json")):
+            self.measure(
+                size,
+                f"pandas {source} -> {target}",
+                "yardstick",
+                ["pandas", str(sources[source]), str(folder / f"pandas.{target}")],
+            )
+        for fmt, path in sources.items():
+            self.measure(size, f"validate {fmt}", "blueprint", ["cli", "validate", str(path)])
+        for source, target in (("jsonl", "json"), ("jsonl", "csv"), ("csv", "jsonl")):
+            out = folder / f"out.{target}"
+            self.measure(
+                size,
+                f"convert {source} -> {target}",
+                "blueprint",
+                ["cli", "convert", str(sources[source]), str(out), "--force"],
+            )
+        self.measure(
+            size,
+            "convert json -> jsonl",
+            "blueprint",
+            ["cli", "convert", str(sources["json"]), str(folder / "out-2.jsonl"), "--force"],
+        )
+        for fmt, name in vendor_targets():
+            self.measure(
+                size,
+                f"convert jsonl -> {fmt}",
+                "blueprint",
+                ["cli", "convert", jsonl, str(folder / name), "--to", fmt, "--force"],
+            )
+        if self.wanted("diff"):
+            changed = folder / "changed.jsonl"
+            run_child(["mutate", jsonl, str(changed)])
+            self.measure(
+                size, "diff jsonl (1% changed)", "blueprint", ["cli", "diff", jsonl, str(changed)]
+            )
+        shutil.rmtree(folder)
+        self.derive(size)
+
+    def derive(self, size: int) -> None:
+        floor = next((m for m in self.results if m.rows == size and m.kind == "floor"), None)
+        for item in self.results:
+            if item.rows != size or item.kind == "start-up":
+                continue
+            item.rows_per_second = size / item.cpu_seconds if item.cpu_seconds > 0 else None
+            if floor is not None and item.cpu_seconds > 0:
+                item.of_parse = floor.cpu_seconds / item.cpu_seconds
+            diff = item.name.startswith("diff")
+            baseline = self.diff_baseline_rss if diff else self.baseline_rss
+            grown = item.peak_rss_mib * MIB - baseline
+            item.kib_per_row = max(grown, 0) / size / (2 if diff else 1) / 1024
+
+    def start_up(self) -> None:
+        blueprint = [sys.executable, "-m", "blueprint"]
+        floor = [sys.executable, "-c", "import typer, pydantic, jsonschema"]
+        for name, command in (
+            ("start-up floor: import typer, pydantic, jsonschema", floor),
+            ("start-up: blueprint --help", [*blueprint, "--help"]),
+            ("start-up: blueprint validate (8 rows)", [*blueprint, "validate", str(EXAMPLE)]),
+        ):
+            if not self.wanted(name):
+                continue
+            progress(name)
+            # the best of several: start-up is short enough for noise to matter
+            runs = [run_child(command, whole=True) for _ in range(self.start_up_runs)]
+            cpu = min(run[0] for run in runs)
+            peak = max(run[1] for run in runs)
+            self.results.append(Measurement(8, name, "start-up", cpu, peak / MIB, runs[0][2]))
+
+
+def _cell(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def print_table(results: list[Measurement], baseline_mib: float, diff_baseline_mib: float) -> None:
+    if not results:
+        print("nothing measured")
+        return
+    headers = ("rows", "measurement", "CPU s", "rows/s", "x parse", "peak RSS MiB", "KiB/row")
+    lines = [
+        (
+            f"{item.rows:,}" if item.kind != "start-up" else "-",
+            item.name,
+            f"{item.cpu_seconds:.3f}",
+            _cell(item.rows_per_second, ",.0f"),
+            _cell(item.of_parse, ".3f"),
+            f"{item.peak_rss_mib:.1f}",
+            _cell(item.kib_per_row, ".2f"),
+        )
+        for item in results
+    ]
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(headers)]
+
+    def render(cells: Sequence[str]) -> str:
+        return "  ".join(
+            cell.ljust(width) if i == 1 else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    print(render(headers))
+    print("  ".join("-" * width for width in widths))
+    for line in lines:
+        print(render(line))
+    print(
+        f"\nKiB/row: peak RSS above the {baseline_mib:.1f} MiB of a child that only imports"
+        f" Blueprint ({diff_baseline_mib:.1f} MiB with deepdiff, for diff), per row (and side,"
+        " for diff)"
+    )
+
+
+def machine() -> dict[str, Any]:
+    model = platform.processor() or "unknown"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": model,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+    }
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--rows",
+        type=int,
+        nargs="+",
+        default=list(DEFAULT_ROWS),
+        metavar="N",
+        help="set sizes (default: %(default)s)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--only", metavar="TEXT", help="only the measurements naming TEXT")
+    parser.add_argument("--workdir", type=Path, help="where the temporary sets go")
+    parser.add_argument(
+        "--start-up-runs",
+        type=int,
+        default=5,
+        metavar="R",
+        help="runs of each start-up measurement, the best kept (default: %(default)s)",
+    )
+    args = parser.parse_args(argv)
+    if any(size < 1 for size in args.rows) or args.start_up_runs < 1:
+        parser.error("--rows and --start-up-runs take positive integers")
+    return args
+
+
+def main(argv: Sequence[str]) -> int:
+    if argv[:1] == ["--child"]:
+        return child_main(argv[1:])
+    args = parse_args(argv)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="blueprint-bench-", dir=args.workdir) as folder:
+        bench = Bench(Path(folder), args.only, args.start_up_runs)
+        _, bench.baseline_rss, _ = run_child(["baseline"])
+        _, bench.diff_baseline_rss, _ = run_child(["baseline-diff"])
+        for size in sorted(set(args.rows)):
+            bench.size(size)
+        bench.start_up()
+    progress(f"done in {time.perf_counter() - started:.0f} s")
+    baseline_mib = bench.baseline_rss / MIB
+    if args.json:
+        document = {
+            "machine": machine(),
+            "baseline_rss_mib": baseline_mib,
+            "diff_baseline_rss_mib": bench.diff_baseline_rss / MIB,
+            "results": [asdict(item) for item in bench.results],
+        }
+        print(json.dumps(document, indent=2))
+    else:
+        info = machine()
+        print(f"{info['cpus']} CPUs, {info['cpu']}, Python {info['python']}\n")
+        print_table(bench.results, baseline_mib, bench.diff_baseline_rss / MIB)
+    failed = [m.name for m in bench.results if m.exit_code not in (None, 0, 1)]
+    if failed:
+        progress(f"failed: {', '.join(failed)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

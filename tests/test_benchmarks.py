@@ -1,0 +1,34 @@
+"""The benchmark script still runs end to end (a tiny size; no timings are checked)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).parent.parent / "benchmarks" / "run.py"
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("jsonschema_rs") is None, reason="needs the bench extra"
+)
+def test_the_benchmark_runs_every_measurement_on_a_tiny_set():
+    completed = subprocess.run(
+        [sys.executable, str(SCRIPT), "--rows", "200", "--start-up-runs", "1", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    document = json.loads(completed.stdout)
+    names = {item["name"] for item in document["results"]}
+    assert {"orjson parse (floor)", "validate jsonl", "convert jsonl -> promptfoo"} <= names
+    assert {"diff jsonl (1% changed)", "start-up: blueprint --help"} <= names
+    by_name = {item["name"]: item for item in document["results"]}
+    assert by_name["validate jsonl"]["exit_code"] == 0  # the generated set is valid
+    assert by_name["diff jsonl (1% changed)"]["exit_code"] == 1  # and the copy differs
+    assert all(item["cpu_seconds"] >= 0 for item in document["results"])

@@ -1,0 +1,63 @@
+"""Start-up: the command line imports no heavy library until a command needs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLE = Path(__file__).parent.parent / "examples" / "support-refunds.json"
+#: what no start-up needs: deepdiff (which pulls in numpy and pandas), jinja2 (reports),
+#: datasketch (near-duplicates)
+HEAVY = ("pandas", "numpy", "deepdiff", "jinja2", "datasketch")
+
+PROGRAM = """
+import json, sys
+{setup}
+print(json.dumps([name for name in {heavy!r} if name in sys.modules]))
+"""
+
+
+def _loaded(setup: str) -> list[str]:
+    program = PROGRAM.format(setup=setup, heavy=HEAVY)
+    completed = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    )
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def test_importing_the_command_line_loads_no_heavy_library():
+    assert _loaded("import blueprint.cli") == []
+
+
+def test_importing_the_package_loads_no_heavy_library():
+    assert _loaded("import blueprint") == []
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [["--help"], ["validate", str(EXAMPLE)], ["validate", "--report", "json", str(EXAMPLE)]],
+)
+def test_a_command_that_needs_none_loads_none(arguments):
+    setup = (
+        "import contextlib, io\n"
+        "from blueprint.cli import app\n"
+        "quiet = io.StringIO()\n"
+        "with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):\n"
+        f"    app({arguments!r}, standalone_mode=False)\n"
+    )
+    assert _loaded(setup) == []
+
+
+def test_the_public_names_still_resolve():
+    import blueprint
+
+    for name in blueprint.__all__:
+        assert getattr(blueprint, name) is not None
+    # importing the submodule does not hide the function of the same name
+    from blueprint.convert import convert
+
+    assert blueprint.convert is convert
