@@ -156,3 +156,17 @@ json_values = st.recursive(
 def test_any_json_value_reads_as_pyyaml_reads_it(value) -> None:
     text = yaml.safe_dump(value, allow_unicode=True)
     assert yamlload.load(text, WHERE) == yaml.safe_load(text)
+
+
+@pytest.mark.parametrize("loader", [yamlload.BoundedLoader, Yaml12Loader])
+@pytest.mark.parametrize(
+    ("text", "line", "column"), [("\x00", 1, 1), ("a: 1\nb: x\x1ay\n", 2, 5), ("k: \x03", 1, 4)]
+)
+def test_a_character_yaml_forbids_is_a_parse_error_with_its_place(
+    loader, text: str, line: int, column: int
+) -> None:
+    # found by tests/test_fuzz.py: PyYAML refuses such characters before it reads anything
+    for read in (yamlload.load, yamlload.compose):
+        with pytest.raises(ParseError) as raised:
+            read(text, WHERE, loader=loader)
+        assert (raised.value.line, raised.value.column) == (line, column)

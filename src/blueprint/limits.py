@@ -43,6 +43,9 @@ class Limits:
 ENV_PREFIX: Final = "BLUEPRINT_"
 
 _overrides: dict[str, int] = {}
+_VARIABLES: Final = tuple(ENV_PREFIX + item.name.upper() for item in fields(Limits))
+#: the limits last worked out, with what they were worked out from (readers ask often)
+_last: tuple[tuple[object, ...], Limits] | None = None
 
 
 def names() -> list[str]:
@@ -73,7 +76,14 @@ def _parse(text: str, where: str) -> int:
 
 def current() -> Limits:
     """The limits in force: defaults, then the project configuration, then the environment."""
-    return replace(Limits(), **{**_overrides, **_from_environment()})
+    global _last
+    environ = os.environ
+    key = (tuple(_overrides.items()), *[environ.get(name) for name in _VARIABLES])
+    if _last is not None and _last[0] == key:
+        return _last[1]
+    found = replace(Limits(), **{**_overrides, **_from_environment()})
+    _last = (key, found)
+    return found
 
 
 def configure(values: Mapping[str, int], *, where: str = "limits") -> None:

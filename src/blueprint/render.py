@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
 from blueprint import __version__
@@ -22,7 +21,9 @@ from blueprint.atomic import AtomicOutputs
 from blueprint.errors import UsageError
 from blueprint.risk import BLAST_RADII, MEANINGS, NOT_STATED, REVERSIBILITY, RiskMatrix
 from blueprint.summary import NONE, SetSummary
-from blueprint.templating import markdown_environment
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 #: the output an extension means
 PAGE_KINDS: Final[dict[str, str]] = {
@@ -46,6 +47,9 @@ def _key(*parts: Any) -> Markup:
 
 
 def _html_environment() -> Environment:
+    # jinja2 is imported by the commands that render, not at start-up
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
     environment = Environment(
         loader=PackageLoader("blueprint", "templates"),
         undefined=StrictUndefined,
@@ -71,6 +75,8 @@ def _md(value: Any) -> str:
 
 
 def _markdown() -> Environment:
+    from blueprint.templating import markdown_environment
+
     environment = markdown_environment()
     environment.filters["md"] = _md
     return environment

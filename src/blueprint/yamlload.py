@@ -178,9 +178,34 @@ def _parse_error(path: Path, error: yaml.YAMLError, line_offset: int) -> ParseEr
     problem = getattr(error, "problem", None) or "not valid YAML"
     line = mark.line + 1 + line_offset if mark is not None else None
     column = mark.column + 1 if mark is not None else None
+    if isinstance(error, yaml.reader.ReaderError):
+        # a character YAML does not allow (a control character, a NUL): the reader gives
+        # only its position in the text
+        problem = f"character {error.character!r} is not allowed in YAML"
+        if isinstance(error.character, int):
+            problem = f"character U+{error.character:04X} is not allowed in YAML"
+        line, column = _line_and_column(error.position, error.name, line_offset)
     valid = isinstance(error, Refused)
     reason = problem if valid else f"not valid YAML: {problem}"
     return ParseError(path, reason, line=line, column=column)
+
+
+def _line_and_column(
+    position: int, text: object, line_offset: int
+) -> tuple[int | None, int | None]:
+    if not isinstance(text, str):
+        return None, None
+    before = text[:position]
+    return before.count("\n") + 1 + line_offset, position - (before.rfind("\n") + 1) + 1
+
+
+def _open(text: str, path: Path, loader: type[BoundedLoader], line_offset: int) -> BoundedLoader:
+    """A loader over ``text``; PyYAML checks the characters as it starts."""
+    try:
+        return loader(text)
+    except yaml.reader.ReaderError as error:
+        error.name = text  # so the position can be turned into a line
+        raise _parse_error(path, error, line_offset) from None
 
 
 def load(
@@ -205,7 +230,7 @@ def load_with_nodes(
     line_offset: int = 0,
 ) -> tuple[Any, Node | None]:
     """The document and its node tree, whose marks give the line of any value."""
-    reader = loader(text)
+    reader = _open(text, path, loader, line_offset)
     try:
         node = reader.get_single_node()
         data = reader.construct_document(node) if node is not None else None
@@ -227,7 +252,7 @@ def compose(
 ) -> Node | None:
     """The node tree of the one document ``text`` holds, within the same limits as
     :func:`load` (for finding the line of a value)."""
-    reader = loader(text)
+    reader = _open(text, path, loader, line_offset)
     try:
         return reader.get_single_node()
     except yaml.YAMLError as error:
