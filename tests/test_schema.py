@@ -107,3 +107,10 @@ def test_known_disagreements_are_closed() -> None:
     _agree(Row, "row.schema.json", newline_family)
     assert not validator_for("row.schema.json").is_valid(newline_family)
     _agree(EvalSet, "eval-set.schema.json", document(row("a", expected="1")))
+
+
+def test_the_validator_checks_with_the_shipped_files_which_equal_the_generated_ones() -> None:
+    from blueprint.schema import _shipped_folder, checking_schemas, published_schemas
+
+    assert _shipped_folder() is not None
+    assert checking_schemas() == published_schemas()

@@ -155,8 +155,38 @@ _StrictValidator = extend(
 )
 
 
+def _shipped_folder() -> Path | None:
+    """The published schema files: inside the installed package, or the source tree's
+    ``schemas/``."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_schemas", here.parents[1] / "schemas"):
+        if (candidate / "row.schema.json").is_file():
+            return candidate
+    return None
+
+
+@cache
+def checking_schemas() -> dict[str, dict[str, Any]]:
+    """The published schemas the validator checks with, read from the files Blueprint ships.
+
+    They are the documents :func:`published_schemas` generates (a test holds the two equal,
+    for the source tree and for the installed wheel), read in milliseconds where generating
+    them from the models takes a good part of a second at every start. Without the files
+    they are generated."""
+    folder = _shipped_folder()
+    if folder is not None:
+        try:
+            return {
+                name: json.loads((folder / name).read_text(encoding="utf-8"))
+                for name in SCHEMA_FILES
+            }
+        except (OSError, ValueError):
+            pass  # an unreadable copy: the models are the source of truth
+    return published_schemas()
+
+
 def _schema_for(name: str, subschema: str | None) -> dict[str, Any]:
-    document = published_schemas()[name]
+    document = checking_schemas()[name]
     if subschema is None:
         return document
     return {**document["$defs"][subschema], "$defs": document["$defs"]}
