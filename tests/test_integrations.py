@@ -102,7 +102,7 @@ def test_action_script_checks_only_the_paths_given(tmp_path: Path) -> None:
 # --- pre-commit --------------------------------------------------------------------------------
 
 HOOK_FILES = ("pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml")
-HOOK_FOLDERS = ("src", "packs", "exporters")
+HOOK_FOLDERS = ("src", "packs", "exporters", "schemas")
 
 
 @pytest.fixture(scope="module")
