@@ -174,6 +174,15 @@ def _exercise(name: str, extension: str, data: bytes, folder: Path) -> None:
         pass  # a clean refusal naming the file is a correct answer
 
 
+#: every fuzz test's budget: no deadline (an alarm catches hangs) and no example database, so
+#: a run is bounded by EXAMPLES alone
+FUZZED = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
 operation = st.tuples(st.integers(0, 3), st.integers(0, 1 << 20), st.integers(0, 1 << 10))
 
 
@@ -181,12 +190,7 @@ operation = st.tuples(st.integers(0, 3), st.integers(0, 1 << 20), st.integers(0,
 def test_arbitrary_bytes_give_a_set_or_a_clean_error(name: str, tmp_path: Path) -> None:
     extensions = REGISTRY[name].read_extensions
 
-    @settings(
-        max_examples=EXAMPLES,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    )
+    @FUZZED
     @given(data=st.binary(max_size=2048), which=st.integers(0, len(extensions) - 1))
     def run(data: bytes, which: int) -> None:
         _exercise(name, extensions[which], data, tmp_path)
@@ -201,12 +205,7 @@ def test_mutated_valid_files_give_a_set_or_a_clean_error(
     files = seeds[name]
     assert files, f"no seed files for {name}"
 
-    @settings(
-        max_examples=EXAMPLES,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    )
+    @FUZZED
     @given(
         seed=st.integers(0, len(files) - 1),
         operations=st.lists(operation, min_size=1, max_size=6),
@@ -235,12 +234,7 @@ def test_mutated_dataset_folders_give_a_set_or_a_clean_error(
     files = sorted(path.relative_to(dataset_folder) for path in dataset_folder.rglob("*.*"))
     assert files
 
-    @settings(
-        max_examples=EXAMPLES,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    )
+    @FUZZED
     @given(
         which=st.integers(0, len(files) - 1),
         operations=st.lists(operation, min_size=1, max_size=6),

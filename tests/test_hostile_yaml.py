@@ -228,12 +228,12 @@ def test_a_default_test_outside_is_refused(project: Path) -> None:
 def test_references_inside_the_folder_or_the_working_folder_are_read(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shared = project.parent / "shared"
-    shared.mkdir()
-    (shared / "common.yaml").write_text("- vars: {input: shared}\n", encoding="utf-8")
+    common = project.parent / "common-tests"
+    common.mkdir()
+    (common / "common.yaml").write_text("- vars: {input: common}\n", encoding="utf-8")
     config = project / "promptfooconfig.yaml"
     config.write_text(
-        "tests:\n  - file://cases.yaml\n  - file://./*.yaml\n  - file://../shared/common.yaml\n",
+        "tests:\n  - file://cases.yaml\n  - file://./*.yaml\n  - file://../common-tests/common.yaml\n",
         encoding="utf-8",
     )
     (project / "promptfooconfig.yaml").rename(project / "config.yml")  # not matched by *.yaml
@@ -242,7 +242,7 @@ def test_references_inside_the_folder_or_the_working_folder_are_read(
         REGISTRY["promptfoo"].open(config)  # the monorepo root is not the working folder
     monkeypatch.chdir(project.parent)  # a monorepo: run from its root
     rows = list(data_rows(REGISTRY["promptfoo"].open(config)))
-    assert [row["input"] for row in rows] == ["a case", "a case", "shared"]
+    assert [row["input"] for row in rows] == ["a case", "a case", "common"]
 
 
 def test_allow_path_widens_the_folders(project: Path) -> None:
