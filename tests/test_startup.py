@@ -61,3 +61,46 @@ def test_the_public_names_still_resolve():
     from blueprint.convert import convert
 
     assert blueprint.convert is convert
+
+
+def test_the_command_table_summarises_every_command_as_its_own_help_does():
+    import inspect
+
+    from blueprint.cli._commands import COMMANDS, build_command
+
+    for name, entry in COMMANDS.items():
+        command = build_command(name)
+        assert command.name == name
+        assert (command.hidden, command.deprecated, command.short_help) == (False, False, None)
+        assert entry.summary == inspect.cleandoc(command.help).split("\n\n")[0], name
+
+
+def test_the_lazy_root_help_is_what_registering_every_command_prints():
+    import importlib
+
+    import typer
+    from typer.testing import CliRunner
+
+    from blueprint import cli
+    from blueprint.cli._commands import COMMANDS
+
+    eager = typer.Typer(
+        name="blueprint",
+        help=cli.app.info.help,
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        add_completion=True,
+    )
+    eager.callback()(cli._root)
+    for name, entry in COMMANDS.items():
+        target = getattr(importlib.import_module(entry.module), entry.attribute)
+        if isinstance(target, typer.Typer):
+            eager.add_typer(target, name=name)
+        else:
+            eager.command(name)(target)
+    for arguments in (["--help"], [], ["vaildate"]):
+        lazy, registered = (
+            CliRunner().invoke(app, arguments, env={"COLUMNS": "100"}) for app in (cli.app, eager)
+        )
+        assert (lazy.exit_code, lazy.output) == (registered.exit_code, registered.output)
