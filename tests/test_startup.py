@@ -104,3 +104,18 @@ def test_the_lazy_root_help_is_what_registering_every_command_prints():
             CliRunner().invoke(app, arguments, env={"COLUMNS": "100"}) for app in (cli.app, eager)
         )
         assert (lazy.exit_code, lazy.output) == (registered.exit_code, registered.output)
+
+
+def test_the_format_table_holds_each_codecs_own_facts():
+    from blueprint.formats import FORMATS, REGISTRY
+
+    assert [facts.name for facts in FORMATS] == list(REGISTRY)
+    for facts in FORMATS:
+        codec = REGISTRY[facts.name]
+        assert type(codec).__module__ == f"blueprint.formats.{facts.module}"
+        assert type(codec).__name__ == facts.codec_class
+        for attribute in ("name", "title", "lossless", "can_read", "can_write"):
+            assert getattr(codec, attribute) == getattr(facts, attribute), attribute
+        assert codec.read_extensions == facts.read_extensions
+        assert codec.extensions == facts.extensions == tuple(codec.write_forms)
+        assert getattr(codec, "named_only", False) == facts.named_only
