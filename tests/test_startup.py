@@ -52,6 +52,82 @@ def test_a_command_that_needs_none_loads_none(arguments):
     assert _loaded(setup) == []
 
 
+MODULES_PROGRAM = """
+import contextlib, io, json, sys
+from blueprint.cli import app
+quiet = io.StringIO()
+with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+    try:
+        app({arguments!r}, prog_name="blueprint")
+    except SystemExit:
+        pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _modules_after(arguments: list[str]) -> set[str]:
+    program = MODULES_PROGRAM.format(arguments=arguments)
+    completed = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    )
+    return set(json.loads(completed.stdout.strip().splitlines()[-1]))
+
+
+#: what listing the commands needs none of: every command's module, the format registry and
+#: its codecs, the models, and the libraries behind them
+NOT_FOR_HELP = (
+    "blueprint.cli._common",
+    "blueprint.cli.validate",
+    "blueprint.cli.build",
+    "blueprint.cli.curate",
+    "blueprint.formats",
+    "blueprint.model",
+    "blueprint.validate",
+    "pydantic",
+    "jsonschema",
+    "yaml",
+    "importlib.metadata",
+)
+#: what validating a canonical JSON file needs none of: the other commands, and the codecs
+#: of formats that do not read .json files (those that do are asked whether the file fits)
+NOT_FOR_VALIDATE = (
+    "blueprint.cli.build",
+    "blueprint.cli.check",
+    "blueprint.cli.convert",
+    "blueprint.cli.curate",
+    "blueprint.cli.diff",
+    "blueprint.cli.hygiene",
+    "blueprint.cli.judge",
+    "blueprint.cli.reference",
+    "blueprint.cli.reports",
+    "blueprint.formats.apollia",
+    "blueprint.formats.canonical_csv",
+    "blueprint.formats.canonical_jsonl",
+    "blueprint.formats.huggingface",
+    "blueprint.formats.openai_evals",
+    "rich.markdown",
+)
+
+
+def test_help_imports_no_command_and_no_codec():
+    for arguments in (["--help"], []):
+        loaded = _modules_after(arguments)
+        assert "blueprint.cli._commands" in loaded
+        assert sorted(loaded.intersection(NOT_FOR_HELP)) == []
+
+
+def test_validating_a_json_file_imports_only_its_command_and_the_codecs_that_read_json():
+    loaded = _modules_after(["validate", str(EXAMPLE)])
+    assert {"blueprint.cli.validate", "blueprint.formats.canonical_json"} <= loaded
+    assert sorted(loaded.intersection(NOT_FOR_VALIDATE)) == []
+
+
+def test_listing_the_formats_imports_no_codec():
+    loaded = _modules_after(["formats"])
+    codecs = {f"blueprint.formats.{name}" for name in ("promptfoo", "omk", "apollia", "ome")}
+    assert sorted(loaded & codecs) == []
+
+
 def test_the_public_names_still_resolve():
     import blueprint
 
