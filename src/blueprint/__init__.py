@@ -5,13 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, Final
-
-try:
-    __version__ = version("blueprint-evals")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0"
 
 #: where each public name lives; a module is imported the first time one of its names is
 #: used, so that ``import blueprint`` (and the command line's start-up) stays cheap
@@ -133,7 +127,22 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
+def _version() -> str:
+    # importlib.metadata costs more to import than all of ``import blueprint``: only --version
+    # and the few who ask read it
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("blueprint-evals")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0.0.0"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        value: Any = _version()
+        globals()[name] = value
+        return value
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'blueprint' has no attribute {name!r}")
@@ -143,10 +152,12 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_PUBLIC])
+    return sorted({*globals(), *_PUBLIC, "__version__"})
 
 
 if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
+    __version__: str
+
     from blueprint.admissibility import (
         ADMISSIBILITY,
         OracleRule,

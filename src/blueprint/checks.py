@@ -13,12 +13,9 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
-from jsonschema import ValidationError
-from jsonschema.exceptions import best_match
-from jsonschema.protocols import Validator
 
 from blueprint import admissibility, jsonpath
 from blueprint.inputtext import input_key, split_of, text_key
@@ -34,6 +31,10 @@ from blueprint.model import (
     STARTER_PROVENANCES,
 )
 from blueprint.schema import accepts, validator_for
+
+if TYPE_CHECKING:  # jsonschema is imported only to describe a failure (see schema.py)
+    from jsonschema import ValidationError
+    from jsonschema.protocols import Validator
 
 # --- schema findings -------------------------------------------------------------------------
 
@@ -193,6 +194,8 @@ def _describe_alternatives(error: ValidationError) -> Iterator[tuple[Location, s
             for sub_error in next(iter(candidates.values())):
                 yield from _describe(sub_error)
             return
+    from jsonschema.exceptions import best_match
+
     match = best_match(error.context or [])
     if match is not None:
         yield from _describe(match)

@@ -39,7 +39,12 @@ def _kebab(name: str) -> str:
 
 class _ConfigModel(BaseModel):
     model_config = ConfigDict(
-        strict=True, extra="forbid", alias_generator=_kebab, frozen=True, populate_by_name=False
+        defer_build=True,  # built when a configuration is read, not at every start
+        strict=True,
+        extra="forbid",
+        alias_generator=_kebab,
+        frozen=True,
+        populate_by_name=False,
     )
 
 

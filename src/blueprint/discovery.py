@@ -18,7 +18,6 @@ from typing import Final
 from blueprint.config import Project, SetEntry, is_set_file
 from blueprint.errors import AmbiguousFormatError, BlueprintError, UnknownFormatError, UsageError
 from blueprint.formats import FOLDER, REGISTRY, codecs_reading, get_codec, resolve_codec
-from blueprint.formats.huggingface import CARD as DATASET_CARD
 from blueprint.formats.setfile import SUFFIX as SET_FILE_SUFFIX
 
 #: folders a walk never enters: they hold tools and caches, not a project's sets
@@ -53,9 +52,9 @@ def is_glob(text: str) -> bool:
 def _readable_extensions() -> frozenset[str]:
     return frozenset(
         extension
-        for codec in REGISTRY.values()
-        if codec.can_read
-        for extension in codec.read_extensions
+        for facts in REGISTRY.described()
+        if facts.can_read
+        for extension in facts.read_extensions
         if extension
     )
 
@@ -64,6 +63,8 @@ def _is_dataset_folder(path: Path) -> bool:
     """Whether a folder is a set of its own: a Hugging Face dataset folder, which says so in
     its dataset card. A folder of data files without a card is walked like any other (name
     its format with --from to read it as one dataset)."""
+    from blueprint.formats.huggingface import CARD as DATASET_CARD  # a codec: imported on use
+
     card = path / DATASET_CARD
     if not card.is_file() or not card.read_bytes().startswith(b"---"):
         return False

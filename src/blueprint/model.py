@@ -88,6 +88,9 @@ class StrictModel(BaseModel):
     """Base of every canonical model: no coercion, unknown keys rejected, camelCase in files."""
 
     model_config = ConfigDict(
+        # the validator is built on first use, not at import: validating a file checks rows
+        # against the published schema files and never builds it
+        defer_build=True,
         strict=True,
         extra="forbid",
         alias_generator=to_camel,
@@ -198,7 +201,7 @@ class CaseProfile(StrictModel):
 class RowMetadata(BaseModel):
     """Row metadata: the case profile plus any free-form keys, kept as they are."""
 
-    model_config = ConfigDict(strict=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
 
     case: CaseProfile = Field(description="The case profile.")
 

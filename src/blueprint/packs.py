@@ -101,7 +101,7 @@ class PackFamily(StrictModel):
 
 
 class _PackBase(StrictModel):
-    model_config = ConfigDict(populate_by_name=False)
+    model_config = ConfigDict(defer_build=True, populate_by_name=False)
 
     schema_version: str = Field(description="The format version.")
     id: KebabId = Field(description="Kebab-case id; the file is named <id>.yaml.")

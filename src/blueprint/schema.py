@@ -14,12 +14,9 @@ import re
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import jsonschema_rs
-from jsonschema import Draft202012Validator, ValidationError
-from jsonschema.protocols import Validator
-from jsonschema.validators import extend
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
 
@@ -27,6 +24,10 @@ from blueprint.atomic import AtomicOutputs
 from blueprint.errors import OutputError
 from blueprint.model import EXPECTED_SHAPES, CaseProfile, EvalSet, Row
 from blueprint.packs import Overlay, Pack
+
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
+    from jsonschema.protocols import Validator
 
 DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 
@@ -145,14 +146,26 @@ def _pattern(
     validator: Any, pattern: str, instance: object, schema: Any
 ) -> Iterator[ValidationError]:
     if isinstance(instance, str) and not _ecma_pattern(pattern).search(instance):
+        from jsonschema import ValidationError
+
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-_StrictValidator = extend(
-    Draft202012Validator,
-    validators={"pattern": _pattern},
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
-)
+@cache
+def _strict_validator() -> Any:
+    """jsonschema's Draft 2020-12 validator with ECMA-262 patterns and strict integers.
+
+    Imported and built on first use: rows jsonschema-rs accepts never need it, only the
+    description of what is wrong does, so a run over valid files never loads jsonschema.
+    """
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import extend
+
+    return extend(
+        Draft202012Validator,
+        validators={"pattern": _pattern},
+        type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
+    )
 
 
 def _shipped_folder() -> Path | None:
@@ -195,7 +208,8 @@ def _schema_for(name: str, subschema: str | None) -> dict[str, Any]:
 @cache
 def validator_for(name: str, subschema: str | None = None) -> Validator:
     """A validator for one published schema, or for one of its ``$defs``."""
-    return _StrictValidator(_schema_for(name, subschema))
+    validator: Validator = _strict_validator()(_schema_for(name, subschema))
+    return validator
 
 
 # --- the compiled fast path --------------------------------------------------------------------

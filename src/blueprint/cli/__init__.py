@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import importlib
 import itertools
 import os
 import signal
@@ -13,27 +12,11 @@ from typing import Final
 
 import typer
 
-from blueprint import __version__
-from blueprint.cli._common import err, print_json, stdout_failure
-from blueprint.cli.build import add_command, new_command, oracle_command, packs_app
-from blueprint.cli.check import check_command
-from blueprint.cli.convert import convert_command, roundtrip_command
-from blueprint.cli.curate import (
-    accept_command,
-    family_app,
-    merge_command,
-    promote_command,
-    rename_command,
-    rm_command,
-)
-from blueprint.cli.diff import diff_command
-from blueprint.cli.hygiene import dedupe_command, sample_command, split_command
-from blueprint.cli.judge import judge_report_command
-from blueprint.cli.reference import evaluators_command, formats_command, schema_command
-from blueprint.cli.reports import render_command, risk_command, summary_command
-from blueprint.cli.validate import validate_command
+from blueprint.cli._commands import LazyCommands, click_exceptions
 
+#: the commands are not registered here: LazyCommands imports each one's module when it runs
 app = typer.Typer(
+    cls=LazyCommands,
     name="blueprint",
     help="Build, validate and convert golden sets whose cases declare their oracle type.",
     no_args_is_help=True,
@@ -45,6 +28,8 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
+        from blueprint import __version__
+
         typer.echo(f"blueprint {__version__}")
         raise typer.Exit()
 
@@ -58,33 +43,6 @@ def _root(
     """Build, validate and convert golden sets whose cases declare their oracle type."""
 
 
-app.command("validate")(validate_command)
-app.command("check")(check_command)
-app.command("convert")(convert_command)
-app.command("diff")(diff_command)
-app.command("roundtrip")(roundtrip_command)
-app.command("formats")(formats_command)
-app.command("evaluators")(evaluators_command)
-app.command("schema")(schema_command)
-app.add_typer(packs_app, name="packs")
-app.command("new")(new_command)
-app.command("oracle")(oracle_command)
-app.command("add")(add_command)
-app.command("rm")(rm_command)
-app.command("rename")(rename_command)
-app.add_typer(family_app, name="family")
-app.command("merge")(merge_command)
-app.command("accept")(accept_command)
-app.command("promote")(promote_command)
-app.command("dedupe")(dedupe_command)
-app.command("split")(split_command)
-app.command("sample")(sample_command)
-app.command("judge-report")(judge_report_command)
-app.command("summary")(summary_command)
-app.command("risk")(risk_command)
-app.command("render")(render_command)
-
-
 def _wants_json(arguments: list[str]) -> bool:
     """Whether the command line asks for JSON reports (--report json or --report=json)."""
     return "--report=json" in arguments or any(
@@ -92,20 +50,8 @@ def _wants_json(arguments: list[str]) -> bool:
     )
 
 
-def _parsing_errors() -> tuple[type[Exception], ...]:
-    """The exception classes of command-line parsing errors: click's, which newer typers
-    ship inside themselves (the module differs between typer versions)."""
-    errors: list[type[Exception]] = []
-    for name in ("typer._click.exceptions", "click.exceptions"):
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        errors.append(module.ClickException)
-    return tuple(errors)
-
-
-_PARSING_ERRORS = _parsing_errors()
+#: command-line parsing errors
+_PARSING_ERRORS = click_exceptions("ClickException")
 
 
 class _Stopped(BaseException):
@@ -145,6 +91,8 @@ def main() -> None:
     try:
         _run()
     except _Stopped as stopped:
+        from blueprint.cli._common import err
+
         with contextlib.suppress(OSError):  # a closed terminal (SIGHUP)
             err.print(f"stopped by {signal.Signals(stopped.signum).name}")
         sys.exit(128 + stopped.signum)
@@ -152,10 +100,13 @@ def main() -> None:
 
 def _run() -> None:
     """Errors in the command line itself (an unknown option, a format that does not exist)
-    are reported as JSON too when --report json was asked for."""
+    are reported as JSON too when --report json was asked for. The consoles are imported
+    only on the way out: --help needs none of what they bring."""
     try:
         code = app(standalone_mode=False)
     except _PARSING_ERRORS as error:
+        from blueprint.cli._common import print_json
+
         message, exit_code = error.format_message(), error.exit_code  # type: ignore[attr-defined]
         if _wants_json(sys.argv[1:]) and message:
             with contextlib.suppress(OSError):  # the message goes to stderr below anyway
@@ -163,15 +114,21 @@ def _run() -> None:
         error.show()  # type: ignore[attr-defined]
         sys.exit(exit_code)
     except typer.Abort:
+        from blueprint.cli._common import err
+
         err.print("aborted")
         sys.exit(1)
     except OSError as error:  # stdout written outside a command's boundary (a parsing error)
+        from blueprint.cli._common import err, stdout_failure
+
         _quiet_stdout()
         err.print(f"[bold red]error:[/] {stdout_failure(error)}")
         sys.exit(2)
     try:
         sys.stdout.flush()
     except OSError as error:  # what the command printed could not all be written
+        from blueprint.cli._common import err, stdout_failure
+
         _quiet_stdout()
         err.print(f"[bold red]error:[/] {stdout_failure(error)}")
         sys.exit(2)

@@ -7,13 +7,15 @@ formats share an extension, and only when it makes one of them certain.
 
 from __future__ import annotations
 
+import importlib
 import stat
+from collections.abc import Iterable, Iterator, MutableMapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from blueprint.errors import AmbiguousFormatError, ParseError, UnknownFormatError, UsageError
 from blueprint.formats._io import BOM
-from blueprint.formats.apollia import ApolliaCodec
 from blueprint.formats.base import (
     Codec,
     ExportResult,
@@ -24,42 +26,207 @@ from blueprint.formats.base import (
     UnreadableRow,
     WriteOptions,
 )
-from blueprint.formats.braintrust import BraintrustCodec
-from blueprint.formats.canonical_csv import CsvCodec
-from blueprint.formats.canonical_json import JsonCodec
-from blueprint.formats.canonical_jsonl import JsonlCodec
-from blueprint.formats.deepeval import DeepevalCodec
-from blueprint.formats.huggingface import HuggingfaceCodec
-from blueprint.formats.inspect import InspectCodec
-from blueprint.formats.langsmith import LangsmithCodec
-from blueprint.formats.ome import OmeCodec
-from blueprint.formats.omk import OmkCodec
-from blueprint.formats.openai_evals import OpenaiEvalsCodec
-from blueprint.formats.promptfoo import PromptfooCodec
 from blueprint.formats.setfile import set_file_for
 from blueprint.formats.sniffing import first_record_complete
 
-REGISTRY: Final[dict[str, Codec]] = {
-    codec.name: codec
-    for codec in (
-        JsonCodec(),
-        JsonlCodec(),
-        CsvCodec(),
-        PromptfooCodec(),
-        DeepevalCodec(),
-        LangsmithCodec(),
-        BraintrustCodec(),
-        InspectCodec(),
-        OpenaiEvalsCodec(),
-        HuggingfaceCodec(),
-        OmkCodec(),
-        ApolliaCodec(),
-        OmeCodec(),
-    )
-}
+
+@dataclass(frozen=True)
+class FormatFacts:
+    """What the registry knows of a format without importing its module: enough to list it,
+    to tell which formats an extension may mean, and to import it when it is used. The
+    attributes are the codec's own, by the same names (a test holds them equal)."""
+
+    name: str
+    title: str
+    module: str
+    codec_class: str
+    lossless: bool
+    #: extensions of files it reads ("" for a folder)
+    read_extensions: tuple[str, ...]
+    #: extensions it writes, the default first
+    extensions: tuple[str, ...]
+    can_read: bool = True
+    can_write: bool = True
+    #: written only when named with --to (its extensions mean other formats too)
+    named_only: bool = False
+
 
 #: the "extension" of a format that reads and writes folders (a Hugging Face dataset)
 FOLDER: Final = ""
+
+#: every format, in the order ``blueprint formats`` lists them; a codec's module is imported
+#: the first time the codec is used
+FORMATS: Final = (
+    FormatFacts(
+        name="json",
+        title="Blueprint JSON document",
+        module="canonical_json",
+        codec_class="JsonCodec",
+        lossless=True,
+        read_extensions=(".json",),
+        extensions=(".json",),
+    ),
+    FormatFacts(
+        name="jsonl",
+        title="Blueprint JSON Lines (+ set file)",
+        module="canonical_jsonl",
+        codec_class="JsonlCodec",
+        lossless=True,
+        read_extensions=(".jsonl", ".ndjson"),
+        extensions=(".jsonl", ".ndjson"),
+    ),
+    FormatFacts(
+        name="csv",
+        title="Blueprint CSV (+ set file)",
+        module="canonical_csv",
+        codec_class="CsvCodec",
+        lossless=True,
+        read_extensions=(".csv",),
+        extensions=(".csv",),
+    ),
+    FormatFacts(
+        name="promptfoo",
+        title="promptfoo tests or config (YAML, JSON, JSONL; reads CSV tests)",
+        module="promptfoo",
+        codec_class="PromptfooCodec",
+        lossless=False,
+        read_extensions=(".yaml", ".yml", ".json", ".jsonl", ".csv"),
+        extensions=(".yaml", ".yml", ".json", ".jsonl"),
+    ),
+    FormatFacts(
+        name="deepeval",
+        title="DeepEval goldens (JSON, JSONL; reads CSV)",
+        module="deepeval",
+        codec_class="DeepevalCodec",
+        lossless=False,
+        read_extensions=(".json", ".jsonl", ".csv"),
+        extensions=(".json", ".jsonl"),
+    ),
+    FormatFacts(
+        name="langsmith",
+        title="LangSmith examples (JSONL, or a JSON array)",
+        module="langsmith",
+        codec_class="LangsmithCodec",
+        lossless=False,
+        read_extensions=(".jsonl", ".json"),
+        extensions=(".jsonl", ".json"),
+    ),
+    FormatFacts(
+        name="braintrust",
+        title="Braintrust dataset records (JSONL, or a JSON array)",
+        module="braintrust",
+        codec_class="BraintrustCodec",
+        lossless=False,
+        read_extensions=(".jsonl", ".json"),
+        extensions=(".jsonl", ".json"),
+    ),
+    FormatFacts(
+        name="inspect",
+        title="Inspect AI samples (JSONL, a JSON array, or CSV)",
+        module="inspect",
+        codec_class="InspectCodec",
+        lossless=False,
+        read_extensions=(".jsonl", ".json", ".csv"),
+        extensions=(".jsonl", ".json", ".csv"),
+    ),
+    FormatFacts(
+        name="openai-evals",
+        title="OpenAI Evals registry samples (JSONL)",
+        module="openai_evals",
+        codec_class="OpenaiEvalsCodec",
+        lossless=False,
+        read_extensions=(".jsonl",),
+        extensions=(".jsonl",),
+    ),
+    FormatFacts(
+        name="huggingface",
+        title="Hugging Face dataset folder (JSON Lines or Parquet, with a dataset card)",
+        module="huggingface",
+        codec_class="HuggingfaceCodec",
+        lossless=False,
+        read_extensions=(FOLDER,),
+        extensions=(FOLDER,),
+    ),
+    FormatFacts(
+        name="omk",
+        title="omk eval-sample set v2 (JSON or YAML)",
+        module="omk",
+        codec_class="OmkCodec",
+        lossless=False,
+        read_extensions=(".json", ".yaml", ".yml"),
+        extensions=(".json", ".yaml", ".yml"),
+        named_only=True,
+    ),
+    FormatFacts(
+        name="apollia",
+        title="apollia-os eval suite (TOML)",
+        module="apollia",
+        codec_class="ApolliaCodec",
+        lossless=False,
+        read_extensions=(".toml",),
+        extensions=(".toml",),
+    ),
+    FormatFacts(
+        name="ome",
+        title="ome recall-evaluation suite (JSON)",
+        module="ome",
+        codec_class="OmeCodec",
+        lossless=False,
+        read_extensions=(".json",),
+        extensions=(".json",),
+    ),
+)
+
+
+class Registry(MutableMapping[str, Codec]):
+    """Format name -> codec, importing a codec's module on first use. Listing the names or
+    the facts (``facts``, ``described``) imports nothing."""
+
+    def __init__(self, formats: Iterable[FormatFacts]) -> None:
+        self._facts = {facts.name: facts for facts in formats}
+        self._codecs: dict[str, Codec] = {}
+        self._order = list(self._facts)
+
+    def __getitem__(self, name: str) -> Codec:
+        codec = self._codecs.get(name)
+        if codec is None:
+            facts = self._facts[name]
+            module = importlib.import_module(f"blueprint.formats.{facts.module}")
+            codec = self._codecs[name] = getattr(module, facts.codec_class)()
+        return codec
+
+    def __setitem__(self, name: str, codec: Codec) -> None:
+        # a codec registered at run time (a test's) is its own facts
+        if name not in self._order:
+            self._order.append(name)
+        self._codecs[name] = codec
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self._order:
+            raise KeyError(name)
+        self._codecs.pop(name, None)
+        if name in self._facts:
+            self._facts.pop(name)
+        self._order.remove(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._order))
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._order
+
+    def facts(self, name: str) -> FormatFacts | Codec:
+        """A format's name, title, extensions and kind, from its codec if it is loaded."""
+        return self._codecs.get(name) or self._facts[name]
+
+    def described(self) -> list[FormatFacts | Codec]:
+        return [self.facts(name) for name in self._order]
+
+
+REGISTRY: Final = Registry(FORMATS)
 
 _SNIFF_BYTES: Final = 64 * 1024
 #: how far sniffing reads to see a whole first record (a golden with a long input)
@@ -84,7 +251,9 @@ def codecs_reading(path: Path) -> list[Codec]:
     if suffix == FOLDER and not path.is_dir():
         return []
     return [
-        codec for codec in REGISTRY.values() if codec.can_read and suffix in codec.read_extensions
+        REGISTRY[facts.name]
+        for facts in REGISTRY.described()
+        if facts.can_read and suffix in facts.read_extensions
     ]
 
 
@@ -97,11 +266,11 @@ def codecs_writing(path: Path) -> list[Codec]:
     if suffix == FOLDER:
         return []
     return [
-        codec
-        for codec in REGISTRY.values()
-        if codec.can_write
-        and suffix in codec.write_forms
-        and not getattr(codec, "named_only", False)
+        REGISTRY[facts.name]
+        for facts in REGISTRY.described()
+        if facts.can_write
+        and suffix in facts.extensions
+        and not getattr(facts, "named_only", False)
     ]
 
 
@@ -133,8 +302,8 @@ def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:
         known = sorted(
             {
                 ext
-                for codec in REGISTRY.values()
-                for ext in (codec.read_extensions if reading else tuple(codec.write_forms))
+                for facts in REGISTRY.described()
+                for ext in (facts.read_extensions if reading else facts.extensions)
                 if ext != FOLDER
             }
         )
@@ -229,10 +398,13 @@ def _head(path: Path) -> bytes | None:
 
 __all__ = [
     "FOLDER",
+    "FORMATS",
     "REGISTRY",
     "Codec",
     "ExportResult",
+    "FormatFacts",
     "LossyField",
+    "Registry",
     "SetSource",
     "SourceRow",
     "StrPath",

@@ -36,7 +36,7 @@ class MappingError(BlueprintError, ValueError):
 class FieldMapping(BaseModel):
     """Where one canonical field goes, or why it is dropped."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", strict=True)
 
     field: str = Field(description="The canonical field, as a path inside a row or the set.")
     to: str | None = Field(default=None, description="Where the field lands in the vendor format.")
@@ -53,7 +53,7 @@ class WeakenedRule(BaseModel):
     of a list.
     """
 
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", strict=True, populate_by_name=True)
 
     field: str = Field(description="The canonical field carrying the rule.")
     reason: str = Field(description="What the vendor's grader does instead.")
@@ -106,7 +106,7 @@ def values_at(data: Any, path: str) -> list[Any]:
 class Grading(BaseModel):
     """How the vendor grades what an export writes, and what it does not enforce."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", strict=True)
 
     summary: str = Field(description="Which grader reads the export, and from where.")
     enforced: dict[str, str] = Field(
@@ -118,7 +118,7 @@ class Grading(BaseModel):
 class VendorMapping(BaseModel):
     """A vendor format's mapping file."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", strict=True)
 
     format: str
     title: str
