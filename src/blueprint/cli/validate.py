@@ -86,6 +86,16 @@ def validate_command(
     ignore: IgnoreOption = [],  # noqa: B006
     fail_on: FailOnOption = FailOn.error,
     statistics: StatisticsOption = False,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=0,
+            help="Processes to validate a large JSON Lines file with (0: one per core;"
+            " files under 32 MiB always use one).",
+        ),
+    ] = 0,
     allow_path: AllowPath = None,
     quiet: Quiet = False,
 ) -> None:
@@ -105,7 +115,8 @@ def validate_command(
         err.print(f"[dim]note:[/] {escape(note)}")
     single = len(paths) == 1 and len(found.sets) == 1 and found.sets[0].path == Path(paths[0])
     results = [
-        _validated(item.path, value_of(source_format), options, alone=single) for item in found.sets
+        _validated(item.path, value_of(source_format), options, alone=single, jobs=jobs)
+        for item in found.sets
     ]
     warning_fails = fail_on is FailOn.warning
     if report is ReportKind.json:
@@ -138,13 +149,13 @@ def validate_command(
 
 
 def _validated(
-    path: Path, format_name: str | None, options: ValidationOptions, *, alone: bool
+    path: Path, format_name: str | None, options: ValidationOptions, *, alone: bool, jobs: int
 ) -> ValidationReport:
     """One file's report. A file whose format cannot be told stops a run over that file
     alone (exit 2, as any usage error); among several, it is reported unreadable and the
     others are still validated."""
     try:
-        return validate_file(path, format=format_name, options=options)
+        return validate_file(path, format=format_name, options=options, jobs=jobs)
     except (UnknownFormatError, AmbiguousFormatError) as error:
         if alone:
             raise
