@@ -482,7 +482,8 @@ def duplicate_input_issues(
     if key is None:
         return
     first = state.first_input.setdefault(key, row.index)
-    seen_split = _split_seen(state, first + 1)
+    # no split named yet: nothing was recorded to look up
+    seen_split = _split_seen(state, first + 1) if state.split_names else None
     if seen_split is None and split is not None:
         number = state.split_names.setdefault(split, len(state.split_names))
         state.input_split.setdefault(first + 1, number << _SPLIT_SHIFT | row.index)

@@ -116,10 +116,13 @@ def check_span(task: SpanTask) -> SpanResult:
         line, data = item
         row = checks.RowView(index, data, line)
         _append_row(result, line, row)
+        found = result.findings
         if task.check_schema:
-            result.findings.extend((index, -1, issue) for issue in checks.check_schema(row, data))
+            for issue in checks.check_schema(row, data):
+                found.append((index, -1, issue))
         for position, check in rules:
-            result.findings.extend((index, position, issue) for issue in check(row, state))
+            for issue in check(row, state):
+                found.append((index, position, issue))
     result.lines = _physical_lines(task.path, task.start, task.end)
     return result
 

@@ -190,6 +190,8 @@ class StreamValidator:
 
     def report_reading(self) -> None:
         """Add what the reader found since last asked: call it before each row and at the end."""
+        if len(self.reading_notes) == self.reading_notes_seen:
+            return
         fresh = self.reading_notes[self.reading_notes_seen :]
         self.reading_notes_seen = len(self.reading_notes)
         self.emit(fresh)

@@ -25,7 +25,7 @@ from blueprint.cli.findings import print_findings, statistics_table, summary_lin
 from blueprint.discovery import expand
 from blueprint.errors import AmbiguousFormatError, UnknownFormatError
 from blueprint.issues import ValidationReport, code_statistics
-from blueprint.reports import render_github, render_json, render_junit, render_junit_many
+from blueprint.reports import json_pieces, render_github, render_junit, render_junit_many
 from blueprint.validate import ValidationOptions, resolve_codes, unreadable_report, validate_file
 
 
@@ -120,7 +120,12 @@ def validate_command(
     ]
     warning_fails = fail_on is FailOn.warning
     if report is ReportKind.json:
-        typer.echo(render_json(results[0]) if single else _many_json(results, warning_fails))
+        if single:  # streamed: a broken file's findings can run to hundreds of thousands
+            for piece in json_pieces(results[0]):
+                typer.echo(piece, nl=False)
+            typer.echo()
+        else:
+            typer.echo(_many_json(results, warning_fails))
     elif report is ReportKind.junit:
         typer.echo(render_junit(results[0]) if single else render_junit_many(results))
     elif report is ReportKind.github:
