@@ -5,6 +5,11 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +24,9 @@ from blueprint.cli import app
 from blueprint.cli._common import PROGRESS_AFTER_ROWS, row_progress
 from blueprint.validate import ValidationOptions, validate_file
 from conftest import row
+
+#: the size from which the command line uses the pool (the tests here lower it)
+POOL_FROM_BYTES = parallel.MIN_POOL_BYTES
 
 FAMILIES = [
     {"id": "lookup", "oracleType": "reference-answer", "evaluator": "exact-or-programmatic"},
@@ -223,3 +231,45 @@ def test_any_set_gets_the_same_report_from_the_pool(
     path = write_set(folder / "set.jsonl", lines or ["\n"], header)
     serial, pooled = both(path)
     assert pooled == serial
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The pids of the processes whose parent is ``pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_pool_stops_cleanly(tmp_path: Path, signal_number: int) -> None:
+    # a file over the pool's threshold, as a user's would be: the command runs for real
+    path = tmp_path / "big.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        for n in range(POOL_FROM_BYTES // 900 + 2000):
+            handle.write(line({**row(f"r{n}"), "input": f"{n} " + "q" * 800}))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "blueprint", "validate", "-j", "2", str(path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own group: the signal reaches it and its workers, as ^C does
+    )
+    deadline = time.monotonic() + 60
+    while len(_workers_of(process.pid)) < 2 and process.poll() is None:
+        assert time.monotonic() < deadline, "no workers started"
+        time.sleep(0.01)
+    workers = _workers_of(process.pid)
+    assert process.poll() is None, process.communicate()
+    os.killpg(process.pid, signal_number)
+    _, errors = process.communicate(timeout=60)
+    assert process.returncode == 128 + signal_number
+    assert b"Traceback" not in errors
+    time.sleep(0.5)
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]

@@ -28,6 +28,8 @@ from blueprint.issues import Issue
 from blueprint.model import STARTER_PROVENANCES
 
 if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+
     from blueprint.validate import StreamValidator
 
 #: files smaller than this are validated in one process: below it, starting the workers costs
@@ -190,9 +192,28 @@ def spans(path: Path, size: int) -> Iterator[tuple[int, int]]:
             start = end
 
 
+def _start_method() -> BaseContext:
+    """Fork where it is safe (no other thread runs: a fork copies only the calling thread, and
+    a lock another thread held stays held in the child); else a fork server, whose workers
+    start from a process that has imported only this module."""
+    import multiprocessing
+    import threading
+
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["blueprint.parallel"])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
 def _ignore_interrupts() -> None:
-    # an interrupt is the parent's to handle: it stops the pool and cleans up
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # stopping is the parent's to handle (^C and a SIGTERM reach the whole process group): it
+    # stops handing out spans, the workers finish the one they hold and leave
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_IGN)
 
 
 def validate_with_pool(
@@ -202,7 +223,6 @@ def validate_with_pool(
 ) -> None:
     """Validate ``source`` (a JSON Lines set) with ``jobs`` worker processes, filling the
     validator's report exactly as the one-process path does."""
-    import multiprocessing
     from concurrent.futures import Future, ProcessPoolExecutor
 
     options = validator.options
@@ -217,18 +237,13 @@ def validate_with_pool(
         if rule.check in CROSS_ROW_RULES and any(options.wants(c) for c in rule.codes)
     ]
     bounds = limits.current()
-    methods = multiprocessing.get_all_start_methods()
-    # not fork: the parent may run threads (the progress bar's), and forking them is unsafe
-    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    if "forkserver" in methods:
-        context.set_forkserver_preload(["blueprint.parallel"])
     merger = _Merger(validator, source, bounds, cross)
     tasks = (
         SpanTask(source.path, start, end, bounds, source.header, positions, validator.check_schema)
         for start, end in spans(source.path, SPAN_BYTES)
     )
     with ProcessPoolExecutor(
-        max_workers=jobs, mp_context=context, initializer=_ignore_interrupts
+        max_workers=jobs, mp_context=_start_method(), initializer=_ignore_interrupts
     ) as pool:
         pending: deque[Future[SpanResult]] = deque()
         try:
