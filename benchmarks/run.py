@@ -192,10 +192,10 @@ def child_main(argv: Sequence[str]) -> int:
     # imports happen before the clock starts, so only the work is timed
     if operation == "cli":
         import blueprint.cli  # noqa: F401
-    started = time.process_time()
+    started, clock = time.process_time(), time.perf_counter()
     result = CHILD_OPERATIONS[operation](*args)
-    cpu = time.process_time() - started
-    print(json.dumps({"cpu": cpu, "result": result}))
+    cpu, wall = time.process_time() - started, time.perf_counter() - clock
+    print(json.dumps({"cpu": cpu, "wall": wall, "result": result}))
     return 0
 
 
@@ -206,17 +206,22 @@ def child_main(argv: Sequence[str]) -> int:
 class Measurement:
     rows: int
     name: str
-    kind: str  # "floor", "yardstick", "blueprint", "start-up"
+    kind: str  # "floor", "yardstick", "blueprint", "pool", "start-up"
     cpu_seconds: float
     peak_rss_mib: float
     exit_code: int | None = None
+    #: elapsed time of the work; for the pool row the one figure that counts its workers
+    wall_seconds: float | None = None
     rows_per_second: float | None = None
     of_parse: float | None = None
     kib_per_row: float | None = None
 
 
-def run_child(arguments: Sequence[str], *, whole: bool = False) -> tuple[float, int, Any]:
-    """(CPU seconds, peak RSS bytes, result) of one child; ``whole`` times the whole process."""
+def run_child(
+    arguments: Sequence[str], *, whole: bool = False
+) -> tuple[float, int, Any, float | None]:
+    """(CPU seconds, peak RSS bytes, result, wall seconds) of one child; ``whole`` times the
+    whole process (and gives no wall time)."""
     command = [sys.executable, str(Path(__file__).resolve()), "--child", *arguments]
     if whole:
         command = list(arguments)
@@ -228,11 +233,11 @@ def run_child(arguments: Sequence[str], *, whole: bool = False) -> tuple[float, 
     process.returncode = os.waitstatus_to_exitcode(status)
     peak = usage.ru_maxrss if sys.platform == "darwin" else usage.ru_maxrss * 1024
     if whole:
-        return usage.ru_utime + usage.ru_stime, peak, process.returncode
+        return usage.ru_utime + usage.ru_stime, peak, process.returncode, None
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(arguments)} failed:\n{errors.decode(errors='replace')}")
     report = json.loads(output.decode().strip().splitlines()[-1])
-    return report["cpu"], peak, report["result"]
+    return report["cpu"], peak, report["result"], report["wall"]
 
 
 def progress(message: str) -> None:
@@ -255,7 +260,7 @@ def _vendor_targets() -> list[tuple[str, str]]:
 def vendor_targets() -> list[tuple[str, str]]:
     # asked of a child: the parent stays small, since a child's peak RSS counts the parent's
     # pages it was forked with
-    _, _, targets = run_child(["vendor-targets"])
+    _, _, targets, _ = run_child(["vendor-targets"])
     return [(fmt, name) for fmt, name in targets]
 
 
@@ -275,9 +280,17 @@ class Bench:
         if not self.wanted(name) and kind != "floor":  # every ratio needs the floor
             return
         progress(f"{size:,} rows: {name}")
-        cpu, peak, result = run_child(arguments)
+        cpu, peak, result, wall = run_child(arguments)
         self.results.append(
-            Measurement(size, name, kind, cpu, peak / MIB, result if kind == "blueprint" else None)
+            Measurement(
+                size,
+                name,
+                kind,
+                cpu,
+                peak / MIB,
+                result if kind in ("blueprint", "pool") else None,
+                wall,
+            )
         )
 
     def size(self, size: int) -> None:
@@ -300,7 +313,17 @@ class Bench:
                 ["pandas", str(sources[source]), str(folder / f"pandas.{target}")],
             )
         for fmt, path in sources.items():
-            self.measure(size, f"validate {fmt}", "blueprint", ["cli", "validate", str(path)])
+            self.measure(
+                size, f"validate {fmt}", "blueprint", ["cli", "validate", "--jobs", "1", str(path)]
+            )
+        # the pool: its workers' CPU is not the child's, so its wall time is the figure to read
+        jobs = str(max(2, os.cpu_count() or 1))
+        self.measure(
+            size,
+            f"validate jsonl, {jobs} processes",
+            "pool",
+            ["cli", "validate", "--jobs", jobs, jsonl],
+        )
         for source, target in (("jsonl", "json"), ("jsonl", "csv"), ("csv", "jsonl")):
             out = folder / f"out.{target}"
             self.measure(
@@ -336,9 +359,12 @@ class Bench:
         for item in self.results:
             if item.rows != size or item.kind == "start-up":
                 continue
-            item.rows_per_second = size / item.cpu_seconds if item.cpu_seconds > 0 else None
-            if floor is not None and item.cpu_seconds > 0:
-                item.of_parse = floor.cpu_seconds / item.cpu_seconds
+            # the pool's work is done in its workers: its speed is its wall time's
+            spent = item.wall_seconds if item.kind == "pool" else item.cpu_seconds
+            if spent:
+                item.rows_per_second = size / spent
+                if floor is not None:
+                    item.of_parse = floor.cpu_seconds / spent
             diff = item.name.startswith("diff")
             baseline = self.diff_baseline_rss if diff else self.baseline_rss
             grown = item.peak_rss_mib * MIB - baseline
@@ -370,12 +396,22 @@ def print_table(results: list[Measurement], baseline_mib: float, diff_baseline_m
     if not results:
         print("nothing measured")
         return
-    headers = ("rows", "measurement", "CPU s", "rows/s", "x parse", "peak RSS MiB", "KiB/row")
+    headers = (
+        "rows",
+        "measurement",
+        "CPU s",
+        "wall s",
+        "rows/s",
+        "x parse",
+        "peak RSS MiB",
+        "KiB/row",
+    )
     lines = [
         (
             f"{item.rows:,}" if item.kind != "start-up" else "-",
             item.name,
             f"{item.cpu_seconds:.3f}",
+            _cell(item.wall_seconds, ".3f"),
             _cell(item.rows_per_second, ",.0f"),
             _cell(item.of_parse, ".3f"),
             f"{item.peak_rss_mib:.1f}",
@@ -450,8 +486,8 @@ def main(argv: Sequence[str]) -> int:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="blueprint-bench-", dir=args.workdir) as folder:
         bench = Bench(Path(folder), args.only, args.start_up_runs)
-        _, bench.baseline_rss, _ = run_child(["baseline"])
-        _, bench.diff_baseline_rss, _ = run_child(["baseline-diff"])
+        _, bench.baseline_rss, _, _ = run_child(["baseline"])
+        _, bench.diff_baseline_rss, _, _ = run_child(["baseline-diff"])
         for size in sorted(set(args.rows)):
             bench.size(size)
         bench.start_up()

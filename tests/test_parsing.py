@@ -325,6 +325,30 @@ def test_a_second_rows_key_is_refused_not_read_last_wins(tmp_path: Path) -> None
         REGISTRY["json"].open(path)
 
 
+@pytest.mark.parametrize("indent", [None, 2])
+def test_a_repeated_key_after_the_rows_names_its_column_in_the_document(
+    tmp_path: Path, indent: int | None
+) -> None:
+    # the rows stand as ``0`` while the set-level fields are decoded: the column of what
+    # follows them on their last line is the document's, not that stand-in's
+    text = json.dumps(
+        {"schemaVersion": "blueprint.eval-set/v1", "name": "t", "rows": [row("a"), row("bé")]},
+        indent=indent,
+        ensure_ascii=False,
+    )
+    text = text[: text.rindex("]") + 1] + ', "name": "u"}'
+    path = tmp_path / "set.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ParseError) as caught:
+        REGISTRY["json"].open(path)
+    last = text.encode("utf-8").rindex(b'"name"')
+    line_start = text.encode("utf-8").rfind(b"\n", 0, last) + 1
+    assert (caught.value.line, caught.value.column) == (
+        text.count("\n") + 1,
+        last - line_start + 1,
+    )
+
+
 def test_a_set_file_with_a_repeated_key_is_refused(tmp_path: Path) -> None:
     path = write_set(tmp_path, "set.jsonl", [row("a")])
     (tmp_path / "set.jsonl.set.json").write_text(

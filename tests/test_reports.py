@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from xml.etree import ElementTree
 
+import pytest
+
 from blueprint.issues import Issue, ValidationReport, make_issue
 from blueprint.reports import render_github, render_json, render_junit
 
@@ -72,3 +74,20 @@ def test_junit_survives_control_characters() -> None:
     root = ElementTree.fromstring(render_junit(report))
     names = [case.get("name") for case in root.iter("testcase")]
     assert names[1] == "row 0: a\\x01b"
+
+
+@pytest.mark.parametrize("count", [0, 1, 999, 1000, 1001, 2500])
+def test_the_streamed_json_report_is_the_whole_document(count: int) -> None:
+    report = ValidationReport(source="évals/set.jsonl", format="jsonl", rows=count)
+    report.issues = [
+        make_issue(
+            "schema",
+            path=f"$.rows[{n}].id",
+            row_index=n,
+            row_id=f"rów-{n}\x1b[31m" if n % 2 else None,
+            line=n + 1 if n % 3 else None,
+            reason='a "quoted" \\ lone \ud800 surrogate, a tab\t and ✓',
+        )
+        for n in range(count)
+    ]
+    assert render_json(report) == json.dumps(report.to_json(), indent=2, ensure_ascii=False)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import filecmp
 import functools
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -144,7 +143,8 @@ def check_sets(
         with ProcessPoolExecutor(max_workers=workers) as pool:
             report.sets.extend(pool.map(check_set, repeat(project), discovery.sets))
     else:
-        report.sets.extend(check_set(project, found) for found in discovery.sets)
+        # one set at a time: a large one may still be validated by several processes
+        report.sets.extend(check_set(project, found, jobs=jobs) for found in discovery.sets)
     report.sets.sort(key=lambda outcome: str(outcome.path))
     if project.config.duplicates != "off":
         _check_across_sets(report.sets, project, compare_with)
@@ -211,12 +211,7 @@ def _check_across_sets(
         )
 
 
-def default_jobs() -> int:
-    """One process per core this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def check_set(project: Project, found: FoundSet) -> SetOutcome:
+def check_set(project: Project, found: FoundSet, jobs: int = 1) -> SetOutcome:
     settings = project.settings_for(found.path, found.entry)
     outcome = SetOutcome(found.path, settings)
     try:
@@ -225,6 +220,7 @@ def check_set(project: Project, found: FoundSet) -> SetOutcome:
             format=settings.format,
             options=settings.options,
             judge_reports=settings.judge_reports,
+            jobs=jobs,
         )
     except BlueprintError as error:  # the format cannot be told, or the file is not there
         outcome.steps.append(Step("validate", "failed", "unreadable", [str(error)]))

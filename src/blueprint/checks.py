@@ -451,9 +451,14 @@ def check_case_id(row: RowView, state: SetState) -> Iterator[Issue]:
 
 
 def check_duplicate_id(row: RowView, state: SetState) -> Iterator[Issue]:
-    if row.id is None:
-        return
-    first = state.first_use.setdefault(text_key(row.id), row.index)
+    if row.id is not None:
+        yield from duplicate_id_issues(row, state, text_key(row.id))
+
+
+def duplicate_id_issues(row: RowView, state: SetState, key: int) -> Iterator[Issue]:
+    """The duplicate-id rule for a row with an id whose key is already known (a pool worker
+    computed it)."""
+    first = state.first_use.setdefault(key, row.index)
     if first != row.index:
         line = state.lines[first] if first < len(state.lines) else 0
         where = f" (line {line})" if line else ""
@@ -466,14 +471,22 @@ def _row_where(state: SetState, index: int) -> str:
 
 
 def check_duplicate_input(row: RowView, state: SetState) -> Iterator[Issue]:
-    if "input" not in row.data:
-        return
-    key = input_key(row.data["input"])
+    if "input" in row.data:
+        yield from duplicate_input_issues(
+            row, state, input_key(row.data["input"]), split_of(row.data)
+        )
+
+
+def duplicate_input_issues(
+    row: RowView, state: SetState, key: int | None, split: str | None
+) -> Iterator[Issue]:
+    """The duplicate-input rule for a row whose input key and split are already known (a
+    pool worker computed them)."""
     if key is None:
         return
     first = state.first_input.setdefault(key, row.index)
-    split = split_of(row.data)
-    seen_split = _split_seen(state, first + 1)
+    # no split named yet: nothing was recorded to look up
+    seen_split = _split_seen(state, first + 1) if state.split_names else None
     if seen_split is None and split is not None:
         number = state.split_names.setdefault(split, len(state.split_names))
         state.input_split.setdefault(first + 1, number << _SPLIT_SHIFT | row.index)

@@ -136,6 +136,10 @@ _ASCII_NOT_KEPT: Final = _not_kept(
 )
 
 
+#: a character beyond the Basic Multilingual Plane (searching is faster than ``max``)
+_BEYOND_BMP: Final = re.compile("[\U00010000-\U0010ffff]")
+
+
 @cache
 def _bmp_not_kept() -> re.Pattern[str]:
     # every punctuation character of the Basic Multilingual Plane that _NOT_WORD finds;
@@ -160,7 +164,7 @@ def normalize(text: str) -> str:
     else:
         # case folding can undo NFKC (a folded letter may compose again), hence NFKC twice
         folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-        if max(folded) < "\U00010000":
+        if _BEYOND_BMP.search(folded) is None:
             stripped = " ".join(_bmp_not_kept().sub(" ", folded).split())
         else:
             stripped = " ".join(_NOT_WORD.sub(_replacement, folded).split())

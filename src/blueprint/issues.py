@@ -404,12 +404,12 @@ class ValidationReport:
         """The issues as tuples of the named attributes, for compact assertions."""
         return [tuple(getattr(issue, name) for name in fields) for issue in self.issues]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, with_issues: bool = True) -> dict[str, Any]:
         return {
             "valid": self.valid,
             "rows": self.rows,
             "counts": self.counts(),
-            "issues": [issue.to_json() for issue in self.issues],
+            "issues": [issue.to_json() for issue in self.issues] if with_issues else [],
             "source": self.source,
             "format": self.format,
         }

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Final
 from xml.etree import ElementTree
 
@@ -22,7 +23,51 @@ REPORT_KINDS: Final = ("text", "json", "junit", "github")
 
 
 def render_json(report: ValidationReport) -> str:
-    return json.dumps(report.to_json(), indent=2, ensure_ascii=False)
+    return "".join(json_pieces(report))
+
+
+#: findings written out per piece of the streamed JSON report
+_FINDINGS_PER_PIECE: Final = 1000
+
+
+def json_pieces(report: ValidationReport) -> Iterator[str]:
+    """The JSON report in pieces, a thousand findings at a time: the text
+    ``json.dumps(report.to_json(), indent=2, ensure_ascii=False)`` gives, without holding a
+    broken file's hundreds of thousands of findings as one document and one string."""
+
+    def dumps(value: object) -> str:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+
+    document = report.to_json(with_issues=False)
+    head = dumps({key: document[key] for key in ("valid", "rows", "counts")})
+    tail = dumps({key: document[key] for key in ("source", "format")})
+    if not report.issues:
+        yield head[:-2] + ',\n  "issues": [],' + tail[1:]
+        return
+    yield head[:-2] + ',\n  "issues": ['
+    issues = report.issues
+    for start in range(0, len(issues), _FINDINGS_PER_PIECE):
+        yield ",".join(map(_issue_json, issues[start : start + _FINDINGS_PER_PIECE])) + (
+            "," if start + _FINDINGS_PER_PIECE < len(issues) else ""
+        )
+    yield "\n  ]," + tail[1:]
+
+
+def _issue_json(issue: Issue) -> str:
+    """One finding as ``json.dumps`` writes it at its depth in the report, spelled out: a
+    finding has the same seven fields every time, and this is several times faster."""
+    text = encode_basestring
+
+    def number(value: int | None) -> str:
+        return "null" if value is None else str(value)
+
+    return (
+        f'\n    {{\n      "code": {text(issue.code)},\n      "severity": {text(issue.severity)},'
+        f'\n      "rowIndex": {number(issue.row_index)},'
+        f'\n      "rowId": {"null" if issue.row_id is None else text(issue.row_id)},'
+        f'\n      "path": {text(issue.path)},\n      "line": {number(issue.line)},'
+        f'\n      "message": {text(issue.message)}\n    }}'
+    )
 
 
 # characters XML 1.0 cannot hold at all, even escaped

@@ -81,9 +81,14 @@ def validate_file(
     format: str | None = None,
     options: ValidationOptions | None = None,
     judge_reports: Sequence[Path] = (),
+    jobs: int = 1,
 ) -> ValidationReport:
     """Validate a set file of any readable format; ``judge_reports`` are judge-validation
-    reports the project configuration names, beside those the set points at."""
+    reports the project configuration names, beside those the set points at.
+
+    With ``jobs`` above 1 (0: one per core), a large JSON Lines file is validated by that many
+    worker processes; the report is the same as with one.
+    """
     path = Path(path)
     options = options or ValidationOptions()
     try:
@@ -98,7 +103,7 @@ def validate_file(
             reason = f"{error.path.name}: {reason}"
         return unreadable_report(path, codec.name, reason, options, error.line, error.column)
     report = ValidationReport(source=str(path), format=codec.name)
-    _validate_source(source, options, report)
+    _validate_source(source, options, report, jobs)
     # after the pass, not in it: reads the rows again only when a report is referenced
     settle_judge_conditions(report, path, codec, source.header, options.wants, judge_reports)
     return report
@@ -185,6 +190,8 @@ class StreamValidator:
 
     def report_reading(self) -> None:
         """Add what the reader found since last asked: call it before each row and at the end."""
+        if len(self.reading_notes) == self.reading_notes_seen:
+            return
         fresh = self.reading_notes[self.reading_notes_seen :]
         self.reading_notes_seen = len(self.reading_notes)
         self.emit(fresh)
@@ -232,11 +239,20 @@ class StreamValidator:
 
 
 def _validate_source(
-    source: SetSource, options: ValidationOptions, report: ValidationReport
+    source: SetSource, options: ValidationOptions, report: ValidationReport, jobs: int = 1
 ) -> None:
     validator = StreamValidator(report, options)
     validator.check_header(source.header, source.notes)
     validator.follow(source)
+    if jobs != 1:
+        from blueprint import parallel
+
+        jobs = jobs or parallel.default_jobs()
+        if parallel.worth_a_pool(source, jobs):
+            with _few_collections():
+                parallel.validate_with_pool(validator, source, jobs)
+            validator.report_reading()
+            return
     with _few_collections():
         for item in source.rows:
             validator.report_reading()

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from blueprint.check import CheckReport, check_sets, default_jobs
+from blueprint.check import CheckReport, check_sets
 from blueprint.cli._common import (
     AllowPath,
     ConfigOption,
@@ -26,6 +26,7 @@ from blueprint.cli.validate import StatisticsOption
 from blueprint.config import load_project
 from blueprint.discovery import FoundSet, expand, project_sets, select
 from blueprint.errors import UsageError
+from blueprint.parallel import default_jobs
 from blueprint.reports import render_check_github, render_check_junit
 
 _STATUS = {

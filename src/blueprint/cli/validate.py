@@ -25,7 +25,7 @@ from blueprint.cli.findings import print_findings, statistics_table, summary_lin
 from blueprint.discovery import expand
 from blueprint.errors import AmbiguousFormatError, UnknownFormatError
 from blueprint.issues import ValidationReport, code_statistics
-from blueprint.reports import render_github, render_json, render_junit, render_junit_many
+from blueprint.reports import json_pieces, render_github, render_junit, render_junit_many
 from blueprint.validate import ValidationOptions, resolve_codes, unreadable_report, validate_file
 
 
@@ -86,6 +86,16 @@ def validate_command(
     ignore: IgnoreOption = [],  # noqa: B006
     fail_on: FailOnOption = FailOn.error,
     statistics: StatisticsOption = False,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=0,
+            help="Processes to validate a large JSON Lines file with (0: one per core;"
+            " files under 32 MiB always use one).",
+        ),
+    ] = 0,
     allow_path: AllowPath = None,
     quiet: Quiet = False,
 ) -> None:
@@ -105,11 +115,17 @@ def validate_command(
         err.print(f"[dim]note:[/] {escape(note)}")
     single = len(paths) == 1 and len(found.sets) == 1 and found.sets[0].path == Path(paths[0])
     results = [
-        _validated(item.path, value_of(source_format), options, alone=single) for item in found.sets
+        _validated(item.path, value_of(source_format), options, alone=single, jobs=jobs)
+        for item in found.sets
     ]
     warning_fails = fail_on is FailOn.warning
     if report is ReportKind.json:
-        typer.echo(render_json(results[0]) if single else _many_json(results, warning_fails))
+        if single:  # streamed: a broken file's findings can run to hundreds of thousands
+            for piece in json_pieces(results[0]):
+                typer.echo(piece, nl=False)
+            typer.echo()
+        else:
+            typer.echo(_many_json(results, warning_fails))
     elif report is ReportKind.junit:
         typer.echo(render_junit(results[0]) if single else render_junit_many(results))
     elif report is ReportKind.github:
@@ -138,13 +154,13 @@ def validate_command(
 
 
 def _validated(
-    path: Path, format_name: str | None, options: ValidationOptions, *, alone: bool
+    path: Path, format_name: str | None, options: ValidationOptions, *, alone: bool, jobs: int
 ) -> ValidationReport:
     """One file's report. A file whose format cannot be told stops a run over that file
     alone (exit 2, as any usage error); among several, it is reported unreadable and the
     others are still validated."""
     try:
-        return validate_file(path, format=format_name, options=options)
+        return validate_file(path, format=format_name, options=options, jobs=jobs)
     except (UnknownFormatError, AmbiguousFormatError) as error:
         if alone:
             raise

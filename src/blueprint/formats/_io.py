@@ -77,46 +77,62 @@ def read_json_lines(path: Path) -> Iterator[tuple[int, Any] | UnreadableRow]:
 _SKIP_CHUNK = 1 << 20
 
 
-def _json_lines(path: Path, bounds: limits.Limits) -> Iterator[tuple[int, Any] | UnreadableRow]:
+def _json_lines(
+    path: Path, bounds: limits.Limits, span: tuple[int, int] | None = None
+) -> Iterator[tuple[int, Any] | UnreadableRow]:
+    """The lines of the file, or of the bytes ``span`` (start, end) of it, which starts and
+    ends at line boundaries; there, line numbers and row indices count from the span's start
+    (a pool worker reads one span; the parent adds the lines and rows of the spans before)."""
     loads = jsonvalues.reader(bounds)
     cap = bounds.max_cell_bytes or -1
+    start, end = span if span is not None else (0, -1)
     with path.open("rb") as handle:
+        if start:
+            handle.seek(start)
+        position = start
         index = 0
         number = 0
-        while True:
+        while end < 0 or position < end:
             line = handle.readline(cap + 1 if cap > 0 else -1)
             if not line:
                 return
             number += 1
+            position += len(line)
             if cap > 0 and len(line) > cap and not line.endswith(b"\n"):
-                size = len(line) + _skip_line(handle)
+                skipped = _skip_line(handle)
+                position += skipped
                 yield UnreadableRow(
                     index,
                     number,
                     1,
-                    f"the line has {size} bytes, more than the limit of {cap}"
+                    f"the line has {len(line) + skipped} bytes, more than the limit of {cap}"
                     f" ({limits.hint('max_cell_bytes')})",
                 )
                 index += 1
                 continue
-            if number == 1 and line.startswith(BOM):
+            if number == 1 and position == len(line) and line.startswith(BOM):
                 line = line[len(BOM) :]
             if not line.strip():
                 continue
             if bounds.max_rows and index >= bounds.max_rows:
-                yield UnreadableRow(
-                    index,
-                    number,
-                    1,
-                    f"the file has more than {bounds.max_rows} rows, the limit"
-                    f" ({limits.hint('max_rows')}); the rest was not read",
-                )
+                yield too_many_rows(index, number, bounds)
                 return
             try:
                 yield number, loads(line)
             except jsonvalues.JSONError as error:
                 yield UnreadableRow(index, number, error.column, error.reason)
             index += 1
+
+
+def too_many_rows(index: int, line: int, bounds: limits.Limits) -> UnreadableRow:
+    """The row past ``max_rows``, where reading stops."""
+    return UnreadableRow(
+        index,
+        line,
+        1,
+        f"the file has more than {bounds.max_rows} rows, the limit"
+        f" ({limits.hint('max_rows')}); the rest was not read",
+    )
 
 
 def _skip_line(handle: BinaryIO) -> int:

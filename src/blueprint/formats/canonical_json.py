@@ -44,7 +44,8 @@ class JsonCodec:
             try:
                 skeleton = jsonvalues.loads(bytes(outline.skeleton))
             except jsonvalues.JSONError as error:
-                raise ParseError(path, error.reason, line=error.line, column=error.column) from None
+                line, column = outline.place_in_document(error.line, error.column)
+                raise ParseError(path, error.reason, line=line, column=column) from None
         elements = skeleton.get("rows") if isinstance(skeleton, dict) else None
         if (
             not isinstance(elements, list)
@@ -208,6 +209,22 @@ class _Outline:
     def __enter__(self) -> _Outline:
         return self
 
+    def place_in_document(self, line: int, column: int) -> tuple[int, int]:
+        """The document's line and column of a place in the skeleton (a finding while the
+        skeleton was decoded): each row stood there as ``0`` and its newlines, so what
+        follows a row on its last line stood further left than in the document."""
+        skeleton = self.skeleton
+        line_start = 0
+        for _ in range(line - 1):
+            line_start = skeleton.index(b"\n", line_start) + 1
+        offset = line_start + column - 1  # in the skeleton
+        position = offset
+        for start, end in zip(self.starts, self.ends, strict=True):
+            if start >= position:  # the place is before this row (``position`` counts the
+                break  # bytes of the rows before it, as the document has them)
+            position += (end - start) - (1 + self.mapped[start:end].count(b"\n"))
+        return _line_and_column(self.mapped, position)
+
     def __exit__(self, *exc: object) -> None:
         _release(self.mapped, 0, len(self.mapped))
 
@@ -289,12 +306,17 @@ def _scan(path: Path, outline: _Outline, position: int) -> None:
 
 
 def _refuse(path: Path, mapped: mmap.mmap, position: int, reason: str) -> None:
+    line, column = _line_and_column(mapped, position)
+    raise ParseError(path, reason, line=line, column=column)
+
+
+def _line_and_column(mapped: mmap.mmap, position: int) -> tuple[int, int]:
+    """The 1-based line and (byte) column of an offset, counted a window at a time."""
     line = 1 + sum(
         mapped[start : min(start + _WINDOW, position)].count(b"\n")
         for start in range(0, position, _WINDOW)
     )
-    column = position - (mapped.rfind(b"\n", 0, position) + 1) + 1
-    raise ParseError(path, reason, line=line, column=column)
+    return line, position - (mapped.rfind(b"\n", 0, position) + 1) + 1
 
 
 def _is_placeholder(element: Any) -> bool:

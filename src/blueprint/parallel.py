@@ -1,0 +1,373 @@
+"""Validation of one large JSON Lines set by several processes, with the single-process report.
+
+The file is cut into spans of whole lines. Each worker decodes its span and runs every rule
+that looks at one row alone (the schema, admissibility, shapes, ...), and sends back, for each
+row, what the rules across rows need: the id, the key of the normalised input (the costly part
+of the duplicate check), the split and the case family's fields. The parent takes the spans in
+file order, runs the rules across rows (duplicate ids and inputs, case-family consistency) over
+those, and puts each row's findings in the order the single-process validator gives them, so
+the report is the same whichever path made it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from array import array
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from blueprint import checks, jsonpath, limits
+from blueprint.formats._io import _json_lines, too_many_rows
+from blueprint.formats.base import ROW_WATCHER, SetSource, SourceRow, UnreadableRow
+from blueprint.inputtext import input_key, split_of, text_key
+from blueprint.issues import Issue
+from blueprint.model import STARTER_PROVENANCES
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+
+    from blueprint.validate import StreamValidator
+
+#: files smaller than this are validated in one process: below it, starting the workers costs
+#: about what they save
+MIN_POOL_BYTES = 32 * 1024 * 1024
+#: bytes of the file one worker task reads (a few thousand rows)
+SPAN_BYTES = 4 * 1024 * 1024
+#: the rules the parent runs, because their answer depends on the rows before
+CROSS_ROW_RULES: Final = frozenset(
+    {checks.check_duplicate_id, checks.check_duplicate_input, checks.check_case_family}
+)
+#: the case-profile fields the case-family rule reads
+_FAMILY_FIELDS: Final = ("caseFamily", "oracleType", "evaluator")
+
+
+def default_jobs() -> int:
+    """One process per core this process may use."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def worth_a_pool(source: SetSource, jobs: int) -> bool:
+    """Whether the pool path applies: a JSON Lines file of at least ``MIN_POOL_BYTES``, more than
+    one job, and not already inside a worker process (``check --jobs`` runs validations in
+    workers; nesting pools there would only oversubscribe the cores)."""
+    if jobs <= 1 or source.format != "jsonl" or source.reported_once:
+        return False
+    import multiprocessing
+
+    if multiprocessing.parent_process() is not None:
+        return False
+    try:
+        return source.path.stat().st_size >= MIN_POOL_BYTES
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class SpanTask:
+    path: Path
+    start: int
+    end: int
+    bounds: limits.Limits
+    header: dict[str, Any] | None
+    #: the positions (in ``checks.ROW_RULES``) of the one-row rules to run
+    rules: tuple[int, ...]
+    check_schema: bool
+
+
+@dataclass
+class SpanResult:
+    """What a worker found in its span; indices and lines count from the span's start."""
+
+    #: physical lines the span holds
+    lines: int = 0
+    #: per row: the line it starts on
+    row_lines: array[int] = field(default_factory=lambda: array("q"))
+    #: per row: its id (None when unreadable or not a string)
+    ids: list[str | None] = field(default_factory=list)
+    #: per row: None for a row that could be decoded, else (column, reason)
+    unreadable: list[tuple[int | None, str] | None] = field(default_factory=list)
+    #: per row: the key of its id (0 without one), the input's duplicate key, its split and
+    #: the case-family fields
+    id_keys: array[int] = field(default_factory=lambda: array("Q"))
+    input_keys: list[int | None] = field(default_factory=list)
+    splits: list[str | None] = field(default_factory=list)
+    family_fields: list[dict[str, Any] | None] = field(default_factory=list)
+    starter: bytearray = field(default_factory=bytearray)
+    #: (row, rule position, finding) for the one-row rules; the schema's position is -1
+    findings: list[tuple[int, int, Issue]] = field(default_factory=list)
+
+
+def check_span(task: SpanTask) -> SpanResult:
+    """A worker's job: decode the span's rows and run the one-row rules on each."""
+    state = checks.SetState.from_header(task.header)
+    rules = [(position, checks.ROW_RULES[position].check) for position in task.rules]
+    result = SpanResult()
+    # the parent knows where the set's row limit falls; the worker reads its whole span
+    unbounded = replace(task.bounds, max_rows=0)
+    for index, item in enumerate(_json_lines(task.path, unbounded, (task.start, task.end))):
+        if isinstance(item, UnreadableRow):
+            _append_row(result, item.line or 0, None)
+            result.unreadable[-1] = (item.column, item.reason)
+            continue
+        line, data = item
+        row = checks.RowView(index, data, line)
+        _append_row(result, line, row)
+        found = result.findings
+        if task.check_schema:
+            for issue in checks.check_schema(row, data):
+                found.append((index, -1, issue))
+        for position, check in rules:
+            for issue in check(row, state):
+                found.append((index, position, issue))
+    result.lines = _physical_lines(task.path, task.start, task.end)
+    return result
+
+
+def _physical_lines(path: Path, start: int, end: int) -> int:
+    """The lines between two line boundaries, a last one without its newline counted too."""
+    count = 0
+    last = b"\n"
+    with path.open("rb") as handle:
+        handle.seek(start)
+        left = end - start
+        while left > 0:
+            piece = handle.read(min(left, 1 << 20))
+            if not piece:
+                break
+            count += piece.count(b"\n")
+            last = piece[-1:]
+            left -= len(piece)
+    return count + (last != b"\n")
+
+
+def _append_row(result: SpanResult, line: int, row: checks.RowView | None) -> None:
+    result.row_lines.append(line)
+    result.unreadable.append(None)
+    if row is None:
+        result.ids.append(None)
+        result.id_keys.append(0)
+        result.input_keys.append(None)
+        result.splits.append(None)
+        result.family_fields.append(None)
+        result.starter.append(0)
+        return
+    data = row.data
+    result.ids.append(row.id)
+    result.id_keys.append(0 if row.id is None else text_key(row.id))
+    result.input_keys.append(input_key(data["input"]) if "input" in data else None)
+    result.splits.append(split_of(data))
+    case = row.case
+    if isinstance(case.get("caseFamily"), str):
+        result.family_fields.append({key: case[key] for key in _FAMILY_FIELDS if key in case})
+    else:
+        result.family_fields.append(None)
+    provenance = case.get("provenance")
+    result.starter.append(isinstance(provenance, str) and provenance in STARTER_PROVENANCES)
+
+
+def spans(path: Path, size: int) -> Iterator[tuple[int, int]]:
+    """(start, end) byte spans of about ``size`` bytes that begin and end at line boundaries.
+
+    A line longer than a span is never read whole here: the boundary is found by reading
+    ahead in pieces."""
+    total = path.stat().st_size
+    with path.open("rb") as handle:
+        start = 0
+        while start < total:
+            end = min(start + size, total)
+            if end < total:
+                handle.seek(end - 1)
+                while True:
+                    piece = handle.readline(1 << 20)
+                    if not piece or piece.endswith(b"\n"):
+                        break
+                end = handle.tell()
+            yield start, end
+            start = end
+
+
+def _start_method() -> BaseContext:
+    """Fork where it is safe (no other thread runs: a fork copies only the calling thread, and
+    a lock another thread held stays held in the child); else a fork server, whose workers
+    start from a process that has imported only this module."""
+    import multiprocessing
+    import threading
+
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["blueprint.parallel"])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def _ignore_interrupts() -> None:
+    # stopping is the parent's to handle (^C and a SIGTERM reach the whole process group): it
+    # stops handing out spans, the workers finish the one they hold and leave
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_IGN)
+
+
+def validate_with_pool(
+    validator: StreamValidator,
+    source: SetSource,
+    jobs: int,
+) -> None:
+    """Validate ``source`` (a JSON Lines set) with ``jobs`` worker processes, filling the
+    validator's report exactly as the one-process path does."""
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    options = validator.options
+    positions = tuple(
+        position
+        for position, rule in enumerate(checks.ROW_RULES)
+        if rule.check not in CROSS_ROW_RULES and any(options.wants(c) for c in rule.codes)
+    )
+    cross = [
+        (position, rule.check)
+        for position, rule in enumerate(checks.ROW_RULES)
+        if rule.check in CROSS_ROW_RULES and any(options.wants(c) for c in rule.codes)
+    ]
+    bounds = limits.current()
+    merger = _Merger(validator, source, bounds, cross)
+    tasks = (
+        SpanTask(source.path, start, end, bounds, source.header, positions, validator.check_schema)
+        for start, end in spans(source.path, SPAN_BYTES)
+    )
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=_start_method(), initializer=_ignore_interrupts
+    ) as pool:
+        pending: deque[Future[SpanResult]] = deque()
+        try:
+            for task in tasks:
+                pending.append(pool.submit(check_span, task))
+                # a few spans ahead of the parent: enough to keep every worker busy, few
+                # enough that results waiting to be merged stay small
+                if len(pending) > 2 * jobs and not merger.take(pending.popleft().result()):
+                    return
+            while pending:
+                if not merger.take(pending.popleft().result()):
+                    return
+        finally:
+            for future in pending:
+                future.cancel()
+            merger.close()
+
+
+class _Merger:
+    """The parent's side: the spans' rows in file order, through the rules across rows."""
+
+    def __init__(
+        self,
+        validator: StreamValidator,
+        source: SetSource,
+        bounds: limits.Limits,
+        cross: list[tuple[int, Any]],
+    ) -> None:
+        self.validator = validator
+        self.source = source
+        self.bounds = bounds
+        self.cross = cross
+        self.index = 0
+        self.line = 0
+        # the rows pass the progress bar's watcher (ROW_WATCHER), as a source's rows do: a
+        # source made anew over them is watched
+        self.rows: deque[SourceRow | UnreadableRow] = deque()
+        self.watched = replace(source, rows=_drain(self.rows)).rows if ROW_WATCHER.get() else None
+
+    def take(self, span: SpanResult) -> bool:
+        """Merge one span's rows; False once the set's row limit stops the reading."""
+        validator, state, report = self.validator, self.validator.state, self.validator.report
+        options = validator.options
+        by_row: dict[int, list[tuple[int, Issue]]] = {}
+        for offset, position, issue in span.findings:
+            by_row.setdefault(offset, []).append((position, issue))
+        for offset, relative_line in enumerate(span.row_lines):
+            index = self.index
+            line = self.line + relative_line if relative_line else 0
+            if self.bounds.max_rows and index >= self.bounds.max_rows:
+                self._record(too_many_rows(index, line, self.bounds))
+                return False
+            self.index += 1
+            broken = span.unreadable[offset]
+            if broken is not None:
+                self._record(UnreadableRow(index, line, broken[0], broken[1]))
+                continue
+            row_id = span.ids[offset]
+            fields = span.family_fields[offset]
+            data: dict[str, Any] = {"metadata": {"case": fields or {}}}
+            if row_id is not None:
+                data["id"] = row_id
+            row = checks.RowView(index, data, line or None)
+            if self.watched is not None:
+                self._count(SourceRow(index, line, data))
+            report.rows += 1
+            state.lines.append(line)
+            if options.row_ids:
+                report.row_ids.append(row_id)
+            if span.starter[offset]:
+                report.starter_rows += 1
+            found = [
+                (position, self._placed(issue, index, offset, line))
+                for position, issue in by_row.get(offset, ())
+            ]
+            for position, check in self.cross:
+                if check is checks.check_duplicate_input:
+                    issues = checks.duplicate_input_issues(
+                        row, state, span.input_keys[offset], span.splits[offset]
+                    )
+                elif check is checks.check_duplicate_id:
+                    if row_id is None:
+                        continue
+                    issues = checks.duplicate_id_issues(row, state, span.id_keys[offset])
+                else:
+                    issues = check(row, state)
+                found.extend((position, issue) for issue in issues)
+            if not found:
+                continue
+            found.sort(key=lambda item: item[0])  # stable: a rule's own order stays
+            issues_of_row = [issue for _, issue in found]
+            if options.family_ignore and fields is not None:
+                family = fields["caseFamily"]
+                issues_of_row = [i for i in issues_of_row if options.wants(i.code, family)]
+            validator.emit(issues_of_row)
+        self.line += span.lines
+        return True
+
+    def _record(self, item: UnreadableRow) -> None:
+        self._count(item)
+        self.validator.check_row(item, self.source.format)
+
+    def _count(self, item: SourceRow | UnreadableRow) -> None:
+        if self.watched is None:
+            return
+        self.rows.append(item)
+        for _ in self.watched:
+            break
+
+    @staticmethod
+    def _placed(issue: Issue, index: int, offset: int, line: int) -> Issue:
+        """A worker's finding, placed by the row's index and line in the whole file."""
+        prefix = jsonpath.row_path(offset)
+        path = issue.path
+        if path.startswith(prefix):
+            path = jsonpath.row_path(index) + path[len(prefix) :]
+        return replace(issue, path=path, row_index=index, line=line or None)
+
+    def close(self) -> None:
+        for _ in self.watched or ():  # the watcher finishes its count
+            pass
+
+
+def _drain(rows: deque[Any]) -> Iterator[Any]:
+    """An endless stream of whatever is put in ``rows``; it ends when ``rows`` is empty."""
+    while rows:
+        yield rows.popleft()

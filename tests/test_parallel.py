@@ -1,0 +1,275 @@
+"""Validation by a pool of processes gives the report one process gives."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+from typer.testing import CliRunner
+
+from blueprint import limits, parallel
+from blueprint.cli import app
+from blueprint.cli._common import PROGRESS_AFTER_ROWS, row_progress
+from blueprint.validate import ValidationOptions, validate_file
+from conftest import row
+
+#: the size from which the command line uses the pool (the tests here lower it)
+POOL_FROM_BYTES = parallel.MIN_POOL_BYTES
+
+FAMILIES = [
+    {"id": "lookup", "oracleType": "reference-answer", "evaluator": "exact-or-programmatic"},
+    {"id": "tone", "oracleType": "rubric"},
+]
+
+
+@pytest.fixture(autouse=True)
+def small_spans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file takes the pool path, cut into spans of a few rows each."""
+    monkeypatch.setattr(parallel, "MIN_POOL_BYTES", 0)
+    monkeypatch.setattr(parallel, "SPAN_BYTES", 700)
+
+
+def write_set(path: Path, lines: list[str], header: dict[str, Any] | None = None) -> Path:
+    path.write_text("".join(lines), encoding="utf-8")
+    if header is not None:
+        side = path.with_name(path.name + ".set.json")
+        side.write_text(json.dumps({"schemaVersion": "blueprint.eval-set/v1", **header}))
+    return path
+
+
+def line(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False) + "\n"
+
+
+def both(path: Path, options: ValidationOptions | None = None) -> tuple[Any, Any]:
+    """The report of one process, and of two."""
+    return (
+        validate_file(path, options=options, jobs=1).to_json(),
+        validate_file(path, options=options, jobs=2).to_json(),
+    )
+
+
+def awkward_lines() -> list[str]:
+    """Rows that exercise every rule across rows, spread over many spans, with broken lines."""
+    rows = [line(row(f"r{i}", caseFamily="lookup" if i % 3 else "tone")) for i in range(40)]
+    rows[5] = line(row("r1"))  # the id of row 1 again, a span or more later
+    rows[9] = line({**row("r9"), "input": "question for r2"})  # the input of row 2
+    split_a = {**row("s1"), "input": "leak"}
+    split_a["metadata"]["split"] = "train"
+    split_b = {**row("s2"), "input": "leak"}
+    split_b["metadata"]["split"] = "test"
+    rows[12] = line(split_a)
+    rows[33] = line(split_b)
+    rows[14] = '{"id": "broken", "input": \n'  # not JSON
+    rows[17] = '{"id": "dup", "id": "again"}\n'  # a repeated key
+    rows[20] = "\n   \n"  # blank lines: line numbers and row indices part ways
+    rows[22] = line(row("w", caseFamily="lookup", evaluator="llm-judge"))  # family mismatch
+    rows[25] = line(row("x", caseFamily="nowhere"))
+    rows[27] = line({"id": 7, "input": None})  # schema findings
+    rows[30] = line(row("starter", provenance="starter-example"))
+    rows[31] = line(row("rubric", "rubric", caseFamily="tone"))
+    return rows
+
+
+def test_the_pool_gives_the_one_process_report(tmp_path: Path) -> None:
+    path = write_set(tmp_path / "set.jsonl", awkward_lines(), {"caseFamilies": FAMILIES})
+    serial, pooled = both(path)
+    assert pooled == serial
+    codes = {issue["code"] for issue in serial["issues"]}
+    assert {
+        "duplicate-id",
+        "duplicate-input",
+        "duplicate-input-across-splits",
+        "parse",
+        "case-family-mismatch",
+        "unknown-case-family",
+        "schema",
+        "starter-example",
+        "inherited-evaluator",
+    } <= codes
+
+
+def test_the_pool_without_a_set_file_and_with_a_byte_order_mark(tmp_path: Path) -> None:
+    lines = awkward_lines()
+    lines[0] = "\ufeff" + lines[0]
+    path = write_set(tmp_path / "set.jsonl", lines)
+    serial, pooled = both(path)
+    assert pooled == serial
+    assert "missing-set-file" in {issue["code"] for issue in serial["issues"]}
+
+
+def test_the_pool_with_a_set_file_declaring_no_families(tmp_path: Path) -> None:
+    path = write_set(tmp_path / "set.jsonl", awkward_lines(), {"name": "no families"})
+    serial, pooled = both(path)
+    assert pooled == serial
+    assert "undeclared-case-family" in {issue["code"] for issue in serial["issues"]}
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ValidationOptions(select=frozenset({"duplicate-id", "schema"})),
+        ValidationOptions(ignore=frozenset({"duplicate-input", "starter-example"})),
+        ValidationOptions(family_ignore={"lookup": frozenset({"inherited-evaluator"})}),
+        ValidationOptions(row_ids=False),
+    ],
+)
+def test_the_pool_honours_the_options(tmp_path: Path, options: ValidationOptions) -> None:
+    path = write_set(tmp_path / "set.jsonl", awkward_lines(), {"caseFamilies": FAMILIES})
+    serial, pooled = both(path, options)
+    assert pooled == serial
+
+
+def test_the_row_limit_stops_the_pool_where_it_stops_one_process(tmp_path: Path) -> None:
+    path = write_set(tmp_path / "set.jsonl", awkward_lines(), {"caseFamilies": FAMILIES})
+    with limits.overridden(max_rows=23):
+        serial, pooled = both(path)
+    assert pooled == serial
+    assert serial["rows"] == 24  # 23 rows and the one that stops the reading
+
+
+def test_an_overlong_line_is_reported_by_the_pool_as_by_one_process(tmp_path: Path) -> None:
+    lines = awkward_lines()
+    lines[8] = line({**row("long"), "input": "x" * 3000})
+    path = write_set(tmp_path / "set.jsonl", lines)
+    with limits.overridden(max_cell_bytes=2000):
+        serial, pooled = both(path)
+    assert pooled == serial
+    assert any(issue["code"] == "parse" and issue["line"] == 9 for issue in serial["issues"])
+
+
+def test_spans_cover_the_file_at_line_boundaries(tmp_path: Path) -> None:
+    data = b"".join(b"x" * (n % 17) + b"\n" for n in range(200)) + b"tail without newline"
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(data)
+    found = list(parallel.spans(path, 50))
+    assert found[0][0] == 0 and found[-1][1] == len(data)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(found))
+    assert all(data[end - 1 : end] == b"\n" for _, end in found[:-1])
+
+
+def test_small_files_and_other_formats_take_one_process(tmp_path: Path) -> None:
+    path = write_set(tmp_path / "set.jsonl", [line(row("a"))])
+    source_json = tmp_path / "set.json"
+    source_json.write_text(json.dumps({"schemaVersion": "blueprint.eval-set/v1", "rows": []}))
+    from blueprint.formats import resolve_codec
+
+    assert not parallel.worth_a_pool(resolve_codec(path, None, reading=True).open(path), 1)
+    opened = resolve_codec(source_json, None, reading=True).open(source_json)
+    assert not parallel.worth_a_pool(opened, 4)
+
+
+def test_validate_jobs_option(tmp_path: Path) -> None:
+    path = write_set(tmp_path / "set.jsonl", awkward_lines(), {"caseFamilies": FAMILIES})
+    runner = CliRunner()
+    one = runner.invoke(app, ["validate", "--report", "json", "--jobs", "1", str(path)])
+    two = runner.invoke(app, ["validate", "--report", "json", "-j", "2", str(path)])
+    assert one.exit_code == two.exit_code == 2  # broken lines make the file unreadable
+    assert json.loads(one.stdout) == json.loads(two.stdout)
+
+
+def test_the_pool_shows_progress_on_a_terminal(tmp_path: Path) -> None:
+    count = PROGRESS_AFTER_ROWS + 500
+    path = write_set(tmp_path / "big.jsonl", [line(row(f"r{n}")) for n in range(count)])
+    screen = io.StringIO()
+    with row_progress(console=Console(file=screen, force_terminal=True, width=100)):
+        report = validate_file(path, jobs=2)
+    assert report.rows == count
+    assert "reading big.jsonl" in screen.getvalue()
+    assert f"{PROGRESS_AFTER_ROWS:,} rows" in screen.getvalue()
+
+
+IDS = st.sampled_from(["a", "b", "c", "d", "e", "f"])
+
+
+@st.composite
+def jsonl_lines(draw: st.DrawFn) -> list[str]:
+    lines = []
+    for number in range(draw(st.integers(0, 30))):
+        kind = draw(st.sampled_from(["row", "row", "row", "blank", "broken"]))
+        if kind == "blank":
+            lines.append("\n")
+        elif kind == "broken":
+            lines.append('{"id": \n')
+        else:
+            data = row(draw(IDS), caseFamily=draw(st.sampled_from(["lookup", "tone", "other"])))
+            data["input"] = draw(st.sampled_from(["q1", "Q1!", "q2", "q3"]))
+            split = draw(st.sampled_from([None, "train", "test"]))
+            if split:
+                data["metadata"]["split"] = split
+            if draw(st.booleans()):
+                data["metadata"]["case"]["evaluator"] = draw(
+                    st.sampled_from(["llm-judge", "exact-or-programmatic"])
+                )
+            lines.append(line(data) if number % 7 else line(data).rstrip("\n") + "   \n")
+    return lines
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lines=jsonl_lines(),
+    header=st.sampled_from([None, {"name": "no families"}, {"caseFamilies": FAMILIES}]),
+)
+def test_any_set_gets_the_same_report_from_the_pool(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[str], header: dict[str, Any] | None
+) -> None:
+    folder = tmp_path_factory.mktemp("pool")
+    path = write_set(folder / "set.jsonl", lines or ["\n"], header)
+    serial, pooled = both(path)
+    assert pooled == serial
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The pids of the processes whose parent is ``pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_pool_stops_cleanly(tmp_path: Path, signal_number: int) -> None:
+    # a file over the pool's threshold, as a user's would be: the command runs for real
+    path = tmp_path / "big.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        for n in range(POOL_FROM_BYTES // 900 + 2000):
+            handle.write(line({**row(f"r{n}"), "input": f"{n} " + "q" * 800}))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "blueprint", "validate", "-j", "2", str(path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own group: the signal reaches it and its workers, as ^C does
+    )
+    deadline = time.monotonic() + 60
+    while len(_workers_of(process.pid)) < 2 and process.poll() is None:
+        assert time.monotonic() < deadline, "no workers started"
+        time.sleep(0.01)
+    workers = _workers_of(process.pid)
+    assert process.poll() is None, process.communicate()
+    os.killpg(process.pid, signal_number)
+    _, errors = process.communicate(timeout=60)
+    assert process.returncode == 128 + signal_number
+    assert b"Traceback" not in errors
+    time.sleep(0.5)
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
