@@ -106,6 +106,12 @@ NOT_FOR_VALIDATE = (
     "blueprint.formats.huggingface",
     "blueprint.formats.openai_evals",
     "rich.markdown",
+    # a set that names no judge-validation report needs no statistics; a named file, no
+    # configuration; checking reads the shipped schemas, so no pack model generates them
+    "blueprint.judging",
+    "blueprint.config",
+    "blueprint.packs",
+    "blueprint.parallel",
 )
 
 

@@ -736,8 +736,9 @@ def _header_issue(code: str, *location: str | int, **context: Any) -> Issue:
 def header_issues(header: dict[str, Any]) -> Iterator[Issue]:
     """Findings on the set-level fields: schema, case families, omitted fields."""
     document = {**header, "rows": []}
-    for location, reason in schema_findings(validator_for("eval-set.schema.json"), document):
-        yield _header_issue("schema", *location, reason=reason)
+    if not accepts("eval-set.schema.json")(document):  # compiled: the common case is cheap
+        for location, reason in schema_findings(validator_for("eval-set.schema.json"), document):
+            yield _header_issue("schema", *location, reason=reason)
     yield from omitted_field_issues(header, _header_issue)
     families = header.get("caseFamilies")
     if not isinstance(families, list):

@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from blueprint import limits
 from blueprint.errors import BlueprintError, ParseError
 from blueprint.formats import REGISTRY, refuse_special_file
-from blueprint.formats.setfile import SUFFIX as SET_FILE_SUFFIX
 from blueprint.formats.toml_positions import KeyPath, Positions
 from blueprint.validate import ValidationOptions, resolve_codes
 
@@ -364,8 +363,3 @@ def _code_lists(config: ProjectConfig) -> Iterator[tuple[KeyPath, list[str]]]:
         yield (*base, "ignore"), layer.ignore
         for family, codes in layer.per_family_ignore.items():
             yield (*base, "per-family-ignore", family), codes
-
-
-def is_set_file(path: Path) -> bool:
-    """Whether a path is a set file (the set-level fields beside a CSV or JSONL), never a set."""
-    return path.name.endswith(SET_FILE_SUFFIX)

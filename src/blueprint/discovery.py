@@ -13,12 +13,15 @@ import glob
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from blueprint.config import Project, SetEntry, is_set_file
 from blueprint.errors import AmbiguousFormatError, BlueprintError, UnknownFormatError, UsageError
 from blueprint.formats import FOLDER, REGISTRY, codecs_reading, get_codec, resolve_codec
 from blueprint.formats.setfile import SUFFIX as SET_FILE_SUFFIX
+from blueprint.formats.setfile import is_set_file
+
+if TYPE_CHECKING:
+    from blueprint.config import Project, SetEntry
 
 #: folders a walk never enters: they hold tools and caches, not a project's sets
 SKIPPED_FOLDERS: Final = frozenset(

@@ -17,17 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import jsonschema_rs
-from pydantic import BaseModel
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
 
 from blueprint.atomic import AtomicOutputs
 from blueprint.errors import OutputError
-from blueprint.model import EXPECTED_SHAPES, CaseProfile, EvalSet, Row
-from blueprint.packs import Overlay, Pack
 
 if TYPE_CHECKING:
     from jsonschema import ValidationError
     from jsonschema.protocols import Validator
+    from pydantic import BaseModel
+    from pydantic.json_schema import GenerateJsonSchema
 
 DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 
@@ -42,27 +40,41 @@ SCHEMA_FILES: Final[dict[str, str]] = {
 }
 
 
-class _Generator(GenerateJsonSchema):
-    """Pydantic's generator without per-property titles (they only repeat the key)."""
+# The schemas are generated from the models (pydantic, the packs' models) only to publish
+# them; checking reads the files Blueprint ships, so those imports wait until generation.
 
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
+
+@cache
+def _generator() -> type[GenerateJsonSchema]:
+    from pydantic.json_schema import GenerateJsonSchema
+
+    class Generator(GenerateJsonSchema):
+        """Pydantic's generator without per-property titles (they only repeat the key)."""
+
+        def field_title_should_be_set(self, schema: Any) -> bool:
+            return False
+
+    return Generator
 
 
 def _model_schema(model: type[BaseModel], schema_id: str) -> dict[str, Any]:
-    body = model.model_json_schema(by_alias=True, schema_generator=_Generator)
+    body = model.model_json_schema(by_alias=True, schema_generator=_generator())
     return {"$schema": DIALECT, "$id": schema_id, **body}
 
 
 def _expected_schema(schema_id: str) -> dict[str, Any]:
+    from pydantic.json_schema import models_json_schema
+
+    from blueprint.model import EXPECTED_SHAPES
+
     models = [model for shapes in EXPECTED_SHAPES.values() if shapes for model in shapes]
     _, top = models_json_schema(
         [(model, "validation") for model in models],
         by_alias=True,
-        schema_generator=_Generator,
+        schema_generator=_generator(),
         ref_template="#/$defs/{model}",
     )
-    defs: dict[str, JsonSchemaValue] = dict(top["$defs"])
+    defs: dict[str, Any] = dict(top["$defs"])
     for oracle_type, shapes in EXPECTED_SHAPES.items():
         if not shapes:
             continue
@@ -84,6 +96,9 @@ def _expected_schema(schema_id: str) -> dict[str, Any]:
 @cache
 def published_schemas() -> dict[str, dict[str, Any]]:
     """Every published schema, keyed by its file name in ``schemas/``."""
+    from blueprint.model import CaseProfile, EvalSet, Row
+    from blueprint.packs import Overlay, Pack
+
     ids = SCHEMA_FILES
     return {
         "eval-set.schema.json": _model_schema(EvalSet, ids["eval-set.schema.json"]),

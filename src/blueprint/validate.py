@@ -18,7 +18,6 @@ from blueprint import checks, jsonpath
 from blueprint.errors import ParseError, UsageError
 from blueprint.formats import SetSource, SourceRow, StrPath, UnreadableRow, resolve_codec
 from blueprint.issues import CODES, Issue, ValidationReport, make_issue
-from blueprint.judging import settle_judge_conditions
 from blueprint.model import STARTER_PROVENANCES
 
 #: the selector that means every code
@@ -105,8 +104,23 @@ def validate_file(
     report = ValidationReport(source=str(path), format=codec.name)
     _validate_source(source, options, report, jobs)
     # after the pass, not in it: reads the rows again only when a report is referenced
-    settle_judge_conditions(report, path, codec, source.header, options.wants, judge_reports)
+    if judge_reports or _names_judge_reports(source.header):
+        from blueprint.judging import settle_judge_conditions
+
+        settle_judge_conditions(report, path, codec, source.header, options.wants, judge_reports)
     return report
+
+
+def _names_judge_reports(header: Mapping[str, Any] | None) -> bool:
+    """Whether the set-level fields point at a judge-validation report (the set's own field or
+    a case family's): only then is the judging module, with its statistics, imported."""
+    if not header:
+        return False
+    families = header.get("caseFamilies")
+    return bool(header.get("judgeValidation")) or (
+        isinstance(families, list)
+        and any(isinstance(family, dict) and family.get("judgeValidation") for family in families)
+    )
 
 
 def unreadable_report(
@@ -244,7 +258,7 @@ def _validate_source(
     validator = StreamValidator(report, options)
     validator.check_header(source.header, source.notes)
     validator.follow(source)
-    if jobs != 1:
+    if jobs != 1 and source.format == "jsonl":  # the one format the pool reads
         from blueprint import parallel
 
         jobs = jobs or parallel.default_jobs()

@@ -18,6 +18,11 @@ from blueprint.issues import Issue, make_issue
 SUFFIX: Final = ".set.json"
 
 
+def is_set_file(path: Path) -> bool:
+    """Whether a path is a set file (the set-level fields beside a CSV or JSONL), never a set."""
+    return path.name.endswith(SUFFIX)
+
+
 def set_file_for(data_path: Path) -> Path:
     return data_path.with_name(data_path.name + SUFFIX)
 
