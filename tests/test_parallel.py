@@ -269,7 +269,7 @@ def test_an_interrupted_pool_stops_cleanly(tmp_path: Path, signal_number: int) -
     assert process.poll() is None, process.communicate()
     os.killpg(process.pid, signal_number)
     _, errors = process.communicate(timeout=60)
-    assert process.returncode == 128 + signal_number
+    assert process.returncode == 128 + signal_number, errors.decode(errors="replace")
     assert b"Traceback" not in errors
     time.sleep(0.5)
     assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]

@@ -16,6 +16,7 @@ import signal
 from array import array
 from collections import deque
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -209,11 +210,33 @@ def _start_method() -> BaseContext:
     return multiprocessing.get_context("spawn")
 
 
+#: the signals that stop a command (see the launcher's handlers)
+_STOPPING: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def _ignore_interrupts() -> None:
     # stopping is the parent's to handle (^C and a SIGTERM reach the whole process group): it
-    # stops handing out spans, the workers finish the one they hold and leave
-    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    # stops handing out spans, the workers finish the one they hold and leave. The parent
+    # forked this process with those signals blocked, so none came before they were ignored.
+    for number in _STOPPING:
         signal.signal(number, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
+
+
+@contextmanager
+def _stopping_held() -> Iterator[None]:
+    """Hold back the stopping signals while the workers start: a forked worker keeps the
+    parent's handlers until its initializer runs, and a ^C in between would stop it with a
+    traceback. Held, a signal waits for the parent, which stops the pool cleanly."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def validate_with_pool(
@@ -247,6 +270,10 @@ def validate_with_pool(
     ) as pool:
         pending: deque[Future[SpanResult]] = deque()
         try:
+            with _stopping_held():  # a forked pool starts its workers at the first task
+                first = next(tasks, None)
+                if first is not None:
+                    pending.append(pool.submit(check_span, first))
             for task in tasks:
                 pending.append(pool.submit(check_span, task))
                 # a few spans ahead of the parent: enough to keep every worker busy, few
