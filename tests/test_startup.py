@@ -128,6 +128,13 @@ def test_validating_a_json_file_imports_only_its_command_and_the_codecs_that_rea
     assert sorted(loaded.intersection(NOT_FOR_VALIDATE)) == []
 
 
+def test_a_canonical_document_is_read_without_asking_the_vendor_codecs():
+    # its schema version says what it is: no vendor codec (nor YAML) is imported to agree
+    loaded = _modules_after(["validate", str(EXAMPLE)])
+    vendors = {f"blueprint.formats.{name}" for name in ("promptfoo", "omk", "deepeval", "ome")}
+    assert sorted(loaded & (vendors | {"yaml"})) == []
+
+
 def test_listing_the_formats_imports_no_codec():
     loaded = _modules_after(["formats"])
     codecs = {f"blueprint.formats.{name}" for name in ("promptfoo", "omk", "apollia", "ome")}
