@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from blueprint import limits
 from blueprint.convert import ConvertOptions, convert
@@ -448,3 +451,56 @@ def test_rows_that_look_like_the_placeholder_read_as_themselves(
         json.loads(odd_row),
         row("b"),
     ]
+
+
+def _outline_of(path: Path) -> tuple[list[int], list[int], bytes]:
+    outline = canonical_json._outline(path)
+    assert outline is not None
+    with outline:
+        return list(outline.starts), list(outline.ends), bytes(outline.skeleton)
+
+
+ROW_TEXTS = st.lists(
+    st.builds(
+        lambda n, text, nested: {"id": f"r{n}", "input": text, "metadata": {"deep": nested}},
+        st.integers(0, 99),
+        st.text(alphabet=st.sampled_from('ab{}[]",:\\\n é'), max_size=12),
+        st.recursive(
+            st.none() | st.integers() | st.text(max_size=3),
+            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner),
+            max_leaves=6,
+        ),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=ROW_TEXTS,
+    layout=st.sampled_from(["indent2", "indent4", "tabs", "line", "compact", "misindented"]),
+)
+def test_finding_whole_rows_at_once_gives_the_outline_of_walking_every_bracket(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[dict[str, Any]], layout: str
+) -> None:
+    document: dict[str, Any] = {"schemaVersion": "blueprint.eval-set/v1", "name": "t", "rows": rows}
+    if layout == "indent2":
+        text = json.dumps(document, indent=2, ensure_ascii=False)
+    elif layout == "indent4":
+        text = json.dumps(document, indent=4)
+    elif layout == "tabs":
+        text = json.dumps(document, indent="\t")
+    elif layout == "line":
+        text = '{"name": "t", "rows": [\n' + ",\n".join(json.dumps(r) for r in rows) + "\n]}"
+    elif layout == "compact":
+        text = json.dumps(document, separators=(",", ":"))
+    else:  # a nested value closing at the rows' own indentation: the guess is wrong there
+        text = json.dumps(document, indent=2).replace("\n      }", "\n    }")
+    path = tmp_path_factory.mktemp("outline") / "set.json"
+    path.write_text(text, encoding="utf-8")
+    fast = _outline_of(path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(canonical_json, "_row_end", lambda mapped, start: None)
+        walked = _outline_of(path)
+    assert fast == walked

@@ -16,6 +16,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
+import orjson
+
 from blueprint import jsonvalues, limits
 from blueprint.atomic import AtomicOutputs
 from blueprint.errors import ParseError
@@ -282,6 +284,12 @@ def _scan(path: Path, outline: _Outline, position: int) -> None:
             if depth == rows_depth:
                 outline.skeleton += mapped[copied:position]
                 outline.starts.append(position)
+                end = _row_end(mapped, position)
+                if end is not None:  # the whole row at once (see _row_end)
+                    outline.ends.append(end)
+                    outline.skeleton += b"0" + b"\n" * mapped[position:end].count(b"\n")
+                    copied = position = end
+                    continue
             elif depth == 1 and byte == ord("[") and rows_depth < 0:
                 tail = bytes(outline.skeleton[-256:]) + mapped[copied:position]
                 if _ROWS_KEY.search(tail):
@@ -303,6 +311,36 @@ def _scan(path: Path, outline: _Outline, position: int) -> None:
     if closers:
         _refuse(path, mapped, size, "the document ends before its brackets close")
     outline.skeleton += mapped[copied:size]
+
+
+def _row_end(mapped: mmap.mmap, start: int) -> int | None:
+    """Where the row opening at ``start`` ends, found without walking its brackets one by
+    one, for the two layouts writers use: one row a line, and rows indented, closing on a
+    line of their own at the indentation they opened at. The place is a guess that decoding
+    confirms: a text that decodes as one JSON value from ``{`` to its last ``}`` is exactly
+    one object, so that brace closes the row. Otherwise (another layout, or a row the strict
+    reader refuses), None: the walk decides, as it does for everything else."""
+    closing = b"}" if mapped[start] == ord("{") else b"]"
+    line_end = mapped.find(b"\n", start)
+    if line_end < 0:
+        line_end = len(mapped)
+    row_line = mapped[start:line_end].rstrip(b" \t\r,")
+    if row_line.endswith(closing):  # one row a line
+        end = start + len(row_line)
+    else:
+        line_start = mapped.rfind(b"\n", 0, start) + 1
+        indent = mapped[line_start:start]
+        if indent.strip(b" \t"):
+            return None
+        found = mapped.find(b"\n" + indent + closing, line_end)
+        end = found + 1 + len(indent) + 1 if found >= 0 else -1
+    if end <= start:
+        return None
+    try:
+        orjson.loads(mapped[start:end])
+    except orjson.JSONDecodeError:
+        return None
+    return end
 
 
 def _refuse(path: Path, mapped: mmap.mmap, position: int, reason: str) -> None:
