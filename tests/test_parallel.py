@@ -150,11 +150,80 @@ def test_an_overlong_line_is_reported_by_the_pool_as_by_one_process(tmp_path: Pa
     assert any(issue["code"] == "parse" and issue["line"] == 9 for issue in serial["issues"])
 
 
+def document_text(rows: list[str], layout: str) -> str:
+    """A JSON document of the given row texts: indented, one row a line, or all on one."""
+    head = '{"schemaVersion": "blueprint.eval-set/v1", "name": "t", "caseFamilies": '
+    head += json.dumps(FAMILIES)
+    if layout == "indented":
+        body = ",\n".join(
+            "    " + json.dumps(json.loads(text), indent=2).replace("\n", "\n    ")
+            if not text.startswith('{"raw')
+            else "    " + text[5:]
+            for text in rows
+        )
+        return head + ',\n  "rows": [\n' + body + '\n  ],\n  "description": "after"\n}\n'
+    separator = ",\n" if layout == "lines" else ", "
+    return (
+        head
+        + ', "rows": ['
+        + separator.join(text[5:] if text.startswith('{"raw') else text for text in rows)
+        + "]}"
+    )
+
+
+def document_rows() -> list[str]:
+    """Row texts for a document; ``{"raw`` marks text kept as written (a row the strict
+    reader refuses: a repeated key, a lone surrogate)."""
+    rows = [line(row(f"r{i}", caseFamily="lookup" if i % 3 else "tone")).strip() for i in range(30)]
+    rows[5] = line(row("r1")).strip()
+    rows[9] = line({**row("r9"), "input": "question for r2"}).strip()
+    rows[11] = '{"raw{"id": "dup", "id": "again", "input": "x"}'
+    rows[13] = '{"raw{"id": "s", "input": "\\ud800"}'
+    rows[22] = line(row("w", caseFamily="lookup", evaluator="llm-judge")).strip()
+    rows[25] = line({"id": 7, "input": None}).strip()
+    return rows
+
+
+@pytest.mark.parametrize("layout", ["indented", "lines", "one-line"])
+def test_the_pool_reads_a_json_document_as_one_process_does(tmp_path: Path, layout: str) -> None:
+    path = tmp_path / "set.json"
+    path.write_text(document_text(document_rows(), layout), encoding="utf-8")
+    from blueprint.formats import REGISTRY
+
+    assert parallel.worth_a_pool(REGISTRY["json"].open(path), 2)
+    serial, pooled = both(path)
+    assert pooled == serial
+    assert {"duplicate-id", "duplicate-input", "parse", "schema"} <= {
+        issue["code"] for issue in serial["issues"]
+    }
+
+
+def test_a_json_document_past_the_row_limit_takes_one_process(tmp_path: Path) -> None:
+    path = tmp_path / "set.json"
+    path.write_text(document_text(document_rows(), "lines"), encoding="utf-8")
+    from blueprint.formats import REGISTRY
+
+    with limits.overridden(max_rows=10):
+        assert not parallel.worth_a_pool(REGISTRY["json"].open(path), 2)
+        serial, pooled = both(path)
+    assert pooled == serial
+
+
+def test_document_spans_cover_every_row_once() -> None:
+    starts = [10 + 30 * n for n in range(40)]
+    ends = [start + 25 for start in starts]
+    found = list(parallel.document_spans((starts, ends), 100))
+    assert found[0][0] == 0 and found[-1][1] == ends[-1]
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(found))
+    assert [s for _, _, (firsts, _) in found for s in firsts] == starts
+    assert [e for _, _, (_, lasts) in found for e in lasts] == ends
+
+
 def test_spans_cover_the_file_at_line_boundaries(tmp_path: Path) -> None:
     data = b"".join(b"x" * (n % 17) + b"\n" for n in range(200)) + b"tail without newline"
     path = tmp_path / "lines.jsonl"
     path.write_bytes(data)
-    found = list(parallel.spans(path, 50))
+    found = [(start, end) for start, end, _ in parallel.spans(path, 50)]
     assert found[0][0] == 0 and found[-1][1] == len(data)
     assert all(a[1] == b[0] for a, b in itertools.pairwise(found))
     assert all(data[end - 1 : end] == b"\n" for _, end in found[:-1])

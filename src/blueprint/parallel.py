@@ -14,14 +14,15 @@ from __future__ import annotations
 import os
 import signal
 from array import array
+from bisect import bisect_left
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from blueprint import checks, jsonpath, limits
+from blueprint import checks, jsonpath, jsonvalues, limits
 from blueprint.formats._io import _json_lines, too_many_rows
 from blueprint.formats.base import ROW_WATCHER, SetSource, SourceRow, UnreadableRow
 from blueprint.inputtext import input_key, split_of, text_key
@@ -54,10 +55,19 @@ def default_jobs() -> int:
 
 
 def worth_a_pool(source: SetSource, jobs: int) -> bool:
-    """Whether the pool path applies: a JSON Lines file of at least ``MIN_POOL_BYTES``, more than
-    one job, and not already inside a worker process (``check --jobs`` runs validations in
-    workers; nesting pools there would only oversubscribe the cores)."""
-    if jobs <= 1 or source.format != "jsonl" or source.reported_once:
+    """Whether the pool path applies: a JSON Lines file, or a streamed JSON document of rows
+    (see ``SetSource.row_places``), of at least ``MIN_POOL_BYTES``; more than one job; and
+    not already inside a worker process (``check --jobs`` runs validations in workers;
+    nesting pools there would only oversubscribe the cores)."""
+    if jobs <= 1 or source.reported_once:
+        return False
+    if source.format == "json":
+        places = source.row_places
+        row_limit = limits.current().max_rows
+        # past the row limit the document reader words its finding its own way: one process
+        if places is None or (row_limit and len(places[0]) > row_limit):
+            return False
+    elif source.format != "jsonl":
         return False
     import multiprocessing
 
@@ -79,6 +89,9 @@ class SpanTask:
     #: the positions (in ``checks.ROW_RULES``) of the one-row rules to run
     rules: tuple[int, ...]
     check_schema: bool
+    #: for a JSON document, where its rows in the span start and end (byte offsets in the
+    #: file); None for JSON Lines, whose span is whole lines
+    row_places: tuple[array[int], array[int]] | None = None
 
 
 @dataclass
@@ -111,7 +124,11 @@ def check_span(task: SpanTask) -> SpanResult:
     result = SpanResult()
     # the parent knows where the set's row limit falls; the worker reads its whole span
     unbounded = replace(task.bounds, max_rows=0)
-    for index, item in enumerate(_json_lines(task.path, unbounded, (task.start, task.end))):
+    if task.row_places is None:
+        items = _json_lines(task.path, unbounded, (task.start, task.end))
+    else:
+        items = _document_rows(task, result)
+    for index, item in enumerate(items):
         if isinstance(item, UnreadableRow):
             _append_row(result, item.line or 0, None)
             result.unreadable[-1] = (item.column, item.reason)
@@ -126,8 +143,50 @@ def check_span(task: SpanTask) -> SpanResult:
         for position, check in rules:
             for issue in check(row, state):
                 found.append((index, position, issue))
-    result.lines = _physical_lines(task.path, task.start, task.end)
+    if task.row_places is None:
+        result.lines = _physical_lines(task.path, task.start, task.end)
     return result
+
+
+def _document_rows(task: SpanTask, result: SpanResult) -> Iterator[tuple[int, Any] | UnreadableRow]:
+    """The rows of a JSON document's span, decoded as the streamed reader decodes them (a
+    row sits two levels down, which the depth limit counts), with lines counted from the
+    span's start; the span's newlines go in ``result.lines`` (the next span starts after
+    them: spans of a document meet anywhere in a line)."""
+    assert task.row_places is not None
+    loads = jsonvalues.reader(replace(task.bounds, max_depth=max(task.bounds.max_depth - 2, 0)))
+    with task.path.open("rb") as handle:
+        handle.seek(task.start)
+        text = handle.read(task.end - task.start)
+    result.lines = text.count(b"\n")
+    line, counted = 1, 0
+    for index, (start, end) in enumerate(zip(*task.row_places, strict=True)):
+        start, end = start - task.start, end - task.start
+        line += text.count(b"\n", counted, start)
+        counted = start
+        try:
+            yield line, loads(text[start:end])
+        except jsonvalues.JSONError as error:
+            column = error.column
+            if error.line == 1:  # the row's own column: where it starts on its line
+                column += start - (text.rfind(b"\n", 0, start) + 1)
+                if b"\n" not in text[:start]:  # the line began in an earlier span
+                    column += task.start - _line_start(task.path, task.start)
+            yield UnreadableRow(index, line + error.line - 1, column, error.reason)
+
+
+def _line_start(path: Path, before: int) -> int:
+    """Where the line holding byte ``before`` starts (found reading backwards)."""
+    with path.open("rb") as handle:
+        end = before
+        while end > 0:
+            start = max(0, end - (1 << 16))
+            handle.seek(start)
+            found = handle.read(end - start).rfind(b"\n")
+            if found >= 0:
+                return start + found + 1
+            end = start
+    return 0
 
 
 def _physical_lines(path: Path, start: int, end: int) -> int:
@@ -172,8 +231,24 @@ def _append_row(result: SpanResult, line: int, row: checks.RowView | None) -> No
     result.starter.append(isinstance(provenance, str) and provenance in STARTER_PROVENANCES)
 
 
-def spans(path: Path, size: int) -> Iterator[tuple[int, int]]:
-    """(start, end) byte spans of about ``size`` bytes that begin and end at line boundaries.
+def document_spans(
+    places: tuple[Sequence[int], Sequence[int]], size: int
+) -> Iterator[tuple[int, int, tuple[array[int], array[int]]]]:
+    """(start, end, rows) spans of a JSON document: rows in file order, about ``size`` bytes
+    of them a span. A span starts where the one before ended (the first at the file's start)
+    and ends where its last row does; ``rows`` are its rows' (starts, ends)."""
+    starts, ends = places
+    start, first = 0, 0
+    while first < len(starts):
+        last = min(bisect_left(ends, start + size, lo=first), len(starts) - 1)
+        end = ends[last]
+        yield start, end, (array("q", starts[first : last + 1]), array("q", ends[first : last + 1]))
+        start, first = end, last + 1
+
+
+def spans(path: Path, size: int) -> Iterator[tuple[int, int, None]]:
+    """(start, end, None) byte spans of about ``size`` bytes that begin and end at line
+    boundaries.
 
     A line longer than a span is never read whole here: the boundary is found by reading
     ahead in pieces."""
@@ -189,7 +264,7 @@ def spans(path: Path, size: int) -> Iterator[tuple[int, int]]:
                     if not piece or piece.endswith(b"\n"):
                         break
                 end = handle.tell()
-            yield start, end
+            yield start, end, None
             start = end
 
 
@@ -261,9 +336,21 @@ def validate_with_pool(
     ]
     bounds = limits.current()
     merger = _Merger(validator, source, bounds, cross)
+    places = source.row_places if source.format == "json" else None
     tasks = (
-        SpanTask(source.path, start, end, bounds, source.header, positions, validator.check_schema)
-        for start, end in spans(source.path, SPAN_BYTES)
+        SpanTask(
+            source.path,
+            start,
+            end,
+            bounds,
+            source.header,
+            positions,
+            validator.check_schema,
+            rows,
+        )
+        for start, end, rows in (
+            spans(source.path, SPAN_BYTES) if places is None else document_spans(places, SPAN_BYTES)
+        )
     )
     with ProcessPoolExecutor(
         max_workers=jobs, mp_context=_start_method(), initializer=_ignore_interrupts

@@ -85,8 +85,8 @@ def validate_file(
     """Validate a set file of any readable format; ``judge_reports`` are judge-validation
     reports the project configuration names, beside those the set points at.
 
-    With ``jobs`` above 1 (0: one per core), a large JSON Lines file is validated by that many
-    worker processes; the report is the same as with one.
+    With ``jobs`` above 1 (0: one per core), a large JSON Lines file or JSON document is
+    validated by that many worker processes; the report is the same as with one.
     """
     path = Path(path)
     options = options or ValidationOptions()
@@ -258,7 +258,7 @@ def _validate_source(
     validator = StreamValidator(report, options)
     validator.check_header(source.header, source.notes)
     validator.follow(source)
-    if jobs != 1 and source.format == "jsonl":  # the one format the pool reads
+    if jobs != 1 and source.format in ("jsonl", "json"):  # the formats the pool reads
         from blueprint import parallel
 
         jobs = jobs or parallel.default_jobs()

@@ -92,8 +92,8 @@ def validate_command(
             "--jobs",
             "-j",
             min=0,
-            help="Processes to validate a large JSON Lines file with (0: one per core;"
-            " files under 32 MiB always use one).",
+            help="Processes to validate a large JSON Lines or JSON file with (0: one per"
+            " core; files under 32 MiB always use one).",
         ),
     ] = 0,
     allow_path: AllowPath = None,

@@ -8,7 +8,7 @@ for rows that break the schema. Turning rows into models is the caller's choice.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -81,6 +81,10 @@ class SetSource:
     #: the column names of a tabular file (CSV) in the file's own order, so that an edit in
     #: place can write them back in that order; None for other formats
     columns: tuple[str, ...] | None = None
+    #: where each row's text starts and ends in the file (byte offsets), for a reader that
+    #: found them before decoding any row (a streamed JSON document of objects): a pool of
+    #: processes reads the rows from there (see blueprint.parallel)
+    row_places: tuple[Sequence[int], Sequence[int]] | None = None
 
     def __post_init__(self) -> None:
         watcher = ROW_WATCHER.get()

@@ -72,6 +72,7 @@ class JsonCodec:
             rows=_streamed_rows(path, outline, count, scalars),
             header_origin="the document",
             line_of=_line_finder(path),  # rows carry their lines; this is for callers that ask
+            row_places=None if scalars else (outline.starts, outline.ends),
         )
 
     def _open_whole(self, path: Path) -> SetSource:
