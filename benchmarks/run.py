@@ -318,12 +318,13 @@ class Bench:
             )
         # the pool: its workers' CPU is not the child's, so its wall time is the figure to read
         jobs = str(max(2, os.cpu_count() or 1))
-        self.measure(
-            size,
-            f"validate jsonl, {jobs} processes",
-            "pool",
-            ["cli", "validate", "--jobs", jobs, jsonl],
-        )
+        for fmt in ("jsonl", "json"):
+            self.measure(
+                size,
+                f"validate {fmt}, {jobs} processes",
+                "pool",
+                ["cli", "validate", "--jobs", jobs, str(sources[fmt])],
+            )
         for source, target in (("jsonl", "json"), ("jsonl", "csv"), ("csv", "jsonl")):
             out = folder / f"out.{target}"
             self.measure(
