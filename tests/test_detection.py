@@ -148,19 +148,13 @@ def test_a_row_without_its_case_profile_is_ambiguous_until_named(tmp_path: Path)
     assert set(caught.value.candidates) == {"jsonl", "braintrust"}
 
 
-def test_blueprints_mark_settles_a_shared_extension(tmp_path: Path) -> None:
-    # a JSON Lines row a Braintrust record could also be, with its set file beside it; a
-    # document naming Blueprint's schema version: each is read as the canonical format
+def test_a_set_file_settles_a_shared_extension(tmp_path: Path) -> None:
+    # a JSON Lines row a Braintrust record could also be, with its set file beside it
     path = tmp_path / "rows.jsonl"
     row = {"id": "a", "input": "q", "expected": "x", "metadata": {"team": "t"}}
     path.write_text(json.dumps(row) + "\n", "utf-8")
     (tmp_path / "rows.jsonl.set.json").write_text('{"name": "s"}', "utf-8")
     assert resolve_codec(path, None, reading=True).name == "jsonl"
-    document = tmp_path / "set.json"
-    document.write_text(
-        json.dumps({"schemaVersion": "blueprint.eval-set/v1", "name": "s", "rows": []}), "utf-8"
-    )
-    assert resolve_codec(document, None, reading=True).name == "json"
 
 
 # --- the form a vendor output takes ------------------------------------------------------------

@@ -111,7 +111,6 @@ NOT_FOR_VALIDATE = (
     "blueprint.judging",
     "blueprint.config",
     "blueprint.packs",
-    "blueprint.parallel",
 )
 
 
@@ -128,10 +127,13 @@ def test_validating_a_json_file_imports_only_its_command_and_the_codecs_that_rea
     assert sorted(loaded.intersection(NOT_FOR_VALIDATE)) == []
 
 
-def test_a_canonical_document_is_read_without_asking_the_vendor_codecs():
-    # its schema version says what it is: no vendor codec (nor YAML) is imported to agree
-    loaded = _modules_after(["validate", str(EXAMPLE)])
-    vendors = {f"blueprint.formats.{name}" for name in ("promptfoo", "omk", "deepeval", "ome")}
+def test_a_set_with_its_set_file_is_read_without_asking_the_vendor_codecs(tmp_path):
+    # the set file beside it says what it is: no vendor codec (nor YAML) is imported to agree
+    data = tmp_path / "set.jsonl"
+    data.write_text('{"id": "a", "input": "q", "metadata": {"case": {}}}\n', encoding="utf-8")
+    (tmp_path / "set.jsonl.set.json").write_text('{"name": "s"}', encoding="utf-8")
+    loaded = _modules_after(["validate", str(data)])
+    vendors = {f"blueprint.formats.{name}" for name in ("braintrust", "promptfoo", "langsmith")}
     assert sorted(loaded & (vendors | {"yaml"})) == []
 
 

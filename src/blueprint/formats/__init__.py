@@ -8,7 +8,6 @@ formats share an extension, and only when it makes one of them certain.
 from __future__ import annotations
 
 import importlib
-import re
 import stat
 from collections.abc import Iterable, Iterator, MutableMapping
 from dataclasses import dataclass
@@ -390,22 +389,19 @@ def _sniff(path: Path, candidates: list[Codec]) -> Codec:
     )
 
 
-#: a canonical document names its schema version near its start
-_SCHEMA_VERSION_MARK: Final = re.compile(rb'"schemaVersion"\s*:\s*"blueprint\.eval-set/')
-
-
 def _canonical_if_marked(path: Path, candidates: list[FormatFacts | Codec]) -> Codec | None:
-    """The canonical codec among ``candidates`` when the file carries Blueprint's own mark (a
-    set file beside it, or a canonical document's schema version in its first bytes) and the
-    canonical reader agrees. The mark settles a tie between formats anyway (see ``_sniff``);
-    settled first, it spares importing every vendor codec to ask it."""
+    """The canonical codec among ``candidates`` when a set file lies beside the file and the
+    canonical reader agrees: that mark settles a tie between formats anyway (see ``_sniff``),
+    so settling it first gives the same answer without importing every vendor codec to ask.
+    A canonical document's schema version is no such mark: content that another format fits
+    too stays ambiguous."""
     lossless = [facts for facts in candidates if facts.lossless]
     if len(lossless) != 1 or len(candidates) == 1 or path.is_dir():
         return None
+    if not set_file_for(path).is_file():
+        return None
     head = _head(path)
     if head is None:
-        return None
-    if not (_SCHEMA_VERSION_MARK.search(head) or set_file_for(path).is_file()):
         return None
     codec = REGISTRY[lossless[0].name]
     return codec if codec.sniff(path, head).ok else None
