@@ -96,10 +96,27 @@ def risky(value: Any) -> bool:
     """Whether promptfoo would load a string somewhere inside the value as a file or package."""
     if isinstance(value, str):
         return value.startswith(_LOADED_PREFIXES)
+    if not isinstance(value, dict | list):
+        return False
+    # a string that starts so is, in JSON, a quote and the prefix; the JSON text without one
+    # (nearly every value) is answered by one search, without a walk through the value
+    try:
+        encoded = jsonvalues.dumps(value)
+    except ValueError:
+        return _risky_inside(value)
+    return any(mark in encoded for mark in _LOADED_MARKS) and _risky_inside(value)
+
+
+_LOADED_MARKS: Final = tuple(b'"' + prefix.encode() for prefix in _LOADED_PREFIXES)
+
+
+def _risky_inside(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.startswith(_LOADED_PREFIXES)
     if isinstance(value, dict):
-        return any(risky(key) or risky(item) for key, item in value.items())
+        return any(_risky_inside(key) or _risky_inside(item) for key, item in value.items())
     if isinstance(value, list):
-        return any(risky(item) for item in value)
+        return any(_risky_inside(item) for item in value)
     return False
 
 
@@ -248,6 +265,14 @@ def assertions_for(row: ExportRow) -> list[dict[str, Any]]:
     if oracle == "expected-tool-calls":
         return [_javascript(_JS_TOOL_CALLS, expected)]
     return []
+
+
+def asserted(row: ExportRow) -> bool:
+    """Whether :func:`assertions_for` gives the row any assertion, without building them."""
+    oracle = row.oracle_type
+    if oracle == "rubric":
+        return row.evaluator == "llm-judge"
+    return oracle in ("reference-answer", "acceptable-set", "expected-tool-calls")
 
 
 def expected_from_assertions(assertions: Any) -> Any:
@@ -1648,7 +1673,7 @@ class PromptfooCodec(VendorCodec):
     def skip(self, row: ExportRow, context: WriteContext) -> str | None:
         if row.oracle_type == "expected-final-state":
             return FINAL_STATE
-        if not row.human_only and not assertions_for(row):
+        if not row.human_only and not asserted(row):
             return NO_ASSERTION
         return None
 
