@@ -17,7 +17,7 @@ from blueprint.errors import (
     UnknownFormatError,
     UsageError,
 )
-from blueprint.formats import REGISTRY
+from blueprint.formats import REGISTRY, vendor
 from blueprint.formats.base import ExportResult, LossyField
 from conftest import FIXTURES, document, row, write_json
 
@@ -223,3 +223,26 @@ def test_force_never_replaces_a_device() -> None:
             ConvertOptions(target_format="csv", force=True),
         )
     assert Path("/dev/null").is_char_device()
+
+
+def test_a_vendor_export_checks_again_only_rows_the_validator_did_not_accept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checked: list[object] = []
+    check = vendor._require_valid
+    monkeypatch.setattr(
+        vendor,
+        "_require_valid",
+        lambda data, *rest: (checked.append(data["id"]), check(data, *rest)),
+    )
+    rows = [row("a"), row("b"), row("c")]
+    source = write_json(tmp_path / "set.json", document(*rows))
+    convert(source, tmp_path / "out.jsonl", ConvertOptions(target_format="deepeval"))
+    assert checked == []
+    # once a row breaks the schema, it and every row after it are checked, and the export
+    # stops at the broken one as an export of unchecked rows would
+    del rows[1]["metadata"]["case"]["oracleType"]
+    source = write_json(tmp_path / "broken.json", document(*rows))
+    with pytest.raises(vendor.InvalidRowForExport):
+        convert(source, tmp_path / "out2.jsonl", ConvertOptions(target_format="deepeval"))
+    assert checked == ["b"]

@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from blueprint.formats import REGISTRY, WriteOptions
+from blueprint.formats import REGISTRY, WriteOptions, promptfoo
 from blueprint.formats.langsmith import example_id
+from blueprint.formats.vendor import ExportRow
+from blueprint.model import EVALUATOR_TYPES, ORACLE_TYPES
 from conftest import row
 
 HEADER = {"schemaVersion": "blueprint.eval-set/v1", "name": "t"}
@@ -193,6 +195,23 @@ def test_a_family_evaluator_the_oracle_bars_stops_the_export(tmp_path: Path) -> 
         REGISTRY["braintrust"].write(
             header, iter([row("r", "rubric", caseFamily="f")]), tmp_path / "o.jsonl", WriteOptions()
         )
+
+
+@pytest.mark.parametrize("oracle_type", ORACLE_TYPES)
+@pytest.mark.parametrize("evaluator", [None, *EVALUATOR_TYPES])
+def test_promptfoo_knows_which_rows_get_assertions_without_building_them(
+    oracle_type: str, evaluator: str | None
+) -> None:
+    expected = {
+        "acceptable-set": {"acceptable": ["a"]},
+        "expected-tool-calls": {"calls": []},
+        "expected-final-state": {"checks": []},
+    }.get(oracle_type, "yes")
+    data = row("r", oracle_type, expected=expected)
+    if evaluator is not None:
+        data["metadata"]["case"]["evaluator"] = evaluator
+    exported = ExportRow.of(data)
+    assert promptfoo.asserted(exported) == bool(promptfoo.assertions_for(exported))
 
 
 def test_blueprint_rows_in_a_promptfoo_config_are_told_of_its_default_test(tmp_path: Path) -> None:

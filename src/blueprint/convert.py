@@ -130,6 +130,7 @@ def convert(
     validator = StreamValidator(report, ValidationOptions(select=errors))
     validator.check_header(header, source.notes)
     validator.follow(source)
+    accepted = _Accepted()
 
     def tallied() -> Iterator[Any]:
         # the import leg: count what the reader had to infer, and validate every row on its
@@ -139,6 +140,8 @@ def convert(
             if isinstance(item, UnreadableRow):
                 raise ParseError(source.path, item.reason, line=item.line, column=item.column)
             validator.check_row(item, reader.name)
+            # once anything is wrong, the writer checks every row itself, as it would alone
+            accepted.row = item.data if report.valid else None
             for path in RowView(0, item.data).imported().get("derived", {}):
                 derived[path] += 1
             yield item.data
@@ -159,6 +162,7 @@ def convert(
             derived_fields=made_up,
             data_format=options.data_format,
             spreadsheet_safe=options.spreadsheet_safe,
+            accepted=accepted,
         ),
     )
     stale = set_file_for(target_path)
@@ -180,6 +184,17 @@ def convert(
             " (blueprint validate lists them as derived-value)"
         )
     return ConvertResult(source_path, reader.name, export, notes, report)
+
+
+class _Accepted:
+    """Whether a row is the one convert passed on last, accepted by the validator with
+    nothing wrong found before it: the writer then need not check it again."""
+
+    def __init__(self) -> None:
+        self.row: Any = None
+
+    def __call__(self, data: Any) -> bool:
+        return data is self.row
 
 
 def _refuse_writing_over_the_input(source: Path, target: Path) -> None:

@@ -204,6 +204,10 @@ class WriteOptions:
     #: as text), and report the change; without it such a cell is written as it is, with a
     #: spreadsheet-formula finding
     spreadsheet_safe: bool = False
+    #: whether the validator has already accepted a row the writer is given (convert checks
+    #: every row on its way through), so that the writer need not check it again; None, for
+    #: rows from anywhere else: the writer checks every row it needs valid
+    accepted: Callable[[Any], bool] | None = None
 
 
 @dataclass(frozen=True)

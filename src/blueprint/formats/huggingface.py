@@ -767,7 +767,7 @@ class HuggingfaceCodec(VendorCodec):
         splits: dict[str, list[dict[str, Any]]] = {}
         order: list[str] = []
         blueprint_mode = False
-        for row in export_rows(rows, self.name, header):
+        for row in export_rows(rows, self.name, header, options.accepted):
             state.split = split_name(row.extra.get("split"))
             record = self.record_for(row, context, tally)
             if record is None:

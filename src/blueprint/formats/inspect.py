@@ -406,7 +406,7 @@ class InspectCodec(VendorCodec):
         context = WriteContext(header, options, "csv")
         tally = ExportTally(load_mapping(self.name))
         records: list[tuple[ExportRow, dict[str, Any]]] = []
-        for row in export_rows(rows, self.name, header):
+        for row in export_rows(rows, self.name, header, options.accepted):
             record = self.record_for(row, context, tally)
             if record is not None:
                 records.append((row, record))

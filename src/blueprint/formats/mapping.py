@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, ValidationError
 
 from blueprint import yamlload
 from blueprint.errors import BlueprintError, ParseError
@@ -65,10 +65,16 @@ class WeakenedRule(BaseModel):
     default: JsonValue = None
 
     def applies(self, row: dict[str, Any], oracle_type: str, evaluator: str | None) -> bool:
+        return self.concerns(oracle_type, evaluator) and self.said_in(row)
+
+    def concerns(self, oracle_type: str, evaluator: str | None) -> bool:
+        """Whether the rule is about rows of this oracle type and (effective) evaluator."""
         if self.oracle_types is not None and oracle_type not in self.oracle_types:
             return False
-        if self.evaluators is not None and (evaluator or "none") not in self.evaluators:
-            return False
+        return self.evaluators is None or (evaluator or "none") in self.evaluators
+
+    def said_in(self, row: dict[str, Any]) -> bool:
+        """Whether the row says something at the rule's field."""
         values = values_at(row, self.field)
         if self.types is not None:
             values = [value for value in values if _json_kind(value) in self.types]
@@ -93,14 +99,26 @@ def _json_kind(value: Any) -> str:
 
 def values_at(data: Any, path: str) -> list[Any]:
     """Every value at a dotted path (``expected.calls[*].arguments``); [] when absent."""
+    steps = _steps(path)
+    if not any(each for _, each in steps):  # most paths: one value or none, no lists to walk
+        for name, _ in steps:
+            if not isinstance(data, dict) or name not in data:
+                return []
+            data = data[name]
+        return [data]
     found = [data]
-    for part in path.split("."):
-        each = part.endswith("[*]")
-        name = part.removesuffix("[*]")
+    for name, each in steps:
         found = [item[name] for item in found if isinstance(item, dict) and name in item]
         if each:
             found = [element for item in found if isinstance(item, list) for element in item]
     return found
+
+
+@cache
+def _steps(path: str) -> tuple[tuple[str, bool], ...]:
+    """A dotted path's keys, each with whether it ends in [*] (the few paths the mapping
+    files name, parsed once)."""
+    return tuple((part.removesuffix("[*]"), part.endswith("[*]")) for part in path.split("."))
 
 
 class Grading(BaseModel):
@@ -132,11 +150,25 @@ class VendorMapping(BaseModel):
     grading: Grading
     notes: list[str] = Field(default_factory=list)
     example: str = Field(description="A worked example, in Markdown, for the docs.")
+    _rules_by_kind: dict[tuple[str, str | None], list[WeakenedRule]] = PrivateAttr(
+        default_factory=dict
+    )
+    _row_reasons: dict[str, str] = PrivateAttr(default_factory=dict)
 
     def weakened_rules(
         self, row: dict[str, Any], oracle_type: str, evaluator: str | None
     ) -> list[WeakenedRule]:
-        return [rule for rule in self.grading.weakened if rule.applies(row, oracle_type, evaluator)]
+        return [rule for rule in self.rules_for(oracle_type, evaluator) if rule.said_in(row)]
+
+    def rules_for(self, oracle_type: str, evaluator: str | None) -> list[WeakenedRule]:
+        """The weakened rules about rows of this oracle type and evaluator, worked out once
+        for each pair (the mapping is loaded once, and there are a few dozen pairs)."""
+        key = (oracle_type, evaluator)
+        rules = self._rules_by_kind.get(key)
+        if rules is None:
+            rules = [rule for rule in self.grading.weakened if rule.concerns(*key)]
+            self._rules_by_kind[key] = rules
+        return rules
 
     def set_loss(
         self, header: dict[str, Any], written: frozenset[str] = frozenset()
@@ -174,7 +206,9 @@ class VendorMapping(BaseModel):
         """Why a row field is lost: the reason the mapping gives for the field with the row's
         oracle type (``expected (acceptable-set)``) or for the field (or for the nearest
         enclosing field that it says is dropped), else a general one."""
-        reasons = {entry.field: entry.dropped for entry in self.rows if entry.dropped}
+        reasons = self._row_reasons
+        if not reasons:  # worked out once: the mapping is loaded once
+            reasons.update((entry.field, entry.dropped) for entry in self.rows if entry.dropped)
         reason = reasons.get(f"{path} ({oracle_type})") if oracle_type else None
         if reason:
             return reason

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -40,7 +39,7 @@ import yaml
 from blueprint import jsonvalues, yamlload
 from blueprint.errors import EmptyExportRefused, ParseError
 from blueprint.formats._io import read_text
-from blueprint.formats.base import ExportResult, SetSource, WriteOptions
+from blueprint.formats.base import SetSource
 from blueprint.formats.canonical_json import row_start_lines
 from blueprint.formats.native import ABSENT, NativeShape, same
 from blueprint.formats.promptfoo import Yaml12Loader, dump_yaml, read_yaml
@@ -1083,26 +1082,23 @@ class OmkCodec(VendorCodec):
                 " oracle omk cannot check are left out, and human-review rows too unless"
                 " --include-human-review is given. Nothing was written"
             )
-        kept = _root_extension(context.header)
-        document: dict[str, Any] = {"schemaVersion": kept.get("schemaVersion", SCHEMA_VERSION)}
-        document.update({k: v for k, v in kept.items() if k not in ("schemaVersion", "samples")})
-        document["samples"] = records
+        document = _document(records, context)
         if context.form == "yaml":
             return dump_yaml(document)
         return jsonvalues.dumps(document, indent=True) + b"\n"
 
-    def write(
-        self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
-    ) -> ExportResult:
-        result = super().write(header, rows, path, options)
+    def document_notes(
+        self, records: list[dict[str, Any]], path: Path, context: WriteContext
+    ) -> list[str]:
         # only what no valid set holds can break omk's rules here: values kept from an omk
-        # file that already broke them, or ids a set written with --allow-invalid repeats
+        # file that already broke them, or ids a set written with --allow-invalid repeats.
+        # The document is checked as written, not read back: both forms give back exactly
+        # the values they were written from
         found = [problem for problem in [ambiguity(path)] if problem]
-        for problem in found + check_document(read_document(path)):
-            result.notes.append(
-                f"{path}: omk's loader will refuse this file: {problem.path}: {problem.message}"
-            )
-        return result
+        return [
+            f"{path}: omk's loader will refuse this file: {problem.path}: {problem.message}"
+            for problem in found + check_document(_document(records, context))
+        ]
 
     def compare_native(self, original: Path, exported: Path) -> list[str]:
         changes = []
@@ -1130,6 +1126,15 @@ class OmkCodec(VendorCodec):
             if found:
                 return Fit.yes() if found.group(2) == SCHEMA_VERSION else Fit.no(why)
         return Fit.no(why)
+
+
+def _document(records: list[dict[str, Any]], context: WriteContext) -> dict[str, Any]:
+    """The sample set written: the root fields an import kept, then the samples."""
+    kept = _root_extension(context.header)
+    document: dict[str, Any] = {"schemaVersion": kept.get("schemaVersion", SCHEMA_VERSION)}
+    document.update({k: v for k, v in kept.items() if k not in ("schemaVersion", "samples")})
+    document["samples"] = records
+    return document
 
 
 def _root_extension(header: dict[str, Any]) -> dict[str, Any]:

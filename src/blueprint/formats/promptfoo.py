@@ -42,6 +42,7 @@ from blueprint.formats.vendor import (
     imported_row,
     read_json_document,
 )
+from blueprint.formats.yamlblock import block_yaml, quoted_in_both
 from blueprint.yamlload import BoundedLoader
 
 FINAL_STATE: Final = "final-state"
@@ -95,10 +96,27 @@ def risky(value: Any) -> bool:
     """Whether promptfoo would load a string somewhere inside the value as a file or package."""
     if isinstance(value, str):
         return value.startswith(_LOADED_PREFIXES)
+    if not isinstance(value, dict | list):
+        return False
+    # a string that starts so is, in JSON, a quote and the prefix; the JSON text without one
+    # (nearly every value) is answered by one search, without a walk through the value
+    try:
+        encoded = jsonvalues.dumps(value)
+    except ValueError:
+        return _risky_inside(value)
+    return any(mark in encoded for mark in _LOADED_MARKS) and _risky_inside(value)
+
+
+_LOADED_MARKS: Final = tuple(b'"' + prefix.encode() for prefix in _LOADED_PREFIXES)
+
+
+def _risky_inside(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.startswith(_LOADED_PREFIXES)
     if isinstance(value, dict):
-        return any(risky(key) or risky(item) for key, item in value.items())
+        return any(_risky_inside(key) or _risky_inside(item) for key, item in value.items())
     if isinstance(value, list):
-        return any(risky(item) for item in value)
+        return any(_risky_inside(item) for item in value)
     return False
 
 
@@ -247,6 +265,14 @@ def assertions_for(row: ExportRow) -> list[dict[str, Any]]:
     if oracle == "expected-tool-calls":
         return [_javascript(_JS_TOOL_CALLS, expected)]
     return []
+
+
+def asserted(row: ExportRow) -> bool:
+    """Whether :func:`assertions_for` gives the row any assertion, without building them."""
+    oracle = row.oracle_type
+    if oracle == "rubric":
+        return row.evaluator == "llm-judge"
+    return oracle in ("reference-answer", "acceptable-set", "expected-tool-calls")
 
 
 def expected_from_assertions(assertions: Any) -> Any:
@@ -541,13 +567,10 @@ def suite_of_header(header: dict[str, Any]) -> Suite:
 
 # --- YAML that js-yaml and PyYAML read alike -------------------------------------------------
 
-_AMBIGUOUS: Final = re.compile(
-    r"^(?:[-+.0-9].*|~|null|true|false|yes|no|on|off|y|n|\.inf|\.nan)$", re.IGNORECASE | re.DOTALL
-)
-
-
-# LibYAML's emitter (PyYAML's C binding) writes the same YAML some hundred times faster than
-# the pure-Python one; the pure one stands in only where PyYAML was built without LibYAML
+# Most YAML is written by yamlblock, which writes what LibYAML writes for these nodes; the
+# dumper below writes the rest (dates, keys that need the complex form). LibYAML's emitter
+# (PyYAML's C binding) writes the same YAML some hundred times faster than the pure-Python
+# one; the pure one stands in only where PyYAML was built without LibYAML
 _SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -590,11 +613,7 @@ _REMEMBERED_LENGTH: Final = 40
 
 
 def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
-    # YAML 1.1 (PyYAML) and 1.2 (js-yaml, used by promptfoo) disagree on plain scalars such
-    # as 0o17 or yes; quote anything that could read as a non-string in either
-    # likewise anything with line breaks or control characters (YAML counts \x85 and
-    # \u2028 as line breaks): double quotes escape them, so they come back exactly
-    style = '"' if _AMBIGUOUS.match(data) or not data.isprintable() else None
+    style = '"' if quoted_in_both(data) else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 
@@ -605,6 +624,12 @@ _Dumper.add_representer(FloatText, yaml.SafeDumper.represent_float)
 
 
 def dump_yaml(data: Any) -> bytes:
+    """``data`` as block YAML that js-yaml and PyYAML read alike."""
+    text = block_yaml(data)
+    return (_libyaml_text(data) if text is None else text).encode("utf-8")
+
+
+def _libyaml_text(data: Any) -> str:
     stream = io.StringIO()
     dumper = _Dumper(
         stream, allow_unicode=True, sort_keys=False, width=100, default_flow_style=False
@@ -618,7 +643,7 @@ def dump_yaml(data: Any) -> bytes:
         dumper.close()
     finally:
         dumper.dispose()
-    return stream.getvalue().encode("utf-8")
+    return stream.getvalue()
 
 
 _STR: Final = "tag:yaml.org,2002:str"
@@ -630,8 +655,7 @@ def _node(value: Any, dumper: yaml.SafeDumper) -> yaml.Node:
     """The node ``_Dumper``'s representers make for a JSON-like value."""
     kind = type(value)
     if kind is str:
-        style = '"' if _AMBIGUOUS.match(value) or not value.isprintable() else None
-        return yaml.ScalarNode(_STR, value, style=style)
+        return yaml.ScalarNode(_STR, value, style='"' if quoted_in_both(value) else None)
     if kind is dict:
         pairs = [(_node(key, dumper), _node(item, dumper)) for key, item in value.items()]
         return yaml.MappingNode(_MAP, pairs, flow_style=False)
@@ -1649,7 +1673,7 @@ class PromptfooCodec(VendorCodec):
     def skip(self, row: ExportRow, context: WriteContext) -> str | None:
         if row.oracle_type == "expected-final-state":
             return FINAL_STATE
-        if not row.human_only and not assertions_for(row):
+        if not row.human_only and not asserted(row):
             return NO_ASSERTION
         return None
 

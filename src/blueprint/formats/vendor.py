@@ -15,7 +15,7 @@ of such a record that is not read into a canonical field is kept, so nothing is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
@@ -147,39 +147,21 @@ def family_evaluators(header: dict[str, Any]) -> dict[str, str]:
 
 
 def export_rows(
-    rows: Iterable[Any], format_name: str, header: dict[str, Any] | None = None
+    rows: Iterable[Any],
+    format_name: str,
+    header: dict[str, Any] | None = None,
+    accepted: Callable[[Any], bool] | None = None,
 ) -> Iterator[ExportRow]:
     """Check each row against the schema and take it apart; a broken row stops the export.
 
-    Rows that name no evaluator inherit their case family's, from ``header``.
+    Rows that name no evaluator inherit their case family's, from ``header``. A row that
+    ``accepted`` says the validator accepted is not checked against the schema again.
     """
     inherited = family_evaluators(header or {})
     for index, data in enumerate(rows):
-        try:
-            Row.model_validate(data)
-        except ValidationError as error:
-            first = error.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
-            row_id = data.get("id") if isinstance(data, dict) else None
-            raise InvalidRowForExport(
-                f"row {index} ({row_id!r}) is not a valid row ({where}: {first['msg']});"
-                f" a {format_name} export needs a valid set: run blueprint validate"
-                " (--allow-invalid writes canonical formats only)"
-            ) from None
+        if accepted is None or not accepted(data):
+            _require_valid(data, index, format_name)
         case = data["metadata"]["case"]
-        shapes = EXPECTED_SHAPES[case["oracleType"]]
-        shaped = (
-            "expected" not in data
-            if shapes is None
-            else "expected" in data
-            and (not shapes or any(fits(m, data["expected"]) for m in shapes))
-        )
-        if not shaped:
-            raise InvalidRowForExport(
-                f"row {index} ({data['id']!r}): its expected value does not fit the oracle type"
-                f" {case['oracleType']}; a {format_name} export needs a valid set: run"
-                " blueprint validate (--allow-invalid writes canonical formats only)"
-            )
         exported = ExportRow.of(data, inherited.get(case.get("caseFamily", "")))
         evaluator = exported.evaluator
         barred = evaluator and admissibility.verdict(case["oracleType"], evaluator) == "barred"  # type: ignore[arg-type]
@@ -191,6 +173,35 @@ def export_rows(
                 " --allow-invalid writes canonical formats only)"
             )
         yield exported
+
+
+def _require_valid(data: Any, index: int, format_name: str) -> None:
+    """Refuse a row that breaks the schema, or whose expected value does not fit its oracle
+    type: no vendor record can be made of it reliably."""
+    try:
+        Row.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        row_id = data.get("id") if isinstance(data, dict) else None
+        raise InvalidRowForExport(
+            f"row {index} ({row_id!r}) is not a valid row ({where}: {first['msg']});"
+            f" a {format_name} export needs a valid set: run blueprint validate"
+            " (--allow-invalid writes canonical formats only)"
+        ) from None
+    case = data["metadata"]["case"]
+    shapes = EXPECTED_SHAPES[case["oracleType"]]
+    shaped = (
+        "expected" not in data
+        if shapes is None
+        else "expected" in data and (not shapes or any(fits(m, data["expected"]) for m in shapes))
+    )
+    if not shaped:
+        raise InvalidRowForExport(
+            f"row {index} ({data['id']!r}): its expected value does not fit the oracle type"
+            f" {case['oracleType']}; a {format_name} export needs a valid set: run"
+            " blueprint validate (--allow-invalid writes canonical formats only)"
+        )
 
 
 @dataclass
@@ -506,6 +517,13 @@ class VendorCodec:
         """The whole file of a :attr:`document` format, holding every record written."""
         raise NotImplementedError
 
+    def document_notes(
+        self, records: list[dict[str, Any]], path: Path, context: WriteContext
+    ) -> list[str]:
+        """What the export must say of the document a :attr:`document` format wrote at
+        ``path`` (where the vendor's loader would refuse it), from the records it holds."""
+        return []
+
     def encode(self, record: dict[str, Any], context: WriteContext) -> bytes:
         return jsonvalues.dumps(record)
 
@@ -634,7 +652,7 @@ class VendorCodec:
             handle = outputs.open(path, "wb")
             records = (
                 record
-                for row in export_rows(rows, self.name, header)
+                for row in export_rows(rows, self.name, header, options.accepted)
                 if (record := self.record_for(row, context, tally)) is not None
             )
             if self.document:
@@ -643,6 +661,7 @@ class VendorCodec:
                     collected.append(record)
                     tally.written += 1
                 handle.write(self.document_bytes(collected, context))
+                tally.notes += self.document_notes(collected, path, context)
                 return tally.finish(header, [path], options)
             framing = self.framing(path, context)
             handle.write(framing.opening)

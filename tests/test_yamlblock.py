@@ -1,0 +1,132 @@
+"""The block YAML writer gives exactly the bytes LibYAML gives for the same nodes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from blueprint.formats import promptfoo
+from blueprint.formats.cells import FloatText, IntText
+from blueprint.formats.yamlblock import WIDTH, block_yaml, quoted_in_both
+from strategies import AWKWARD
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(yaml, "CSafeDumper"), reason="the reference is LibYAML's emitter"
+)
+
+
+def libyaml(value: Any) -> str:
+    return promptfoo._libyaml_text(value)
+
+
+def same_as_libyaml(value: Any) -> None:
+    written = block_yaml(value)
+    assert written is not None
+    assert written == libyaml(value)
+
+
+#: pieces that decide a scalar's style, its escapes and where it folds
+PIECES = [
+    *AWKWARD,
+    "a",
+    "word",
+    " ",
+    "  ",
+    ":",
+    ": ",
+    " #",
+    "#",
+    "?",
+    "- ",
+    "'",
+    '"',
+    "\\",
+    "<<",
+    "=",
+    "~",
+    "---",
+    "...",
+    "0o17",
+    "yes",
+    "\t",
+    "\n",
+    "\r",
+    "\x85",
+    "\u2028",
+    "\xa0",
+    "\ufeff",
+    "\x00",
+    "\x1b",
+    "\x7f",
+    "\ue000",
+    "\ufffe",
+    "中文",
+    "é",
+    "\U0001f600",
+    "x" * 40,
+]
+text = st.lists(st.sampled_from(PIECES), max_size=30).map("".join) | st.text(max_size=150)
+keys = text.filter(lambda key: not any(mark in key for mark in "\n\r\x85\u2028\u2029"))
+scalars = (
+    text
+    | st.integers()
+    | st.floats()
+    | st.booleans()
+    | st.none()
+    | st.integers().map(lambda n: IntText(n, f" {n}"))
+    | st.floats(allow_nan=False).map(lambda x: FloatText(x, f"{x} "))
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(st.lists(values, min_size=1, max_size=3) | st.dictionaries(keys, values, min_size=1))
+def test_any_json_like_value_is_written_as_libyaml_writes_it(value: Any) -> None:
+    written = block_yaml(value)
+    if written is not None:  # a key too long for a simple key goes to LibYAML
+        assert written == libyaml(value)
+
+
+@given(st.lists(st.sampled_from(["a", "bb", " ", "  ", "'", '"', "é", "\t", ":"]), max_size=200))
+def test_long_text_folds_where_libyaml_folds_it(pieces: list[str]) -> None:
+    long = "".join(pieces)
+    for value in ([long], {"key": long}, [{"a": [long]}], {long[:20].strip("\t") or "k": long}):
+        if block_yaml(value) is not None:
+            same_as_libyaml(value)
+
+
+@pytest.mark.parametrize("start", range(0, 0x10000, 0x1000))
+def test_every_character_of_the_basic_plane_is_written_as_libyaml_writes_it(start: int) -> None:
+    for point in range(start, start + 0x1000):
+        if 0xD800 <= point <= 0xDFFF:
+            continue
+        character = chr(point)
+        value: list[Any] = [character, "a " + character, {"k": character + " b"}]
+        value.append("x" * (WIDTH - 3) + " " + character + " y")
+        assert block_yaml(value) == libyaml(value), hex(point)
+        if character not in "\n\r\x85\u2028\u2029":
+            assert block_yaml({character: 1}) == libyaml({character: 1}), hex(point)
+
+
+def test_what_needs_libyaml_is_left_to_it() -> None:
+    assert block_yaml({"line\nbreak": 1}) is None  # a complex key
+    assert block_yaml({"k" * 129: 1}) is None
+    assert block_yaml(["\ud800"]) is None  # no UTF-8 for it
+    assert block_yaml([promptfoo.YamlDate("2026-01-01")]) is None
+    assert block_yaml([]) is None and block_yaml({}) is None
+    assert promptfoo.dump_yaml({"line\nbreak": 1}) == libyaml({"line\nbreak": 1}).encode()
+
+
+def test_plain_text_is_only_what_yaml_11_reads_as_text() -> None:
+    resolver = yaml.resolver.Resolver()
+    for value in [*PIECES, "<<", "=", "", "y", "n", "No", "0x1F", "1_000", "12:30", "2026-01-01"]:
+        if not quoted_in_both(value):
+            plain = resolver.resolve(yaml.ScalarNode, value, (True, False))
+            assert (plain == "tag:yaml.org,2002:str") == (value not in ("", "<<", "="))
