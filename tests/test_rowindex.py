@@ -113,6 +113,23 @@ def test_runs_are_removed_when_the_table_is_collected() -> None:
     assert _left_behind() == []
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="no fork")
+def test_a_forked_worker_leaves_its_parents_runs_alone() -> None:
+    table = FirstSeen(max_slots=4)
+    for key in range(1, 100):
+        table.setdefault(key, key)
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child
+        table.close()  # what exiting would do
+        os._exit(0)
+    os.waitpid(child, 0)
+    assert len(_left_behind()) == 1
+    assert [table.get(key) for key in range(1, 100)] == list(range(1, 100))
+    assert table.setdefault(1000, 7) == 7
+    table.close()
+    assert _left_behind() == []
+
+
 def test_a_small_table_never_touches_the_disk() -> None:
     table = FirstSeen()
     for key in range(100_000):

@@ -296,12 +296,6 @@ class SetState:
         }
         return cls(families=families, header_known=True)
 
-    def close(self) -> None:
-        """Remove what the index of a large set keeps on disk (also done when it is
-        collected, or at exit)."""
-        for table in (self.first_use, self.first_input, self.input_split):
-            table.close()
-
     def family_of(self, row: RowView) -> dict[str, Any] | None:
         name = row.case.get("caseFamily")
         if not isinstance(name, str) or self.families is None:

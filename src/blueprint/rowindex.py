@@ -194,22 +194,19 @@ class _Run:
     """One sorted run in a file: groups of :data:`GROUP_KEYS` keys, each followed by its
     values; memory holds the first key of each group."""
 
-    __slots__ = ("count", "file", "firsts", "value_type")
+    __slots__ = ("count", "file", "firsts", "value_type", "width")
 
     def __init__(self, file: IO[bytes], value_type: str) -> None:
         self.file = file
         self.value_type = value_type
+        self.width = array(value_type).itemsize
         self.firsts = array("Q")
         self.count = 0
-
-    @property
-    def _entry_bytes(self) -> int:
-        return 8 + array(self.value_type).itemsize
 
     def _group(self, group: int) -> tuple[int, int]:
         """Where group ``group`` starts in the file, and how many keys it holds."""
         first = group * GROUP_KEYS
-        return first * self._entry_bytes, min(GROUP_KEYS, self.count - first)
+        return first * (8 + self.width), min(GROUP_KEYS, self.count - first)
 
     def find(self, mixed: int) -> int | None:
         group = bisect_right(self.firsts, mixed) - 1
@@ -220,14 +217,13 @@ class _Run:
             position = bisect_left(keys, mixed)
             if position == size or keys[position] != mixed:
                 return None
-        width = array(self.value_type).itemsize
-        stored = _read_at(self.file, width, start + 8 * size + width * position)
+        stored = _read_at(self.file, self.width, start + 8 * size + self.width * position)
         return int.from_bytes(stored, sys.byteorder, signed=self.value_type == "q")
 
     def entries(self) -> Iterator[tuple[int, int]]:
         for group in range(len(self.firsts)):
             start, size = self._group(group)
-            raw = _read_at(self.file, size * self._entry_bytes, start)
+            raw = _read_at(self.file, size * (8 + self.width), start)
             keys, values = array("Q"), array(self.value_type)
             keys.frombytes(raw[: 8 * size])
             values.frombytes(raw[8 * size :])
@@ -279,7 +275,7 @@ class _Runs:
         #: the open run files: what the finalizer closes, with the folder, if close is never
         #: called (an error on the way, or the table collected)
         self._files: list[IO[bytes]] = []
-        self._finalizer = weakref.finalize(self, _remove, self._files, stack)
+        self._finalizer = weakref.finalize(self, _remove, self._files, stack, os.getpid())
 
     @property
     def count(self) -> int:
@@ -356,7 +352,15 @@ class _Runs:
         self._finalizer()
 
 
-def _remove(files: list[IO[bytes]], folder: ExitStack) -> None:
+#: the folders of a parent process that a forked child let go: kept from being collected,
+#: which would close the folder's context and remove it under the parent
+_PARENTS_FOLDERS: list[ExitStack] = []
+
+
+def _remove(files: list[IO[bytes]], folder: ExitStack, owner: int) -> None:
+    if os.getpid() != owner:  # a forked worker leaves its parent's runs alone
+        _PARENTS_FOLDERS.append(folder)
+        return
     for file in files:
         file.close()
     files.clear()
