@@ -18,6 +18,8 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from contextlib import ExitStack
+from itertools import chain, compress
+from operator import itemgetter
 from pathlib import Path
 from typing import IO, Final
 
@@ -133,8 +135,12 @@ class FirstSeen:
             self._grow()
             return
         if self._runs is None:
-            self._runs = _Runs(self._value_type, min(BLOOM_BYTES, 4 * self._max_slots))
-        self._runs.add(self._sorted_entries(), self._count)
+            self._runs = _Runs(
+                self._value_type,
+                bloom_bytes=min(BLOOM_BYTES, 4 * self._max_slots),
+                chunk=min(_CHUNK_SLOTS, self._max_slots),
+            )
+        self._runs.add(self._sorted_chunks(), self._count)
         for table in (self._keys, self._values):
             _clear(table)
         self._count = 0
@@ -152,34 +158,51 @@ class FirstSeen:
                 new_values[slot] = value
                 self._count += 1
 
-    def _sorted_entries(self) -> Iterator[tuple[int, int]]:
-        """The table's (mixed key, value) pairs in key order.
+    def _sorted_chunks(self) -> Iterator[_Chunk]:
+        """The table's mixed keys and their values, in key order, a chunk at a time.
 
         A key lies in the cluster of occupied slots that holds its home slot, and home slots
-        grow with keys, so sorting each cluster on its own sorts the whole, except for the
-        cluster that wraps past the last slot: its keys are the smallest and the largest.
+        grow with keys, so slots read in order are sorted but within clusters: a stretch of
+        slots that starts and ends at an empty one sorts on its own. The exception is the
+        cluster that wraps past the last slot, whose keys are the smallest and the largest.
         """
         keys, values, shift = self._keys, self._values, self._shift
-        size = len(keys)
         first_empty = keys.index(0)
-        last_empty = size - 1
+        last_empty = len(keys) - 1
         while keys[last_empty]:
             last_empty -= 1
-        wrapped = [(keys[slot], values[slot]) for slot in range(first_empty)]
-        wrapped += [(keys[slot], values[slot]) for slot in range(last_empty + 1, size)]
-        wrapped.sort()
+        wrapped = sorted(
+            zip(
+                chain(keys[:first_empty], keys[last_empty + 1 :]),
+                chain(values[:first_empty], values[last_empty + 1 :]),
+                strict=True,
+            )
+        )
         smallest = bisect_left(wrapped, (first_empty << shift, 0))
-        yield from wrapped[:smallest]
-        cluster: list[tuple[int, int]] = []
-        for slot in range(first_empty + 1, last_empty + 1):
-            mixed = keys[slot]
-            if mixed:
-                cluster.append((mixed, values[slot]))
-            elif cluster:
-                cluster.sort()
-                yield from cluster
-                cluster = []
-        yield from wrapped[smallest:]
+        yield self._chunk(wrapped[:smallest])
+        start = first_empty
+        while start < last_empty:
+            end = keys.index(0, min(start + min(_CHUNK_SLOTS, len(keys)), last_empty))
+            stretch = keys[start:end]
+            yield self._chunk(
+                sorted(
+                    zip(filter(None, stretch), compress(values[start:end], stretch), strict=True)
+                )
+            )
+            start = end
+        yield self._chunk(wrapped[smallest:])
+
+    def _chunk(self, pairs: list[tuple[int, int]]) -> _Chunk:
+        return array("Q", map(itemgetter(0), pairs)), array(
+            self._value_type, map(itemgetter(1), pairs)
+        )
+
+
+#: sorted keys and their values
+_Chunk = tuple["array[int]", "array[int]"]
+#: slots a table is sorted by at a time when it is written out: the pairs of one stretch are
+#: Python objects while it sorts (some 6 MiB)
+_CHUNK_SLOTS: Final = 65536
 
 
 def _clear(table: array[int]) -> None:
@@ -250,23 +273,28 @@ class _Runs:
     __slots__ = (
         "__weakref__",
         "_bloom",
+        "_bloom_below",
         "_bloom_mask",
         "_bloom_shift",
         "_files",
         "_finalizer",
         "_folder",
+        "chunk",
         "runs",
         "value_type",
     )
 
-    def __init__(self, value_type: str, bloom_bytes: int) -> None:
+    def __init__(self, value_type: str, *, bloom_bytes: int, chunk: int) -> None:
         self.value_type = value_type
+        #: entries merged runs are written by at a time
+        self.chunk = chunk
         self.runs: list[_Run] = []
         bits = _largest_power_of_two(8 * bloom_bytes)
         self._bloom = bytearray(bits // 8)
         # the first bit is a key's top bits, the second the bits below them
         self._bloom_shift = 65 - bits.bit_length()
         self._bloom_mask = bits - 1
+        self._bloom_below = 2 * self._bloom_shift - 64
         # imported here: only a set this large needs it, and a command starts faster without
         from blueprint.atomic import scratch_folder
 
@@ -281,13 +309,9 @@ class _Runs:
     def count(self) -> int:
         return sum(run.count for run in self.runs)
 
-    def _bits(self, mixed: int) -> tuple[int, int]:
-        shift = self._bloom_shift
-        return mixed >> shift, (mixed >> (2 * shift - 64)) & self._bloom_mask
-
     def find(self, mixed: int) -> int | None:
-        bloom = self._bloom
-        first, second = self._bits(mixed)
+        bloom, shift = self._bloom, self._bloom_shift
+        first, second = mixed >> shift, (mixed >> self._bloom_below) & self._bloom_mask
         if not (bloom[first >> 3] >> (first & 7) & 1 and bloom[second >> 3] >> (second & 7) & 1):
             return None
         for run in reversed(self.runs):
@@ -296,28 +320,42 @@ class _Runs:
                 return stored
         return None
 
-    def add(self, entries: Iterator[tuple[int, int]], count: int) -> None:
+    def add(self, chunks: Iterator[_Chunk], count: int) -> None:
         """Write ``count`` entries, sorted by key, as a new run."""
-        bloom = self._bloom
-        run = self._write(self._bloomed(entries, bloom), count)
-        self.runs.append(run)
+        self.runs.append(self._write(self._bloomed(chunks), count))
         if len(self.runs) > MAX_RUNS:
-            merged = self._write(heapq.merge(*(old.entries() for old in self.runs)), self.count)
+            merged = heapq.merge(*(old.entries() for old in self.runs))
+            run = self._write(self._batched(merged), self.count)
             for old in self.runs:
                 self._files.remove(old.file)
                 old.file.close()
-            self.runs = [merged]
+            self.runs = [run]
 
-    def _bloomed(
-        self, entries: Iterator[tuple[int, int]], bloom: bytearray
-    ) -> Iterator[tuple[int, int]]:
-        for entry in entries:
-            first, second = self._bits(entry[0])
-            bloom[first >> 3] |= 1 << (first & 7)
-            bloom[second >> 3] |= 1 << (second & 7)
-            yield entry
+    def _bloomed(self, chunks: Iterator[_Chunk]) -> Iterator[_Chunk]:
+        bloom, shift, below, mask = (
+            self._bloom,
+            self._bloom_shift,
+            self._bloom_below,
+            self._bloom_mask,
+        )
+        for chunk in chunks:
+            for mixed in chunk[0]:
+                first, second = mixed >> shift, (mixed >> below) & mask
+                bloom[first >> 3] |= 1 << (first & 7)
+                bloom[second >> 3] |= 1 << (second & 7)
+            yield chunk
 
-    def _write(self, entries: Iterator[tuple[int, int]], count: int) -> _Run:
+    def _batched(self, entries: Iterator[tuple[int, int]]) -> Iterator[_Chunk]:
+        keys, values = array("Q"), array(self.value_type)
+        for key, value in entries:
+            keys.append(key)
+            values.append(value)
+            if len(keys) == self.chunk:
+                yield keys, values
+                keys, values = array("Q"), array(self.value_type)
+        yield keys, values
+
+    def _write(self, chunks: Iterator[_Chunk], count: int) -> _Run:
         try:
             # open until the table is closed; a file with no name, where the system allows
             file = tempfile.TemporaryFile(dir=self._folder, prefix="run-")  # noqa: SIM115
@@ -327,12 +365,14 @@ class _Runs:
         run = _Run(file, self.value_type)
         keys, values = array("Q"), array(self.value_type)
         try:
-            for key, value in entries:
-                keys.append(key)
-                values.append(value)
-                if len(keys) == GROUP_KEYS:
-                    self._flush(run, keys, values)
-                    keys, values = array("Q"), array(self.value_type)
+            for chunk_keys, chunk_values in chunks:
+                keys += chunk_keys
+                values += chunk_values
+                whole = len(keys) - len(keys) % GROUP_KEYS
+                for start in range(0, whole, GROUP_KEYS):
+                    end = start + GROUP_KEYS
+                    self._flush(run, keys[start:end], values[start:end])
+                del keys[:whole], values[:whole]
             if keys:
                 self._flush(run, keys, values)
             file.flush()
