@@ -201,8 +201,8 @@ class FirstSeen:
 #: sorted keys and their values
 _Chunk = tuple["array[int]", "array[int]"]
 #: slots a table is sorted by at a time when it is written out: the pairs of one stretch are
-#: Python objects while it sorts (some 6 MiB)
-_CHUNK_SLOTS: Final = 65536
+#: Python objects while it sorts (some 1.5 MiB; 65,536 slots would add 6 MiB to the peak)
+_CHUNK_SLOTS: Final = 16384
 
 
 def _clear(table: array[int]) -> None:
