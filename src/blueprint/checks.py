@@ -8,8 +8,6 @@ hides the other findings of its row. Each rule names the codes it can yield, whi
 from __future__ import annotations
 
 import difflib
-from array import array
-from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -30,6 +28,7 @@ from blueprint.model import (
     ORACLE_TYPES,
     STARTER_PROVENANCES,
 )
+from blueprint.rowindex import FirstSeen, RowLines
 from blueprint.schema import accepts, validator_for
 
 if TYPE_CHECKING:  # jsonschema is imported only to describe a failure (see schema.py)
@@ -262,101 +261,6 @@ class RowView:
 
 def _member(value: Any, members: tuple[str, ...]) -> bool:
     return isinstance(value, str) and value in members
-
-
-class FirstSeen:
-    """64-bit key -> the value stored with its first use: a hash table of two flat arrays.
-
-    The validator keeps one entry per row (the id, the input); as Python ints in a dict that
-    is about a hundred bytes a row, here it is 18 to 36 (12 bytes a slot for row indices,
-    which fit in 32 bits, and between a third and two thirds of the slots used).
-    """
-
-    __slots__ = ("_count", "_keys", "_mask", "_value_type", "_values")
-
-    def __init__(self, slots: int = 1024, *, wide: bool = False) -> None:
-        #: "I" holds values below 2**32 (row indices); wide tables hold any 64-bit value
-        self._value_type = "q" if wide else "I"
-        self._allocate(slots)
-
-    def _allocate(self, slots: int) -> None:
-        self._keys = array("Q", bytes(8 * slots))  # 0 marks an empty slot
-        self._values = array(self._value_type, bytes(array(self._value_type).itemsize * slots))
-        self._mask = slots - 1
-        self._count = 0
-
-    def __len__(self) -> int:
-        return self._count
-
-    def _slot(self, key: int) -> int:
-        keys, mask = self._keys, self._mask
-        slot = (key ^ (key >> 32)) & mask
-        while keys[slot] not in (0, key):
-            slot = (slot + 1) & mask
-        return slot
-
-    def setdefault(self, key: int, value: int) -> int:
-        """The value stored for ``key``; ``value``, stored now, if it has none yet."""
-        key = key or 1  # keys are hashes: 0 and 1 sharing a slot costs nothing
-        slot = self._slot(key)
-        if self._keys[slot]:
-            return self._values[slot]
-        self._keys[slot] = key
-        self._values[slot] = value
-        self._count += 1
-        if 3 * self._count > 2 * len(self._keys):
-            self._grow()
-        return value
-
-    def get(self, key: int) -> int | None:
-        slot = self._slot(key or 1)
-        return self._values[slot] if self._keys[slot] else None
-
-    def _grow(self) -> None:
-        keys, values = self._keys, self._values
-        self._allocate(2 * len(keys))
-        for key, value in zip(keys, values, strict=True):
-            if key:
-                slot = self._slot(key)
-                self._keys[slot] = key
-                self._values[slot] = value
-        self._count = sum(1 for key in keys if key)
-
-
-class RowLines:
-    """The line each row starts on, in a few bytes per file rather than eight per row: the
-    offset between a row's line and its index only changes at blank lines, a header or a
-    multi-line cell, so only those changes are kept."""
-
-    __slots__ = ("_count", "_indices", "_offsets")
-
-    def __init__(self) -> None:
-        self._indices = array("q")
-        self._offsets = array("q")
-        self._count = 0
-
-    def append(self, line: int) -> None:
-        """The line of the next row; 0 when it is unknown."""
-        index = self._count
-        offset = line - index if line else _UNKNOWN_LINE
-        if not self._offsets or self._offsets[-1] != offset:
-            self._indices.append(index)
-            self._offsets.append(offset)
-        self._count += 1
-
-    def __len__(self) -> int:
-        return self._count
-
-    def __getitem__(self, index: int) -> int:
-        """The line of row ``index``; 0 when it is unknown."""
-        if not 0 <= index < self._count:
-            raise IndexError(index)
-        offset = self._offsets[bisect_right(self._indices, index) - 1]
-        return 0 if offset == _UNKNOWN_LINE else index + offset
-
-
-#: the offset recorded for rows whose line is unknown (no line is this far before its index)
-_UNKNOWN_LINE: Final = -(2**62)
 
 
 @dataclass
