@@ -6,10 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from blueprint.checks import FirstSeen, RowLines
 from blueprint.errors import UsageError
 from blueprint.issues import CODES
 from blueprint.validate import ValidationOptions, validate_document, validate_file
@@ -583,34 +580,6 @@ def test_a_csv_cell_typed_with_typographic_quotes_gets_the_hint(tmp_path: Path) 
     ]
     assert report.issues[0].message.endswith(typographic_quotes_hint(cell))
     assert cell in target.read_text(encoding="utf-8")  # written bare, as a person would type it
-
-
-# --- the per-set index: compact, and the same answers as plain containers ----------------------
-
-
-@given(
-    st.lists(st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**32 - 1)), max_size=3000),
-    st.booleans(),
-)
-def test_first_seen_answers_as_a_dict_does(pairs: list[tuple[int, int]], wide: bool) -> None:
-    table, reference = FirstSeen(slots=4, wide=wide), {}
-    for key, value in pairs:
-        assert table.setdefault(key, value) == reference.setdefault(key or 1, value)
-    assert len(table) == len(reference)
-    for key, value in reference.items():
-        assert table.get(key) == value
-
-
-@given(st.lists(st.integers(0, 50), max_size=200), st.integers(0, 3))
-def test_row_lines_answers_as_a_list_does(gaps: list[int], unknown_every: int) -> None:
-    lines, reference, line = RowLines(), [], 0
-    for position, gap in enumerate(gaps):
-        line += 1 + gap
-        value = 0 if unknown_every and position % (unknown_every + 1) == 0 else line
-        lines.append(value)
-        reference.append(value)
-    assert len(lines) == len(reference)
-    assert [lines[index] for index in range(len(reference))] == reference
 
 
 def test_without_row_ids_the_report_keeps_none(tmp_path: Path) -> None:

@@ -99,7 +99,8 @@ _HELD_SIGNALS: Final = (
 
 
 @contextmanager
-def _signals_held() -> Iterator[None]:
+def signals_held() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP wait (blocked) while the block runs, and arrive after it."""
     if not _HELD_SIGNALS:
         yield
         return
@@ -231,7 +232,7 @@ class AtomicOutputs:
         target = None
         placed: list[Path] = []
         try:
-            with _signals_held():
+            with signals_held():
                 for target, (temporary, handle) in self._pending.items():
                     handle.close()
                     mode = target.stat().st_mode & 0o777 if target.exists() else _default_mode()
@@ -373,7 +374,7 @@ class AtomicFolder:
                 raise OutputError(self.target, _reason(exc)) from None
             return
         try:
-            with _signals_held():
+            with signals_held():
                 self._place(temporary)
         except OSError as error:
             shutil.rmtree(temporary, ignore_errors=True)

@@ -17,12 +17,12 @@ from array import array
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from blueprint import checks, jsonpath, jsonvalues, limits
+from blueprint.atomic import signals_held
 from blueprint.formats._io import _json_lines, too_many_rows
 from blueprint.formats.base import ROW_WATCHER, SetSource, SourceRow, UnreadableRow
 from blueprint.inputtext import input_key, split_of, text_key
@@ -295,23 +295,8 @@ def _ignore_interrupts() -> None:
     # forked this process with those signals blocked, so none came before they were ignored.
     for number in _STOPPING:
         signal.signal(number, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
+    if hasattr(signal, "pthread_sigmask"):  # held back while the parent forked (signals_held)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
-
-
-@contextmanager
-def _stopping_held() -> Iterator[None]:
-    """Hold back the stopping signals while the workers start: a forked worker keeps the
-    parent's handlers until its initializer runs, and a ^C in between would stop it with a
-    traceback. Held, a signal waits for the parent, which stops the pool cleanly."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def validate_with_pool(
@@ -357,7 +342,9 @@ def validate_with_pool(
     ) as pool:
         pending: deque[Future[SpanResult]] = deque()
         try:
-            with _stopping_held():  # a forked pool starts its workers at the first task
+            # a forked worker keeps the parent's handlers until its initializer runs: a ^C in
+            # between would stop it with a traceback; held back, it waits for the parent
+            with signals_held():  # a forked pool starts its workers at the first task
                 first = next(tasks, None)
                 if first is not None:
                     pending.append(pool.submit(check_span, first))
