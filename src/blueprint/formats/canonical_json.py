@@ -48,6 +48,7 @@ class JsonCodec:
             except jsonvalues.JSONError as error:
                 line, column = outline.place_in_document(error.line, error.column)
                 raise ParseError(path, error.reason, line=line, column=column) from None
+            outline.skeleton = bytearray()  # decoded: its bytes are not needed again
         elements = skeleton.get("rows") if isinstance(skeleton, dict) else None
         if (
             not isinstance(elements, list)
@@ -183,9 +184,10 @@ _SET_KEYS = frozenset(
 # ten times that. So the document is read twice, row by row, through a memory map whose pages
 # are let go as the reading passes them: first to find where each element of the top-level
 # ``rows`` array starts and ends (brackets outside strings are all that takes) and to build the
-# *skeleton*, the document with each such row replaced by ``0`` on as many lines as the row
-# had; then, once the skeleton has been decoded (which checks everything between the rows and
-# gives the set-level fields, wherever they stand), to decode the rows one at a time.
+# *skeleton*, the document with each such row replaced by ``0`` (a byte a row: a place found in
+# it is mapped back to the document's line and column through the rows' places); then, once
+# the skeleton has been decoded (which checks everything between the rows and gives the
+# set-level fields, wherever they stand), to decode the rows one at a time.
 
 #: everything up to the next bracket or quote, strings included whole
 _SPAN: Final = re.compile(rb'[^"\[\]{}]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"\[\]{}]*)*')
@@ -214,8 +216,8 @@ class _Outline:
 
     def place_in_document(self, line: int, column: int) -> tuple[int, int]:
         """The document's line and column of a place in the skeleton (a finding while the
-        skeleton was decoded): each row stood there as ``0`` and its newlines, so what
-        follows a row on its last line stood further left than in the document."""
+        skeleton was decoded): each row stood there as one ``0``, so what follows a row
+        stood further up and left than in the document."""
         skeleton = self.skeleton
         line_start = 0
         for _ in range(line - 1):
@@ -225,7 +227,7 @@ class _Outline:
         for start, end in zip(self.starts, self.ends, strict=True):
             if start >= position:  # the place is before this row (``position`` counts the
                 break  # bytes of the rows before it, as the document has them)
-            position += (end - start) - (1 + self.mapped[start:end].count(b"\n"))
+            position += (end - start) - 1
         return _line_and_column(self.mapped, position)
 
     def __exit__(self, *exc: object) -> None:
@@ -288,7 +290,7 @@ def _scan(path: Path, outline: _Outline, position: int) -> None:
                 end = _row_end(mapped, position)
                 if end is not None:  # the whole row at once (see _row_end)
                     outline.ends.append(end)
-                    outline.skeleton += b"0" + b"\n" * mapped[position:end].count(b"\n")
+                    outline.skeleton += b"0"
                     copied = position = end
                     continue
             elif depth == 1 and byte == ord("[") and rows_depth < 0:
@@ -303,8 +305,7 @@ def _scan(path: Path, outline: _Outline, position: int) -> None:
             if depth - 1 == rows_depth:
                 end = position + 1
                 outline.ends.append(end)
-                newlines = mapped[outline.starts[-1] : end].count(b"\n")
-                outline.skeleton += b"0" + b"\n" * newlines
+                outline.skeleton += b"0"
                 copied = end
             elif depth - 1 == rows_depth - 1:
                 rows_depth = -1
