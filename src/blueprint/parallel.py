@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from array import array
 from bisect import bisect_left
 from collections import deque
@@ -269,14 +270,15 @@ def spans(path: Path, size: int) -> Iterator[tuple[int, int, None]]:
 
 
 def _start_method() -> BaseContext:
-    """Fork where it is safe (no other thread runs: a fork copies only the calling thread, and
-    a lock another thread held stays held in the child); else a fork server, whose workers
-    start from a process that has imported only this module."""
+    """Fork where it is safe (on Linux, and no other thread runs: a fork copies only the
+    calling thread, and a lock another thread held stays held in the child); else a fork
+    server, whose workers start from a process that has imported only this module."""
     import multiprocessing
     import threading
 
     methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
+    # on macOS a forked child may crash in system libraries, which is why Python spawns there
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
     if "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
