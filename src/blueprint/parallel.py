@@ -1,6 +1,7 @@
-"""Validation of one large JSON Lines set by several processes, with the single-process report.
+"""Validation of one large set by several processes, with the single-process report.
 
-The file is cut into spans of whole lines. Each worker decodes its span and runs every rule
+A JSON Lines file is cut into spans of whole lines, a JSON document into spans of the rows its
+reader's first pass found. Each worker decodes its span and runs every rule
 that looks at one row alone (the schema, admissibility, shapes, ...), and sends back, for each
 row, what the rules across rows need: the id, the key of the normalised input (the costly part
 of the duplicate check), the split and the case family's fields. The parent takes the spans in
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from blueprint import checks, jsonpath, jsonvalues, limits
 from blueprint.atomic import signals_held
-from blueprint.formats._io import _json_lines, too_many_rows
+from blueprint.formats._io import json_lines, too_many_rows
 from blueprint.formats.base import ROW_WATCHER, SetSource, SourceRow, UnreadableRow
 from blueprint.inputtext import input_key, split_of, text_key
 from blueprint.issues import Issue
@@ -126,7 +127,7 @@ def check_span(task: SpanTask) -> SpanResult:
     # the parent knows where the set's row limit falls; the worker reads its whole span
     unbounded = replace(task.bounds, max_rows=0)
     if task.row_places is None:
-        items = _json_lines(task.path, unbounded, (task.start, task.end))
+        items = json_lines(task.path, unbounded, (task.start, task.end))
     else:
         items = _document_rows(task, result)
     for index, item in enumerate(items):

@@ -70,14 +70,14 @@ def read_json_lines(path: Path) -> Iterator[tuple[int, Any] | UnreadableRow]:
     """
     require_file(path)
     require_within_size(path)
-    return _json_lines(path, limits.current())
+    return json_lines(path, limits.current())
 
 
 #: how much of an overlong line is read at a time while it is skipped
 _SKIP_CHUNK = 1 << 20
 
 
-def _json_lines(
+def json_lines(
     path: Path, bounds: limits.Limits, span: tuple[int, int] | None = None
 ) -> Iterator[tuple[int, Any] | UnreadableRow]:
     """The lines of the file, or of the bytes ``span`` (start, end) of it, which starts and
