@@ -479,7 +479,9 @@ ROW_TEXTS = st.lists(
 @settings(max_examples=60, deadline=None)
 @given(
     rows=ROW_TEXTS,
-    layout=st.sampled_from(["indent2", "indent4", "tabs", "line", "compact", "misindented"]),
+    layout=st.sampled_from(
+        ["indent2", "indent4", "tabs", "line", "indented-lines", "pairs", "compact", "misindented"]
+    ),
 )
 def test_finding_whole_rows_at_once_gives_the_outline_of_walking_every_bracket(
     tmp_path_factory: pytest.TempPathFactory, rows: list[dict[str, Any]], layout: str
@@ -493,6 +495,12 @@ def test_finding_whole_rows_at_once_gives_the_outline_of_walking_every_bracket(
         text = json.dumps(document, indent="\t")
     elif layout == "line":
         text = '{"name": "t", "rows": [\n' + ",\n".join(json.dumps(r) for r in rows) + "\n]}"
+    elif layout == "indented-lines":  # one row a line, indented
+        text = '{"name": "t", "rows": [\n  ' + ",\n  ".join(json.dumps(r) for r in rows) + "\n]}"
+    elif layout == "pairs":  # two rows a line
+        texts = [json.dumps(r) for r in rows]
+        pairs = [", ".join(texts[i : i + 2]) for i in range(0, len(texts), 2)]
+        text = '{"name": "t", "rows": [\n' + ",\n".join(pairs) + "\n]}"
     elif layout == "compact":
         text = json.dumps(document, separators=(",", ":"))
     else:  # a nested value closing at the rows' own indentation: the guess is wrong there
@@ -501,6 +509,27 @@ def test_finding_whole_rows_at_once_gives_the_outline_of_walking_every_bracket(
     path.write_text(text, encoding="utf-8")
     fast = _outline_of(path)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(canonical_json, "_row_end", lambda mapped, start: None)
+        patch.setattr(canonical_json, "_row_end", lambda mapped, start, layouts: None)
         walked = _outline_of(path)
     assert fast == walked
+
+
+def test_a_layout_guessed_wrong_is_not_guessed_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # a document on one line: the first guess reads to its end and fails; guessing again for
+    # every row would read the rest of the document each time
+    rows = [{"id": f"r{n}", "input": "q"} for n in range(500)]
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps({"name": "t", "rows": rows}), encoding="utf-8")
+    decoded: list[int] = []
+    one_value = canonical_json._one_value
+
+    def counted(mapped: Any, start: int, end: int) -> bool:
+        decoded.append(end - start)
+        return one_value(mapped, start, end)
+
+    monkeypatch.setattr(canonical_json, "_one_value", counted)
+    starts, _, _ = _outline_of(path)
+    assert len(starts) == 500
+    assert len(decoded) == 1

@@ -162,18 +162,24 @@ def _document_rows(task: SpanTask, result: SpanResult) -> Iterator[tuple[int, An
         text = handle.read(task.end - task.start)
     result.lines = text.count(b"\n")
     line, counted = 1, 0
+    #: where the line the last row started on starts; None while that is the span's first
+    #: line, which may begin before the span (found in the file when first needed)
+    line_start: int | None = None
     for index, (start, end) in enumerate(zip(*task.row_places, strict=True)):
         start, end = start - task.start, end - task.start
-        line += text.count(b"\n", counted, start)
+        newlines = text.count(b"\n", counted, start)
+        if newlines:
+            line += newlines
+            line_start = text.rfind(b"\n", counted, start) + 1
         counted = start
         try:
             yield line, loads(text[start:end])
         except jsonvalues.JSONError as error:
             column = error.column
             if error.line == 1:  # the row's own column: where it starts on its line
-                column += start - (text.rfind(b"\n", 0, start) + 1)
-                if b"\n" not in text[:start]:  # the line began in an earlier span
-                    column += task.start - _line_start(task.path, task.start)
+                if line_start is None:
+                    line_start = _line_start(task.path, task.start) - task.start
+                column += start - line_start
             yield UnreadableRow(index, line + error.line - 1, column, error.reason)
 
 

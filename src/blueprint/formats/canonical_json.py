@@ -271,6 +271,7 @@ def _scan(path: Path, outline: _Outline, position: int) -> None:
     closers = bytearray()  # the bracket each open array or object waits for
     rows_depth = -1  # the depth of the rows array's elements while inside it, else -1
     copied = position  # the skeleton holds the document up to here
+    layouts = _Layouts()
     released = 0
     while True:
         position = _SPAN.match(mapped, position).end()  # type: ignore[union-attr]
@@ -287,7 +288,7 @@ def _scan(path: Path, outline: _Outline, position: int) -> None:
             if depth == rows_depth:
                 outline.skeleton += mapped[copied:position]
                 outline.starts.append(position)
-                end = _row_end(mapped, position)
+                end = _row_end(mapped, position, layouts)
                 if end is not None:  # the whole row at once (see _row_end)
                     outline.ends.append(end)
                     outline.skeleton += b"0"
@@ -315,7 +316,23 @@ def _scan(path: Path, outline: _Outline, position: int) -> None:
     outline.skeleton += mapped[copied:size]
 
 
-def _row_end(mapped: mmap.mmap, start: int) -> int | None:
+class _Layouts:
+    """The row layouts still worth guessing in one document: a guess that fails once is not
+    tried again there, so a document of another layout costs one failed guess, not one a
+    row (a guess reads ahead, to the end of a line or to a closing brace)."""
+
+    __slots__ = ("indented", "line")
+
+    def __init__(self) -> None:
+        self.line = True
+        self.indented = True
+
+
+#: how far back an indented row's line may start (its indentation, at most)
+_MOST_INDENT: Final = 256
+
+
+def _row_end(mapped: mmap.mmap, start: int, layouts: _Layouts) -> int | None:
     """Where the row opening at ``start`` ends, found without walking its brackets one by
     one, for the two layouts writers use: one row a line, and rows indented, closing on a
     line of their own at the indentation they opened at. The place is a guess that decoding
@@ -323,26 +340,34 @@ def _row_end(mapped: mmap.mmap, start: int) -> int | None:
     one object, so that brace closes the row. Otherwise (another layout, or a row the strict
     reader refuses), None: the walk decides, as it does for everything else."""
     closing = b"}" if mapped[start] == ord("{") else b"]"
-    line_end = mapped.find(b"\n", start)
-    if line_end < 0:
-        line_end = len(mapped)
-    row_line = mapped[start:line_end].rstrip(b" \t\r,")
-    if row_line.endswith(closing):  # one row a line
-        end = start + len(row_line)
-    else:
-        line_start = mapped.rfind(b"\n", 0, start) + 1
-        indent = mapped[line_start:start]
-        if indent.strip(b" \t"):
+    line_start = mapped.rfind(b"\n", max(0, start - _MOST_INDENT), start) + 1
+    indent = mapped[line_start:start] if line_start else None
+    if layouts.indented and indent is not None and not indent.strip(b" \t"):
+        body = mapped.find(b"\n", start) + 1  # the row's first line holds only its opening
+        if body and not mapped[start + 1 : body].strip():
+            found = mapped.find(b"\n" + indent + closing, body - 1)
+            end = found + 1 + len(indent) + 1
+            if found >= 0 and _one_value(mapped, start, end):
+                return end
+            layouts.indented = False
             return None
-        found = mapped.find(b"\n" + indent + closing, line_end)
-        end = found + 1 + len(indent) + 1 if found >= 0 else -1
-    if end <= start:
-        return None
+    if layouts.line:
+        line_end = mapped.find(b"\n", start)
+        row_line = mapped[start : line_end if line_end >= 0 else len(mapped)].rstrip(b" \t\r,")
+        if row_line.endswith(closing):
+            end = start + len(row_line)
+            if _one_value(mapped, start, end):
+                return end
+            layouts.line = False
+    return None
+
+
+def _one_value(mapped: mmap.mmap, start: int, end: int) -> bool:
     try:
         orjson.loads(mapped[start:end])
     except orjson.JSONDecodeError:
-        return None
-    return end
+        return False
+    return True
 
 
 def _refuse(path: Path, mapped: mmap.mmap, position: int, reason: str) -> None:
@@ -372,6 +397,7 @@ def _streamed_rows(
     mapped, starts, ends = outline.mapped, outline.starts, outline.ends
     streamed = 0
     line, counted, released = 1, 0, 0
+    line_start = 0  # where the line the last row started on starts
     with outline:
         for index in range(count):
             if bounds.max_rows and index >= bounds.max_rows:
@@ -388,7 +414,11 @@ def _streamed_rows(
                 continue
             start, end = starts[streamed], ends[streamed]
             streamed += 1
-            line += mapped[counted:start].count(b"\n")
+            gap = mapped[counted:start]
+            newlines = gap.count(b"\n")
+            if newlines:
+                line += newlines
+                line_start = counted + gap.rfind(b"\n") + 1
             counted = start
             data = mapped[start:end]
             if end - released > _WINDOW:
@@ -398,8 +428,8 @@ def _streamed_rows(
                 yield SourceRow(index=index, line=line, data=loads(data))
             except jsonvalues.JSONError as error:
                 column = error.column
-                if error.line == 1:
-                    column += start - (mapped.rfind(b"\n", 0, start) + 1)
+                if error.line == 1:  # counted from where the row's line starts, found on
+                    column += start - line_start  # the way (not searched back for each row)
                 yield UnreadableRow(index, line + error.line - 1, column, error.reason)
 
 
