@@ -151,12 +151,13 @@ def check_span(task: SpanTask) -> SpanResult:
 
 
 def _document_rows(task: SpanTask, result: SpanResult) -> Iterator[tuple[int, Any] | UnreadableRow]:
-    """The rows of a JSON document's span, decoded as the streamed reader decodes them (a
-    row sits two levels down, which the depth limit counts), with lines counted from the
-    span's start; the span's newlines go in ``result.lines`` (the next span starts after
-    them: spans of a document meet anywhere in a line)."""
+    """The rows of a JSON document's span, decoded as the streamed reader decodes them, with
+    lines counted from the span's start; the span's newlines go in ``result.lines`` (the next
+    span starts after them: spans of a document meet anywhere in a line)."""
+    from blueprint.formats.canonical_json import row_reader  # a JSON Lines pool needs none
+
     assert task.row_places is not None
-    loads = jsonvalues.reader(replace(task.bounds, max_depth=max(task.bounds.max_depth - 2, 0)))
+    loads = row_reader(task.bounds)
     with task.path.open("rb") as handle:
         handle.seek(task.start)
         text = handle.read(task.end - task.start)

@@ -388,12 +388,17 @@ def _is_placeholder(element: Any) -> bool:
     return type(element) is int and element == 0
 
 
+def row_reader(bounds: limits.Limits) -> Callable[[bytes | str], Any]:
+    """``loads`` for one row of a document: a row sits two levels down in the document, whose
+    depth the limit counts."""
+    return jsonvalues.reader(replace(bounds, max_depth=max(bounds.max_depth - 2, 0)))
+
+
 def _streamed_rows(
     path: Path, outline: _Outline, count: int, scalars: dict[int, Any]
 ) -> Iterator[SourceRow | UnreadableRow]:
     bounds = limits.current()
-    # a row sits two levels down in the document, whose depth the limit counts
-    loads = jsonvalues.reader(replace(bounds, max_depth=max(bounds.max_depth - 2, 0)))
+    loads = row_reader(bounds)
     mapped, starts, ends = outline.mapped, outline.starts, outline.ends
     streamed = 0
     line, counted, released = 1, 0, 0
