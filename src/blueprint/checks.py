@@ -240,6 +240,12 @@ class RowView:
         self.oracle_type: Any = oracle_type if _member(oracle_type, ORACLE_TYPES) else None
         self.evaluator: Any = evaluator if _member(evaluator, EVALUATOR_TYPES) else None
 
+    @property
+    def is_starter(self) -> bool:
+        """Whether the row is a pack's starter example, not validated gold."""
+        provenance = self.case.get("provenance")
+        return isinstance(provenance, str) and provenance in STARTER_PROVENANCES
+
     def imported(self) -> dict[str, Any]:
         """The import record a vendor reader left in the profile (format, derived values)."""
         extensions = self.case.get("extensions")
@@ -517,8 +523,8 @@ def check_omitted_fields(row: RowView, state: SetState) -> Iterator[Issue]:
 
 
 def check_starter(row: RowView, state: SetState) -> Iterator[Issue]:
-    provenance = row.case.get("provenance")
-    if isinstance(provenance, str) and provenance in STARTER_PROVENANCES:
+    if row.is_starter:
+        provenance = row.case["provenance"]
         yield row.issue("starter-example", "metadata", "case", "provenance", provenance=provenance)
 
 

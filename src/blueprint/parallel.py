@@ -29,7 +29,6 @@ from blueprint.formats._io import json_lines, too_many_rows
 from blueprint.formats.base import ROW_WATCHER, SetSource, SourceRow, UnreadableRow
 from blueprint.inputtext import input_key, split_of, text_key
 from blueprint.issues import Issue
-from blueprint.model import STARTER_PROVENANCES
 
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
@@ -236,8 +235,7 @@ def _append_row(result: SpanResult, line: int, row: checks.RowView | None) -> No
         result.family_fields.append({key: case[key] for key in _FAMILY_FIELDS if key in case})
     else:
         result.family_fields.append(None)
-    provenance = case.get("provenance")
-    result.starter.append(isinstance(provenance, str) and provenance in STARTER_PROVENANCES)
+    result.starter.append(row.is_starter)
 
 
 def document_spans(
@@ -397,7 +395,6 @@ class _Merger:
     def take(self, span: SpanResult) -> bool:
         """Merge one span's rows; False once the set's row limit stops the reading."""
         validator, state, report = self.validator, self.validator.state, self.validator.report
-        options = validator.options
         by_row: dict[int, list[tuple[int, Issue]]] = {}
         for offset, position, issue in span.findings:
             by_row.setdefault(offset, []).append((position, issue))
@@ -422,10 +419,7 @@ class _Merger:
                 self._count(SourceRow(index, line, data))
             report.rows += 1
             state.lines.append(line)
-            if options.row_ids:
-                report.row_ids.append(row_id)
-            if span.starter[offset]:
-                report.starter_rows += 1
+            validator.count_row(row_id, bool(span.starter[offset]))
             found = [
                 (position, self._placed(issue, index, offset, line))
                 for position, issue in by_row.get(offset, ())
@@ -442,14 +436,10 @@ class _Merger:
                 else:
                     issues = check(row, state)
                 found.extend((position, issue) for issue in issues)
-            if not found:
-                continue
-            found.sort(key=lambda item: item[0])  # stable: a rule's own order stays
-            issues_of_row = [issue for _, issue in found]
-            if options.family_ignore and fields is not None:
-                family = fields["caseFamily"]
-                issues_of_row = [i for i in issues_of_row if options.wants(i.code, family)]
-            validator.emit(issues_of_row)
+            if found:
+                found.sort(key=lambda item: item[0])  # stable: a rule's own order stays
+                family = fields["caseFamily"] if fields is not None else None
+                validator.emit_row([issue for _, issue in found], family)
         self.line += span.lines
         return True
 

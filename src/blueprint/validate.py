@@ -18,7 +18,6 @@ from blueprint import checks, jsonpath
 from blueprint.errors import ParseError, UsageError
 from blueprint.formats import SetSource, SourceRow, StrPath, UnreadableRow, resolve_codec
 from blueprint.issues import CODES, Issue, ValidationReport, make_issue
-from blueprint.model import STARTER_PROVENANCES
 
 #: the selector that means every code
 ALL_CODES: Final = "ALL"
@@ -229,11 +228,7 @@ class StreamValidator:
             self.emit([issue])
             return [issue]
         row = checks.RowView(item.index, item.data, item.line)
-        if self.options.row_ids:
-            report.row_ids.append(row.id)
-        provenance = row.case.get("provenance")
-        if isinstance(provenance, str) and provenance in STARTER_PROVENANCES:
-            report.starter_rows += 1
+        self.count_row(row.id, row.is_starter)
         found: list[Issue] = []
         if self.check_schema:
             schema = list(checks.check_schema(row, item.data))
@@ -243,10 +238,20 @@ class StreamValidator:
             found.extend(schema)
         for rule in self.rules:
             found.extend(rule.check(row, state))
-        if found and self.options.family_ignore:
-            family = row.case.get("caseFamily")
-            if isinstance(family, str):
-                found = [issue for issue in found if self.options.wants(issue.code, family)]
+        return self.emit_row(found, row.case.get("caseFamily"))
+
+    def count_row(self, row_id: str | None, starter: bool) -> None:
+        """Count a readable row in the report (its line is already in the index)."""
+        if self.options.row_ids:
+            self.report.row_ids.append(row_id)
+        if starter:
+            self.report.starter_rows += 1
+
+    def emit_row(self, found: list[Issue], family: Any) -> list[Issue]:
+        """Add one row's findings to the report, less the codes its case family ignores;
+        returns what was added."""
+        if found and self.options.family_ignore and isinstance(family, str):
+            found = [issue for issue in found if self.options.wants(issue.code, family)]
         if found:
             self.emit(found)
         return found
