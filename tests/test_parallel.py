@@ -342,3 +342,19 @@ def test_an_interrupted_pool_stops_cleanly(tmp_path: Path, signal_number: int) -
     assert b"Traceback" not in errors
     time.sleep(0.5)
     assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+
+
+def test_a_span_a_worker_cannot_read_makes_the_file_unreadable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as if the file were moved while it was checked: the workers (forked, so patched too)
+    # fail to open it, and the command says so instead of failing with a traceback
+    path = write_set(tmp_path / "set.jsonl", awkward_lines(), {"caseFamilies": FAMILIES})
+
+    def vanished(path: Path, start: int, end: int) -> int:
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(parallel, "_physical_lines", vanished)
+    result = CliRunner().invoke(app, ["validate", "-j", "2", str(path)])
+    assert result.exit_code == 2
+    assert str(path) in result.output  # the set is named, though the error named no file

@@ -25,12 +25,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from blueprint import checks, jsonpath, jsonvalues, limits
 from blueprint.atomic import signals_held
+from blueprint.errors import ParseError
 from blueprint.formats._io import json_lines, too_many_rows
 from blueprint.formats.base import ROW_WATCHER, SetSource, SourceRow, UnreadableRow
 from blueprint.inputtext import input_key, split_of, text_key
 from blueprint.issues import Issue
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
     from multiprocessing.context import BaseContext
 
     from blueprint.validate import StreamValidator
@@ -314,7 +316,7 @@ def validate_with_pool(
 ) -> None:
     """Validate ``source`` (a JSON Lines set) with ``jobs`` worker processes, filling the
     validator's report exactly as the one-process path does."""
-    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor
 
     options = validator.options
     positions = tuple(
@@ -360,15 +362,26 @@ def validate_with_pool(
                 pending.append(pool.submit(check_span, task))
                 # a few spans ahead of the parent: enough to keep every worker busy, few
                 # enough that results waiting to be merged stay small
-                if len(pending) > 2 * jobs and not merger.take(pending.popleft().result()):
+                if len(pending) > 2 * jobs and not merger.take(_result(pending.popleft(), source)):
                     return
             while pending:
-                if not merger.take(pending.popleft().result()):
+                if not merger.take(_result(pending.popleft(), source)):
                     return
         finally:
             for future in pending:
                 future.cancel()
             merger.close()
+
+
+def _result(future: Future[SpanResult], source: SetSource) -> SpanResult:
+    """A worker's span; a file a worker could not read (moved or cut short while the set was
+    checked) is the set's unreadable file, as it would be to one process."""
+    try:
+        return future.result()
+    except OSError as error:
+        raise ParseError(
+            source.path, f"the file could not be read again: {error.strerror}"
+        ) from None
 
 
 class _Merger:
