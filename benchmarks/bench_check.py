@@ -20,10 +20,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_core import generate_rows
 
-from blueprint.check import check_sets
-from blueprint.config import load_project
-from blueprint.discovery import project_sets
 from blueprint.formats import REGISTRY, WriteOptions
+from blueprint.project.check import check_sets
+from blueprint.project.config import load_project
+from blueprint.project.discovery import project_sets
 
 FORMATS = ("json", "jsonl", "csv")
 

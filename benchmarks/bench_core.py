@@ -335,7 +335,7 @@ def child_main(argv: Sequence[str]) -> int:
     # child's peak RSS is the floor every other measurement stands on.
     from blueprint.convert import ConvertOptions, convert
     from blueprint.formats import REGISTRY, WriteOptions
-    from blueprint.validate import validate_file
+    from blueprint.validation.validate import validate_file
 
     operation, *args = argv
     issues: int | None = None

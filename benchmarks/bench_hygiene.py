@@ -75,9 +75,9 @@ def varied_rows(count: int, seed: int = SEED) -> Iterator[dict[str, Any]]:
 
 
 def child_main(argv: Sequence[str]) -> int:
+    from blueprint.authoring.hygiene import find_duplicates
+    from blueprint.authoring.splits import SplitOptions, parse_ratios, split_set
     from blueprint.formats import REGISTRY, WriteOptions
-    from blueprint.hygiene import find_duplicates
-    from blueprint.splits import SplitOptions, parse_ratios, split_set
 
     operation, *args = argv
     started = time.perf_counter()

@@ -158,7 +158,7 @@ def _baseline() -> int:
     import blueprint.cli
     import blueprint.convert
     import blueprint.diff
-    import blueprint.validate
+    import blueprint.validation.validate
 
     del blueprint
     return 0

@@ -6,7 +6,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from blueprint.model import (
+from blueprint.core.model import (
     EVALUATOR_TYPES,
     ORACLE_TYPES,
     PROVENANCES,

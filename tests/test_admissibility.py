@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from blueprint.admissibility import (
+from blueprint.core.admissibility import (
     ADMISSIBILITY,
     admissible_evaluators,
     automatically_gradable,
@@ -12,7 +12,7 @@ from blueprint.admissibility import (
     conditions,
     verdict,
 )
-from blueprint.model import EVALUATOR_TYPES, ORACLE_TYPES
+from blueprint.core.model import EVALUATOR_TYPES, ORACLE_TYPES
 
 SPEC = {
     "reference-answer": (

@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 
 from blueprint.cli import app
 from blueprint.convert import ConvertOptions, convert, data_rows, roundtrip
-from blueprint.errors import ParseError, UnknownFormatError
+from blueprint.core.errors import ParseError, UnknownFormatError
 from blueprint.formats import REGISTRY, UnreadableRow, WriteOptions, resolve_codec
 from blueprint.formats.apollia import answer_of, any_of_pattern, exact_pattern
 from blueprint.formats.vendor import InvalidRowForExport
-from blueprint.validate import validate_file
+from blueprint.validation.validate import validate_file
 from conftest import EXAMPLES, FIXTURES, document, row, write_json
 from strategies import awkward_text, eval_sets, nonempty_text
 

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blueprint.atomic import AtomicFolder, AtomicOutputs, scratch_folder, stale
-from blueprint.errors import OutputError, OutputExistsError
+from blueprint.core.errors import OutputError, OutputExistsError
+from blueprint.io.atomic import AtomicFolder, AtomicOutputs, scratch_folder, stale
 
 
 def test_all_files_appear_together(tmp_path: Path) -> None:

@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from blueprint.builder import AddRequest, EditRefused, OracleRequest, add_row, set_oracle
-from blueprint.errors import UsageError
-from blueprint.formats import REGISTRY, WriteOptions
-from blueprint.packs import (
+from blueprint.authoring.builder import AddRequest, EditRefused, OracleRequest, add_row, set_oracle
+from blueprint.authoring.packs import (
     PackError,
     build_set,
     load_overlay,
     load_pack,
     load_pack_file,
 )
-from blueprint.validate import validate_file
+from blueprint.core.errors import UsageError
+from blueprint.formats import REGISTRY, WriteOptions
+from blueprint.validation.validate import validate_file
 from conftest import document, row, write_json
 
 FAMILIES = [
@@ -390,7 +390,7 @@ def test_add_to_a_family_without_an_evaluator_agrees_with_its_rows(tmp_path: Pat
 
 
 def test_add_dry_run_writes_nothing(tmp_path: Path) -> None:
-    from blueprint.editing import EditOptions
+    from blueprint.authoring.editing import EditOptions
 
     path = small_set(tmp_path, ".csv")
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}

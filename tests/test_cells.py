@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blueprint import jsonvalues
 from blueprint.formats.cells import (
     ABSENT,
     PANDAS_MISSING,
@@ -22,6 +21,7 @@ from blueprint.formats.cells import (
     encode_list_cell,
     formula_like,
 )
+from blueprint.io import jsonvalues
 from strategies import awkward_text, json_values
 
 

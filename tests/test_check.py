@@ -222,9 +222,9 @@ def test_broken_configuration_exits_2(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_several_processes_give_the_same_report(tmp_path: Path, monkeypatch) -> None:
-    from blueprint.check import check_sets
-    from blueprint.config import load_project
-    from blueprint.discovery import project_sets
+    from blueprint.project.check import check_sets
+    from blueprint.project.config import load_project
+    from blueprint.project.discovery import project_sets
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "evals").mkdir()

@@ -207,7 +207,7 @@ def test_schema_print_write_check(tmp_path: Path) -> None:
     assert run("schema", "--check", tmp_path).exit_code == 1
     assert run("schema", "--write", tmp_path).exit_code == 0
     assert run("schema", "--check", tmp_path).exit_code == 0
-    from blueprint.schema import SCHEMA_FILES
+    from blueprint.core.schema import SCHEMA_FILES
 
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(SCHEMA_FILES)
 

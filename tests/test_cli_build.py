@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from blueprint.cli import app
-from blueprint.model import ORACLE_TYPES
+from blueprint.core.model import ORACLE_TYPES
 
 runner = CliRunner()
 

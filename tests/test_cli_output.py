@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from blueprint import admissibility
+from blueprint.authoring.packs import load_overlay, load_pack
 from blueprint.cli import app
+from blueprint.core import admissibility
+from blueprint.core.model import ORACLE_TYPES
 from blueprint.formats.mapping import load_mapping
-from blueprint.model import ORACLE_TYPES
-from blueprint.packs import load_overlay, load_pack
 
 runner = CliRunner()
 

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from blueprint import jsonvalues
 from blueprint.convert import ConvertOptions, convert, data_rows
-from blueprint.errors import OutputExistsError
+from blueprint.core.errors import OutputExistsError
 from blueprint.formats import REGISTRY, WriteOptions, resolve_codec
+from blueprint.io import jsonvalues
 from conftest import FIXTURES, document, row
 from strategies import eval_sets
 

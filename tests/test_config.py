@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from blueprint.config import ConfigError, find_config, load_project, read_config
-from blueprint.validate import resolve_codes
+from blueprint.project.config import ConfigError, find_config, load_project, read_config
+from blueprint.validation.validate import resolve_codes
 
 
 def write(path: Path, text: str) -> Path:
@@ -124,7 +124,7 @@ def test_entry_settings_override_the_project(tmp_path: Path) -> None:
 
 
 def test_every_key_is_documented() -> None:
-    from blueprint.config import ExportSpec, LimitsConfig, ProjectConfig, SetEntry
+    from blueprint.project.config import ExportSpec, LimitsConfig, ProjectConfig, SetEntry
 
     page = (Path(__file__).parent.parent / "docs" / "ci.md").read_text(encoding="utf-8")
     for model in (ProjectConfig, SetEntry, ExportSpec, LimitsConfig):
@@ -133,7 +133,7 @@ def test_every_key_is_documented() -> None:
 
 
 def test_limits_table_applies_and_environment_wins(tmp_path: Path, monkeypatch) -> None:
-    from blueprint import limits
+    from blueprint.io import limits
 
     (tmp_path / "blueprint.toml").write_text("[limits]\nmax-depth = 40\nmax-rows = 5\n")
     monkeypatch.setattr(limits, "_overrides", {})

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from blueprint.admissibility import verdict
 from blueprint.convert import roundtrip
-from blueprint.errors import EmptyExportRefused
+from blueprint.core.admissibility import verdict
+from blueprint.core.errors import EmptyExportRefused
 from blueprint.formats import REGISTRY, WriteOptions
 from blueprint.formats.mapping import load_mapping
 from blueprint.formats.vendor import InvalidRowForExport
@@ -97,7 +97,7 @@ def test_human_review_rows_are_left_out_unless_asked_for(codec: Any, tmp_path: P
 @pytest.mark.parametrize("codec", [c for c in CODECS if not c.lossless], ids=lambda c: c.name)
 def test_strict_refuses_and_writes_nothing(codec: Any, tmp_path: Path) -> None:
     from blueprint.convert import data_rows
-    from blueprint.errors import LossyExportRefused
+    from blueprint.core.errors import LossyExportRefused
 
     rows = list(data_rows(REGISTRY["json"].open(EXAMPLES / "support-refunds.json")))
     target = tmp_path / f"out{codec.extensions[0]}"

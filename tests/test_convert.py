@@ -9,14 +9,14 @@ from typing import ClassVar
 import pytest
 
 from blueprint.convert import ConvertOptions, convert, roundtrip
-from blueprint.diff import diff_files
-from blueprint.errors import (
+from blueprint.core.errors import (
     AmbiguousFormatError,
     OutputError,
     OutputExistsError,
     UnknownFormatError,
     UsageError,
 )
+from blueprint.diff import diff_files
 from blueprint.formats import REGISTRY, vendor
 from blueprint.formats.base import ExportResult, LossyField
 from conftest import FIXTURES, document, row, write_json

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from blueprint.convert import ConvertOptions, convert, roundtrip
-from blueprint.errors import EmptyExportRefused, ParseError
+from blueprint.core.errors import EmptyExportRefused, ParseError
 from blueprint.formats import REGISTRY
 from conftest import FIXTURES
 

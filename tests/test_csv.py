@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from blueprint import jsonvalues
 from blueprint.convert import data_rows
 from blueprint.formats import REGISTRY, WriteOptions
 from blueprint.formats.canonical_csv import UnrepresentableRowError
+from blueprint.io import jsonvalues
 from conftest import row
 from strategies import awkward_text, json_values
 
@@ -136,7 +136,7 @@ def test_unknown_columns_become_row_keys(tmp_path: Path) -> None:
 def test_bare_carriage_return_line_ends_get_a_plain_message(tmp_path: Path) -> None:
     path = tmp_path / "s.csv"
     path.write_bytes(b"id,input\ra,b\rc,d\r")
-    from blueprint.errors import ParseError
+    from blueprint.core.errors import ParseError
 
     with pytest.raises(ParseError) as caught:
         CSV.open(path)
@@ -171,7 +171,7 @@ def with_column(records: list[list[str]], name: str, cell: str) -> list[list[str
 
 
 def findings(path: Path, *fields: str) -> list[tuple]:
-    from blueprint.validate import validate_file
+    from blueprint.validation.validate import validate_file
 
     return validate_file(path).flatten(fields or ("code", "severity", "path", "line"))
 
@@ -188,13 +188,13 @@ def test_empty_rows_between_and_after_rows_are_skipped_once_per_run(tmp_path: Pa
         ("empty-row", "info", "$", 3),
         ("empty-row", "info", "$", 6),
     ]
-    from blueprint.validate import validate_file
+    from blueprint.validation.validate import validate_file
 
     assert validate_file(path).valid
 
 
 def test_the_empty_row_finding_names_the_lines(tmp_path: Path) -> None:
-    from blueprint.validate import validate_file
+    from blueprint.validation.validate import validate_file
 
     path, records = written(tmp_path)
     rewritten(path, [*records, [""] * len(records[0]), [""] * len(records[0])])
@@ -212,9 +212,9 @@ def test_a_row_without_any_key_still_round_trips(tmp_path: Path) -> None:
 def test_a_file_saved_with_another_separator_is_named_in_one_parse_finding(
     tmp_path: Path, separator: str, named: str
 ) -> None:
-    from blueprint.errors import ParseError
+    from blueprint.core.errors import ParseError
     from blueprint.formats import resolve_codec
-    from blueprint.validate import validate_file
+    from blueprint.validation.validate import validate_file
 
     path, records = written(tmp_path)
     rewritten(path, records, separator)
@@ -228,7 +228,7 @@ def test_a_file_saved_with_another_separator_is_named_in_one_parse_finding(
 
 
 def test_a_foreign_semicolon_file_is_not_taken_for_blueprint_csv(tmp_path: Path) -> None:
-    from blueprint.errors import UnknownFormatError
+    from blueprint.core.errors import UnknownFormatError
     from blueprint.formats import resolve_codec
 
     path = tmp_path / "other.csv"
@@ -303,7 +303,7 @@ def test_a_header_without_rows_has_nothing_to_report(tmp_path: Path) -> None:
 def test_a_column_that_is_not_blueprints_is_one_finding_with_a_suggestion(
     tmp_path: Path, column: str, meant: str
 ) -> None:
-    from blueprint.validate import validate_file
+    from blueprint.validation.validate import validate_file
 
     path, records = written(tmp_path)
     rewritten(path, with_column(records, column, "x"))
@@ -332,7 +332,7 @@ def test_a_column_that_is_not_blueprints_is_reported_when_first_filled(tmp_path:
 
 def test_a_column_that_is_not_blueprints_still_stops_a_conversion(tmp_path: Path) -> None:
     from blueprint.convert import convert
-    from blueprint.errors import ConversionRefused
+    from blueprint.core.errors import ConversionRefused
 
     path, records = written(tmp_path)
     rewritten(path, with_column(records, "notes", "x"))
@@ -513,7 +513,7 @@ def test_a_number_read_with_its_text_equals_the_number_and_an_edited_one_is_cano
 def test_json_a_cell_cannot_hold_exactly_is_a_parse_finding_on_its_line(
     cell: str, tmp_path: Path
 ) -> None:
-    from blueprint.validate import validate_file
+    from blueprint.validation.validate import validate_file
 
     target = _hand_written(
         tmp_path,
@@ -529,8 +529,8 @@ def test_json_a_cell_cannot_hold_exactly_is_a_parse_finding_on_its_line(
 
 
 def test_the_digit_limit_is_the_configured_one(tmp_path: Path) -> None:
-    from blueprint import limits
     from blueprint.formats import UnreadableRow
+    from blueprint.io import limits
 
     target = _hand_written(tmp_path, ["r1,hi,123456789012,r1,reference-answer,b,expert-authored,"])
     with limits.overridden(max_number_digits=10):
@@ -541,8 +541,8 @@ def test_the_digit_limit_is_the_configured_one(tmp_path: Path) -> None:
 
 
 def test_a_cell_past_max_cell_bytes_is_refused_naming_the_limit(tmp_path: Path) -> None:
-    from blueprint import limits
     from blueprint.formats import UnreadableRow
+    from blueprint.io import limits
 
     target = _hand_written(
         tmp_path,
@@ -563,8 +563,8 @@ def test_a_cell_past_max_cell_bytes_is_refused_naming_the_limit(tmp_path: Path) 
 
 
 def test_a_set_past_max_rows_is_refused_at_the_first_row_too_many(tmp_path: Path) -> None:
-    from blueprint import limits
     from blueprint.formats import UnreadableRow
+    from blueprint.io import limits
 
     target = _hand_written(
         tmp_path,
@@ -577,7 +577,7 @@ def test_a_set_past_max_rows_is_refused_at_the_first_row_too_many(tmp_path: Path
 
 
 def test_a_header_naming_a_column_twice_is_refused_naming_it(tmp_path: Path) -> None:
-    from blueprint.errors import ParseError
+    from blueprint.core.errors import ParseError
 
     target = tmp_path / "twice.csv"
     target.write_text("id,input,case.caseId,input\r\na,b,a,c\r\n", encoding="utf-8")

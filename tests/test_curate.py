@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from blueprint.curate import (
+from blueprint.authoring.curate import (
     FamilyDefinition,
     FamilyEdit,
     PromoteRequest,
@@ -20,9 +20,9 @@ from blueprint.curate import (
     rename_row,
     utc_stamp,
 )
-from blueprint.editing import EditOptions, EditRefused
-from blueprint.errors import UsageError
-from blueprint.validate import validate_file
+from blueprint.authoring.editing import EditOptions, EditRefused
+from blueprint.core.errors import UsageError
+from blueprint.validation.validate import validate_file
 from conftest import row
 from curation_sets import (
     SUFFIXES,

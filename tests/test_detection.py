@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from blueprint.cli import app
-from blueprint.errors import AmbiguousFormatError, UnknownFormatError
+from blueprint.core.errors import AmbiguousFormatError, UnknownFormatError
 from blueprint.formats import resolve_codec
 from conftest import EXAMPLES, FIXTURES
 

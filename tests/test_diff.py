@@ -97,7 +97,7 @@ def test_repeated_ids_match_by_occurrence(tmp_path: Path) -> None:
 def test_structurally_broken_documents_are_refused(tmp_path: Path) -> None:
     import pytest
 
-    from blueprint.errors import ParseError
+    from blueprint.core.errors import ParseError
 
     broken = tmp_path / "x.json"
     broken.write_text('{"name": "x", "rows": "oops"}', encoding="utf-8")
@@ -164,7 +164,7 @@ def _mixed_sides(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_a_file_indexed_diffs_as_the_whole_file_in_memory(tmp_path: Path) -> None:
     from blueprint.diff import collect, diff_sets, index_for_diff
-    from blueprint.review import review
+    from blueprint.reports.review import review
 
     left, right = _mixed_sides(tmp_path)
     held = [collect(REGISTRY["jsonl"].open(path), str(path)) for path in (left, right)]
@@ -180,8 +180,8 @@ def test_a_file_indexed_diffs_as_the_whole_file_in_memory(tmp_path: Path) -> Non
 def test_a_file_that_changes_while_compared_is_refused(tmp_path: Path) -> None:
     import pytest
 
+    from blueprint.core.errors import ParseError
     from blueprint.diff import diff_sets, index_for_diff
-    from blueprint.errors import ParseError
 
     left, right = _mixed_sides(tmp_path)
     indexed = index_for_diff(left), index_for_diff(right)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from blueprint.config import load_project
 from blueprint.convert import ConvertOptions, convert
-from blueprint.discovery import expand, project_sets, select
-from blueprint.errors import UsageError
+from blueprint.core.errors import UsageError
+from blueprint.project.config import load_project
+from blueprint.project.discovery import expand, project_sets, select
 from conftest import EXAMPLES, document, row, write_json
 
 EXAMPLE = EXAMPLES / "support-refunds.json"

@@ -5,15 +5,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from blueprint.docgen import main, stale_pages
-from blueprint.issues import CODES
+from blueprint.cli.docgen import main, stale_pages
+from blueprint.core.issues import CODES
 
 DOCS = Path(__file__).parent.parent / "docs"
 README = Path(__file__).parent.parent / "README.md"
 
 
 def test_generated_pages_are_current() -> None:
-    assert stale_pages(DOCS) == [], "run: python -m blueprint.docgen --write docs"
+    assert stale_pages(DOCS) == [], "run: python -m blueprint.cli.docgen --write docs"
 
 
 def test_issue_code_headings_match_the_code_table() -> None:

@@ -10,10 +10,10 @@ from typer.testing import CliRunner
 
 from blueprint.cli import app
 from blueprint.convert import data_rows
-from blueprint.errors import ParseError
+from blueprint.core.errors import ParseError
 from blueprint.formats import FOLDER, REGISTRY, resolve_codec
 from blueprint.formats.setfile import set_file_for
-from blueprint.validate import validate_file
+from blueprint.validation.validate import validate_file
 
 runner = CliRunner()
 

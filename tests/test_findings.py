@@ -7,7 +7,7 @@ import io
 from rich.console import Console
 
 from blueprint.cli.findings import print_finding, print_findings
-from blueprint.issues import ValidationReport, make_issue
+from blueprint.core.issues import ValidationReport, make_issue
 
 LONG_ID = "refund-" + "x" * 70
 

@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from blueprint.convert import ConvertOptions, convert
-from blueprint.errors import BlueprintError
+from blueprint.core.errors import BlueprintError
 from blueprint.formats import REGISTRY
-from blueprint.validate import validate_file
+from blueprint.validation.validate import validate_file
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = ROOT / "examples" / "support-refunds.json"

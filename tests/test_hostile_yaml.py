@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from blueprint import limits
 from blueprint.cli import app
 from blueprint.convert import data_rows
-from blueprint.errors import ParseError
+from blueprint.core.errors import ParseError
 from blueprint.formats import REGISTRY
 from blueprint.formats.base import ReadOptions, reading_with
 from blueprint.formats.huggingface import read_card
 from blueprint.formats.mapping import MappingError, load_mapping
+from blueprint.io import limits
 
 runner = CliRunner()
 PACKS = Path(__file__).parent.parent / "packs"

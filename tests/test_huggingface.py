@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from blueprint.cli import app
 from blueprint.convert import data_rows, roundtrip
-from blueprint.errors import (
+from blueprint.core.errors import (
     LossyExportRefused,
     OutputError,
     OutputExistsError,
@@ -33,7 +33,7 @@ from blueprint.formats.huggingface import (
     read_card,
     split_name,
 )
-from blueprint.validate import validate_file
+from blueprint.validation.validate import validate_file
 from conftest import EXAMPLES, FIXTURES, document, row, write_json
 from strategies import awkward_text, eval_sets, json_values
 

@@ -11,10 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blueprint.builder import EditRefused
-from blueprint.errors import OutputExistsError, ParseError, UsageError
-from blueprint.formats import resolve_codec
-from blueprint.hygiene import (
+from blueprint.authoring.builder import EditRefused
+from blueprint.authoring.hygiene import (
     NUM_PERM,
     RECALL_AT_THRESHOLD,
     DuplicateIndex,
@@ -23,7 +21,9 @@ from blueprint.hygiene import (
     lsh_bands,
     remove_duplicates,
 )
-from blueprint.inputtext import comparable_text, jaccard, shingles
+from blueprint.core.errors import OutputExistsError, ParseError, UsageError
+from blueprint.formats import resolve_codec
+from blueprint.validation.inputtext import comparable_text, jaccard, shingles
 from conftest import document, row, write_json
 
 KETTLE = "How many days do I have to return a kettle bought online from your shop?"

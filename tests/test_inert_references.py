@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from blueprint.convert import ConvertOptions, convert, data_rows
-from blueprint.errors import ParseError
+from blueprint.core.errors import ParseError
 from blueprint.formats import REGISTRY
-from blueprint.validate import validate_file
+from blueprint.validation.validate import validate_file
 
 SCRIPT = "import pathlib; pathlib.Path(__file__).with_name('RAN').write_text('ran')\n"
 JS = "require('fs').writeFileSync(__dirname + '/RAN', 'ran');\nmodule.exports = () => true;\n"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blueprint.inputtext import (
+from blueprint.validation.inputtext import (
     canonical_text,
     comparable_text,
     input_key,

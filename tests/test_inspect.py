@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from blueprint.cli import app
 from blueprint.convert import ConvertOptions, convert, data_rows, roundtrip
 from blueprint.formats import REGISTRY, UnreadableRow, WriteOptions, resolve_codec
-from blueprint.validate import validate_file
+from blueprint.validation.validate import validate_file
 from conftest import EXAMPLES, FIXTURES, case, row
 from strategies import _with_extras, awkward_text, eval_sets, extra_objects, json_values
 
@@ -141,7 +141,7 @@ def test_a_carriage_return_in_a_csv_cell_is_reported_weakened(tmp_path: Path) ->
 
 
 def test_strict_refuses_a_weakened_export_and_writes_nothing(tmp_path: Path) -> None:
-    from blueprint.errors import LossyExportRefused
+    from blueprint.core.errors import LossyExportRefused
 
     with pytest.raises(LossyExportRefused):
         write(tmp_path / "samples.csv", awkward_rows(), strict=True)

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blueprint import jsonvalues, limits
-from blueprint.jsonvalues import MAX_DEPTH, JSONError
+from blueprint.io import jsonvalues, limits
+from blueprint.io.jsonvalues import MAX_DEPTH, JSONError
 from strategies import json_values
 
 LONG = "1234567890123456789"  # forces the exact (standard library) path

@@ -14,8 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from blueprint import judging
-from blueprint.judging import (
+from blueprint.reports import judging
+from blueprint.reports.judging import statistics
+from blueprint.reports.judging import (
     PASS_FAIL,
     BootstrapOptions,
     JudgeStatus,
@@ -30,7 +31,7 @@ from blueprint.judging import (
     read_labels,
     read_set_families,
 )
-from blueprint.validate import validate_file
+from blueprint.validation.validate import validate_file
 from conftest import document, row, write_json
 
 FAST = BootstrapOptions(resamples=200)
@@ -101,7 +102,7 @@ def test_vectorized_kappa_equals_scikit_learn(pairs: list[tuple[int, int]], ordi
     expected = cohen_kappa_score(
         human[0], judge[0], labels=scale.values, weights="quadratic" if ordinal else None
     )
-    found = judging._vectorized_kappa(human, judge, scale)[0]
+    found = statistics._vectorized_kappa(human, judge, scale)[0]
     if math.isnan(expected):
         assert found == 1.0  # one label throughout on both sides
     else:

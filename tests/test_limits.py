@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from blueprint import limits
-from blueprint.errors import UsageError
+from blueprint.core.errors import UsageError
+from blueprint.io import limits
 
 
 def test_defaults_and_override_block() -> None:

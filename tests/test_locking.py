@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from blueprint.curate import remove_rows
-from blueprint.editing import EditOptions, EditRefused, commit, open_for_edit
-from blueprint.hygiene import remove_duplicates
-from blueprint.locking import EditLock, SetBusyError, SetChangedError, lock_path_for
-from blueprint.merge import MergeOptions, merge_sets
+from blueprint.authoring.curate import remove_rows
+from blueprint.authoring.editing import EditOptions, EditRefused, commit, open_for_edit
+from blueprint.authoring.hygiene import remove_duplicates
+from blueprint.authoring.merge import MergeOptions, merge_sets
+from blueprint.io.locking import EditLock, SetBusyError, SetChangedError, lock_path_for
 from curation_sets import SUFFIXES, curation_set, rows_of, snapshot
 
 HOLD = """
 import sys, time
 from pathlib import Path
-from blueprint.locking import EditLock
+from blueprint.io.locking import EditLock
 EditLock(Path(sys.argv[1]))
 print("held", flush=True)
 time.sleep(60)
@@ -86,7 +86,7 @@ def test_an_in_place_dedupe_is_checked_at_the_rename(
 ) -> None:
     path = curation_set(tmp_path, ".jsonl")
     theirs = path.read_bytes() + b"\n"
-    import blueprint.hygiene as hygiene
+    import blueprint.authoring.hygiene as hygiene
 
     real = hygiene.find_duplicates
 

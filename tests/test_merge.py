@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from blueprint.editing import EditRefused
-from blueprint.errors import OutputExistsError, UsageError
-from blueprint.merge import MergeOptions, MergeRefused, merge_sets
-from blueprint.validate import validate_file
+from blueprint.authoring.editing import EditRefused
+from blueprint.authoring.merge import MergeOptions, MergeRefused, merge_sets
+from blueprint.core.errors import OutputExistsError, UsageError
+from blueprint.validation.validate import validate_file
 from conftest import row
 from curation_sets import (
     FAMILIES,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from blueprint.model import (
+from blueprint.core.model import (
     EVALUATOR_TYPES,
     ORACLE_TYPES,
     PROVENANCES,

@@ -20,7 +20,7 @@ from blueprint.convert import ConvertOptions, convert, data_rows, roundtrip
 from blueprint.formats import REGISTRY
 from blueprint.formats.native import NativeShape, extension_for, fingerprint, restore
 from blueprint.formats.promptfoo import dump_yaml
-from blueprint.validate import validate_file
+from blueprint.validation.validate import validate_file
 from conftest import FIXTURES
 from strategies import (
     braintrust_records,

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from blueprint.cli import app
 from blueprint.convert import ConvertOptions, convert, data_rows, roundtrip
-from blueprint.errors import LossyExportRefused, ParseError
+from blueprint.core.errors import LossyExportRefused, ParseError
 from blueprint.formats import REGISTRY, WriteOptions, resolve_codec
 from blueprint.formats.base import UnreadableRow
 from blueprint.formats.mapping import load_mapping
@@ -26,7 +26,7 @@ from blueprint.formats.ome import (
     forbidden_text,
     render_suite,
 )
-from blueprint.validate import validate_file
+from blueprint.validation.validate import validate_file
 from conftest import EXAMPLES, FIXTURES, document, row, write_json
 
 OME = REGISTRY["ome"]

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from blueprint.cli import app
 from blueprint.convert import ConvertOptions, convert, data_rows, roundtrip
-from blueprint.errors import EmptyExportRefused
+from blueprint.core.errors import EmptyExportRefused
 from blueprint.formats import REGISTRY, WriteOptions, resolve_codec
 from blueprint.formats.omk import (
     SCHEMA_VERSION,
@@ -32,7 +32,7 @@ from blueprint.formats.omk import (
 )
 from blueprint.formats.promptfoo import Yaml12Loader, dump_yaml
 from blueprint.formats.vendor import InvalidRowForExport
-from blueprint.validate import validate_file
+from blueprint.validation.validate import validate_file
 from conftest import FIXTURES, document, row, write_json
 from strategies import eval_sets
 

@@ -15,7 +15,7 @@ from blueprint.cli import app
 from blueprint.convert import ConvertOptions, convert, data_rows, roundtrip
 from blueprint.formats import REGISTRY, WriteOptions, resolve_codec
 from blueprint.formats.mapping import load_mapping
-from blueprint.validate import validate_file
+from blueprint.validation.validate import validate_file
 from conftest import EXAMPLES, FIXTURES, row
 from strategies import _with_extras, awkward_text, extra_objects, json_values
 

@@ -10,9 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from blueprint import jsonvalues
-from blueprint.model import ORACLE_TYPES
-from blueprint.packs import (
+from blueprint.authoring.packs import (
     Overlay,
     Pack,
     build_pack_set,
@@ -22,8 +20,10 @@ from blueprint.packs import (
     pack_problems,
     packs_root,
 )
-from blueprint.schema import validator_for
-from blueprint.validate import validate_document
+from blueprint.core.model import ORACLE_TYPES
+from blueprint.core.schema import validator_for
+from blueprint.io import jsonvalues
+from blueprint.validation.validate import validate_document
 
 ROOT = packs_root()
 PACK_FILES = sorted(ROOT.glob("*.yaml"))

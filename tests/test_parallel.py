@@ -19,10 +19,11 @@ from hypothesis import strategies as st
 from rich.console import Console
 from typer.testing import CliRunner
 
-from blueprint import limits, parallel
 from blueprint.cli import app
 from blueprint.cli._common import PROGRESS_AFTER_ROWS, row_progress
-from blueprint.validate import ValidationOptions, validate_file
+from blueprint.io import limits
+from blueprint.validation import parallel
+from blueprint.validation.validate import ValidationOptions, validate_file
 from conftest import row
 
 #: the size from which the command line uses the pool (the tests here lower it)

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blueprint import limits
 from blueprint.convert import ConvertOptions, convert
-from blueprint.errors import ParseError, UnknownFormatError
+from blueprint.core.errors import ParseError, UnknownFormatError
 from blueprint.formats import REGISTRY, WriteOptions, canonical_json
-from blueprint.validate import validate_file
+from blueprint.io import limits
+from blueprint.validation.validate import validate_file
 from conftest import document, row
 
 
@@ -223,7 +223,7 @@ def test_validate_names_the_set_file_when_it_is_broken(tmp_path: Path) -> None:
 
 
 def test_filtering_out_parse_issues_does_not_make_a_file_readable(tmp_path: Path) -> None:
-    from blueprint.validate import ValidationOptions
+    from blueprint.validation.validate import ValidationOptions
 
     options = ValidationOptions(ignore=frozenset({"parse"}))
     report = validate_file(tmp_path / "missing.json", options=options)

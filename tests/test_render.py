@@ -1,4 +1,4 @@
-"""blueprint.render: a self-contained, escaped, accessible page, and its Markdown twin."""
+"""blueprint.reports.render: a self-contained, escaped, accessible page, and its Markdown twin."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from blueprint.errors import OutputExistsError, UsageError
-from blueprint.render import render_html, render_markdown, write_page
-from blueprint.summary import SummaryOptions, summarize
+from blueprint.core.errors import OutputExistsError, UsageError
+from blueprint.reports.render import render_html, render_markdown, write_page
+from blueprint.reports.summary import SummaryOptions, summarize
 from conftest import EXAMPLES, document, row, write_json
 
 

@@ -7,8 +7,8 @@ from xml.etree import ElementTree
 
 import pytest
 
-from blueprint.issues import Issue, ValidationReport, make_issue
-from blueprint.reports import render_github, render_json, render_junit
+from blueprint.core.issues import Issue, ValidationReport, make_issue
+from blueprint.reports.writers import render_github, render_json, render_junit
 
 
 def sample() -> ValidationReport:

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from blueprint.cli import app
 from blueprint.convert import convert
 from blueprint.diff import diff_sets, load_for_diff
-from blueprint.gitref import load_at_revision
-from blueprint.review import render_markdown, review
+from blueprint.project.gitref import load_at_revision
+from blueprint.reports.review import render_markdown, review
 from conftest import EXAMPLES, git
 
 runner = CliRunner()

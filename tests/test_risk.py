@@ -1,11 +1,11 @@
-"""blueprint.risk: the high-risk rule, the matrix's cells and the unguarded high-risk cases."""
+"""blueprint.reports.risk: the high-risk rule, the matrix's cells, unguarded high-risk cases."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blueprint.risk import (
+from blueprint.reports.risk import (
     BLAST_RADII,
     ESCALATION,
     EXPERT_REVIEWER,

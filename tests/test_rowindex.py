@@ -19,10 +19,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blueprint import checks, rowindex
-from blueprint.errors import OutputError
-from blueprint.rowindex import FirstSeen, RowLines
-from blueprint.validate import validate_document, validate_file
+from blueprint.core.errors import OutputError
+from blueprint.validation import checks, rowindex
+from blueprint.validation.rowindex import FirstSeen, RowLines
+from blueprint.validation.validate import validate_document, validate_file
 from conftest import document, row
 
 #: keys from a few values (so that they repeat, often across runs) and from all 64 bits

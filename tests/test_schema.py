@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from blueprint.model import (
+from blueprint.cli.docgen import stale_schemas
+from blueprint.core.model import (
     AcceptableSetEnumerated,
     AcceptableSetGraded,
     EvalSet,
@@ -16,11 +17,10 @@ from blueprint.model import (
     ExpectedToolCalls,
     Row,
 )
-from blueprint.schema import (
+from blueprint.core.schema import (
     SCHEMA_FILES,
     accepts,
     published_schemas,
-    stale_schemas,
     validator_for,
 )
 from conftest import document, row
@@ -110,7 +110,7 @@ def test_known_disagreements_are_closed() -> None:
 
 
 def test_the_validator_checks_with_the_shipped_files_which_equal_the_generated_ones() -> None:
-    from blueprint.schema import _shipped_folder, checking_schemas, published_schemas
+    from blueprint.core.schema import _shipped_folder, checking_schemas, published_schemas
 
     assert _shipped_folder() is not None
     assert checking_schemas() == published_schemas()

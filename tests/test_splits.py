@@ -15,13 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blueprint.builder import EditRefused
-from blueprint.diff import diff_files
-from blueprint.errors import OutputExistsError, UsageError
-from blueprint.formats import REGISTRY, WriteOptions
-from blueprint.hygiene import DuplicateOptions
-from blueprint.inputtext import comparable_text
-from blueprint.splits import (
+from blueprint.authoring.builder import EditRefused
+from blueprint.authoring.hygiene import DuplicateOptions
+from blueprint.authoring.splits import (
     SampleOptions,
     SplitOptions,
     largest_remainder,
@@ -29,6 +25,10 @@ from blueprint.splits import (
     sample_set,
     split_set,
 )
+from blueprint.core.errors import OutputExistsError, UsageError
+from blueprint.diff import diff_files
+from blueprint.formats import REGISTRY, WriteOptions
+from blueprint.validation.inputtext import comparable_text
 from conftest import document, row, write_json
 
 FAMILIES = [
@@ -203,7 +203,7 @@ def test_split_does_not_depend_on_python_hash_randomisation(tmp_path: Path) -> N
     rows = [family_row(f"r{n}", ["policy", "tone"][n % 2], f"question {n}") for n in range(30)]
     source = write_jsonl(tmp_path / "s.jsonl", rows)
     script = (
-        "import sys; from blueprint.splits import SplitOptions, parse_ratios, split_set;"
+        "import sys; from blueprint.authoring.splits import SplitOptions, parse_ratios, split_set;"
         "split_set(sys.argv[1], SplitOptions(parse_ratios('train=0.7,test=0.3'), 11),"
         " output=sys.argv[2])"
     )

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from blueprint.cli import app
 from blueprint.convert import data_rows
-from blueprint.errors import LossyExportRefused
+from blueprint.core.errors import LossyExportRefused
 from blueprint.formats import REGISTRY, WriteOptions
 from conftest import row
 

@@ -81,8 +81,8 @@ NOT_FOR_HELP = (
     "blueprint.cli.build",
     "blueprint.cli.curate",
     "blueprint.formats",
-    "blueprint.model",
-    "blueprint.validate",
+    "blueprint.core.model",
+    "blueprint.validation.validate",
     "pydantic",
     "jsonschema",
     "yaml",
@@ -108,9 +108,9 @@ NOT_FOR_VALIDATE = (
     "rich.markdown",
     # a set that names no judge-validation report needs no statistics; a named file, no
     # configuration; checking reads the shipped schemas, so no pack model generates them
-    "blueprint.judging",
-    "blueprint.config",
-    "blueprint.packs",
+    "blueprint.reports.judging",
+    "blueprint.project.config",
+    "blueprint.authoring.packs",
 )
 
 

@@ -1,4 +1,4 @@
-"""blueprint.summary: one pass of counters, concern coverage, retired cases, vendor exclusions."""
+"""blueprint.reports.summary: one pass of counters, concern coverage, retired cases, exclusions."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from blueprint.convert import ConvertOptions, convert
 from blueprint.formats import REGISTRY
-from blueprint.summary import NONE, SummaryOptions, summarize
+from blueprint.reports.summary import NONE, SummaryOptions, summarize
 from conftest import EXAMPLES, document, row, write_json
 
 VENDORS = [name for name, codec in REGISTRY.items() if not codec.lossless and codec.can_write]

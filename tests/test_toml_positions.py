@@ -7,7 +7,7 @@ import tomllib
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blueprint.formats.toml_positions import Positions
+from blueprint.io.toml_positions import Positions
 
 TEXT = "\n".join(
     [

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from blueprint.errors import UsageError
-from blueprint.issues import CODES
-from blueprint.validate import ValidationOptions, validate_document, validate_file
+from blueprint.core.errors import UsageError
+from blueprint.core.issues import CODES
+from blueprint.validation.validate import ValidationOptions, validate_document, validate_file
 from conftest import document, row, write_json
 
 
@@ -211,7 +211,7 @@ def test_rows_of_a_family_without_an_evaluator_must_name_the_same_one() -> None:
 
 
 def test_without_set_level_fields_families_are_compared_but_not_declared(tmp_path) -> None:
-    from blueprint.validate import validate_file
+    from blueprint.validation.validate import validate_file
 
     path = tmp_path / "s.jsonl"
     rows = [
@@ -550,7 +550,7 @@ def test_empty_csv_rows_are_skipped_with_one_info_finding(tmp_path: Path) -> Non
     ],
 )
 def test_json_typed_with_typographic_quotes_gets_a_hint(oracle_type: str, expected: str) -> None:
-    from blueprint.checks import typographic_quotes_hint
+    from blueprint.validation.checks import typographic_quotes_hint
 
     report = validate_document(document(row("a", oracle_type, expected=expected)))
     assert report.flatten(("code", "path")) == [("expected-shape", "$.rows[0].expected")]
@@ -560,14 +560,14 @@ def test_json_typed_with_typographic_quotes_gets_a_hint(oracle_type: str, expect
 
 @pytest.mark.parametrize("text", ['{"calls": []}', "\u201cquoted\u201d prose", "{plain}"])
 def test_only_json_like_text_with_typographic_quotes_gets_the_hint(text: str) -> None:
-    from blueprint.checks import typographic_quotes_hint
+    from blueprint.validation.checks import typographic_quotes_hint
 
     assert typographic_quotes_hint(text) == ""
 
 
 def test_a_csv_cell_typed_with_typographic_quotes_gets_the_hint(tmp_path: Path) -> None:
-    from blueprint.checks import typographic_quotes_hint
     from blueprint.convert import ConvertOptions, convert
+    from blueprint.validation.checks import typographic_quotes_hint
 
     cell = "{\u201cx\u201d: {}}"
     bad = row("a", extensions=cell)

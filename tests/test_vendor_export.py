@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
+from blueprint.core.model import EVALUATOR_TYPES, ORACLE_TYPES
 from blueprint.formats import REGISTRY, WriteOptions, promptfoo
 from blueprint.formats.langsmith import example_id
 from blueprint.formats.vendor import ExportRow
-from blueprint.model import EVALUATOR_TYPES, ORACLE_TYPES
 from conftest import row
 
 HEADER = {"schemaVersion": "blueprint.eval-set/v1", "name": "t"}

@@ -8,7 +8,7 @@ import pytest
 
 from blueprint.convert import ConvertOptions, convert, data_rows
 from blueprint.formats import REGISTRY, resolve_codec
-from blueprint.validate import validate_file
+from blueprint.validation.validate import validate_file
 from conftest import FIXTURES
 
 NATIVE = FIXTURES / "native"
@@ -85,7 +85,7 @@ def test_promptfoo_csv_expected_grammar() -> None:
 def test_promptfoo_csv_naming_a_column_twice_is_refused_at_the_header(
     second: str, tmp_path: Path
 ) -> None:
-    from blueprint.errors import ParseError
+    from blueprint.core.errors import ParseError
 
     target = tmp_path / "tests.csv"
     target.write_text(f"question,__expected,{second}\nWhat?,yes,Why?\n", encoding="utf-8")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from blueprint.convert import ConvertOptions, convert, data_rows, roundtrip
-from blueprint.errors import (
+from blueprint.core.errors import (
     AmbiguousFormatError,
     ConversionRefused,
     LossyExportRefused,
@@ -17,7 +17,7 @@ from blueprint.errors import (
 )
 from blueprint.formats import REGISTRY, resolve_codec
 from blueprint.formats.vendor import InvalidRowForExport
-from blueprint.validate import validate_file
+from blueprint.validation.validate import validate_file
 from conftest import EXAMPLES, document, row, write_json
 
 

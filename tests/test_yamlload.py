@@ -11,9 +11,9 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blueprint import limits, yamlload
-from blueprint.errors import ParseError
+from blueprint.core.errors import ParseError
 from blueprint.formats.promptfoo import Yaml12Loader
+from blueprint.io import limits, yamlload
 
 WHERE = Path("doc.yaml")
 

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import types
-from typing import TYPE_CHECKING, Any, Final
+import warnings
+from importlib.machinery import ModuleSpec, SourceFileLoader
+from typing import TYPE_CHECKING, Any, Final, cast
 
 #: where each public name lives; a module is imported the first time one of its names is
 #: used, so that ``import blueprint`` (and the command line's start-up) stays cheap
 _PUBLIC: Final = {
-    "ADMISSIBILITY": "blueprint.admissibility",
-    "OracleRule": "blueprint.admissibility",
-    "admissible_evaluators": "blueprint.admissibility",
-    "bar_reason": "blueprint.admissibility",
-    "conditions": "blueprint.admissibility",
-    "verdict": "blueprint.admissibility",
+    "ADMISSIBILITY": "blueprint.core.admissibility",
+    "OracleRule": "blueprint.core.admissibility",
+    "admissible_evaluators": "blueprint.core.admissibility",
+    "bar_reason": "blueprint.core.admissibility",
+    "conditions": "blueprint.core.admissibility",
+    "verdict": "blueprint.core.admissibility",
     "ConvertOptions": "blueprint.convert",
     "ConvertResult": "blueprint.convert",
     "RoundtripResult": "blueprint.convert",
@@ -23,14 +26,14 @@ _PUBLIC: Final = {
     "roundtrip": "blueprint.convert",
     "SetDiff": "blueprint.diff",
     "diff_files": "blueprint.diff",
-    "AmbiguousFormatError": "blueprint.errors",
-    "BlueprintError": "blueprint.errors",
-    "InvalidSetError": "blueprint.errors",
-    "LossyExportRefused": "blueprint.errors",
-    "OutputExistsError": "blueprint.errors",
-    "ParseError": "blueprint.errors",
-    "UnknownFormatError": "blueprint.errors",
-    "UsageError": "blueprint.errors",
+    "AmbiguousFormatError": "blueprint.core.errors",
+    "BlueprintError": "blueprint.core.errors",
+    "InvalidSetError": "blueprint.core.errors",
+    "LossyExportRefused": "blueprint.core.errors",
+    "OutputExistsError": "blueprint.core.errors",
+    "ParseError": "blueprint.core.errors",
+    "UnknownFormatError": "blueprint.core.errors",
+    "UsageError": "blueprint.core.errors",
     "REGISTRY": "blueprint.formats",
     "Codec": "blueprint.formats",
     "ExportResult": "blueprint.formats",
@@ -38,27 +41,27 @@ _PUBLIC: Final = {
     "get_codec": "blueprint.formats",
     "issues_frame": "blueprint.frames",
     "rows_frame": "blueprint.frames",
-    "DuplicateReport": "blueprint.hygiene",
-    "find_duplicates": "blueprint.hygiene",
-    "CODES": "blueprint.issues",
-    "Issue": "blueprint.issues",
-    "ValidationReport": "blueprint.issues",
-    "EVALUATOR_TYPES": "blueprint.model",
-    "ORACLE_TYPES": "blueprint.model",
-    "PROVENANCES": "blueprint.model",
-    "CaseFamily": "blueprint.model",
-    "CaseProfile": "blueprint.model",
-    "EvalSet": "blueprint.model",
-    "Row": "blueprint.model",
+    "DuplicateReport": "blueprint.authoring.hygiene",
+    "find_duplicates": "blueprint.authoring.hygiene",
+    "CODES": "blueprint.core.issues",
+    "Issue": "blueprint.core.issues",
+    "ValidationReport": "blueprint.core.issues",
+    "EVALUATOR_TYPES": "blueprint.core.model",
+    "ORACLE_TYPES": "blueprint.core.model",
+    "PROVENANCES": "blueprint.core.model",
+    "CaseFamily": "blueprint.core.model",
+    "CaseProfile": "blueprint.core.model",
+    "EvalSet": "blueprint.core.model",
+    "Row": "blueprint.core.model",
     "load_set": "blueprint.sets",
     "save_set": "blueprint.sets",
-    "SampleOptions": "blueprint.splits",
-    "SplitOptions": "blueprint.splits",
-    "sample_set": "blueprint.splits",
-    "split_set": "blueprint.splits",
-    "ValidationOptions": "blueprint.validate",
-    "validate_document": "blueprint.validate",
-    "validate_file": "blueprint.validate",
+    "SampleOptions": "blueprint.authoring.splits",
+    "SplitOptions": "blueprint.authoring.splits",
+    "sample_set": "blueprint.authoring.splits",
+    "split_set": "blueprint.authoring.splits",
+    "ValidationOptions": "blueprint.validation.stream",
+    "validate_document": "blueprint.validation.validate",
+    "validate_file": "blueprint.validation.validate",
 }
 
 __all__ = [
@@ -127,20 +130,71 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
-def _version() -> str:
-    # importlib.metadata costs more to import than all of ``import blueprint``: only --version
-    # and the few who ask read it
-    from importlib.metadata import PackageNotFoundError, version
+#: the modules that moved into the wings (``docs/architecture.md``), by their old path; the
+#: old path still imports, with a DeprecationWarning, until the release after 0.1
+_MOVED: Final = {
+    **{
+        f"blueprint.{name}": f"blueprint.{wing}.{name}"
+        for wing, names in {
+            "core": ("admissibility", "errors", "issues", "jsonpath", "model", "schema"),
+            "io": ("atomic", "jsonvalues", "limits", "locking", "yamlload"),
+            "validation": ("checks", "inputtext", "parallel", "rowindex", "validate"),
+            "authoring": ("builder", "curate", "editing", "hygiene", "merge", "packs", "splits"),
+            "reports": ("judgepages", "judging", "render", "review", "risk", "summary"),
+            "project": ("check", "config", "discovery", "gitref"),
+            "cli": ("docgen",),
+        }.items()
+        for name in names
+    },
+    "blueprint.templating": "blueprint.reports.templating",
+    "blueprint.formats.toml_positions": "blueprint.io.toml_positions",
+}
 
-    try:
-        return version("blueprint-evals")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        return "0.0.0"
+
+class _MovedModules:
+    """Finds an old module path and gives the module at its new one (the same object)."""
+
+    def __init__(self) -> None:
+        self._own_specs: dict[str, ModuleSpec | None] = {}
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
+        return ModuleSpec(fullname, cast("Loader", self)) if fullname in _MOVED else None
+
+    def _warn(self, fullname: str) -> str:
+        new = _MOVED[fullname]
+        warnings.warn(
+            f"{fullname} has moved to {new}; the old path goes in the next release",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return new
+
+    def create_module(self, spec: ModuleSpec) -> types.ModuleType:
+        module = importlib.import_module(self._warn(spec.name))
+        self._own_specs[spec.name] = module.__spec__
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        # the import system gave the module the old path's spec: it gets its own back
+        if module.__spec__ is not None:
+            module.__spec__ = self._own_specs.pop(module.__spec__.name)
+
+    def get_code(self, fullname: str) -> types.CodeType | None:
+        """For ``python -m`` on an old path: the new module's code."""
+        spec = importlib.util.find_spec(self._warn(fullname))
+        if spec is None or not isinstance(spec.loader, SourceFileLoader):
+            return None
+        return spec.loader.get_code(spec.name)
+
+
+sys.meta_path.append(_MovedModules())
 
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        value: Any = _version()
+        from blueprint.core.version import package_version
+
+        value: Any = package_version()
         globals()[name] = value
         return value
     module = _PUBLIC.get(name)
@@ -156,9 +210,14 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
+    from importlib.abc import Loader
+
     __version__: str
 
-    from blueprint.admissibility import (
+    from blueprint.authoring.hygiene import DuplicateReport, find_duplicates
+    from blueprint.authoring.splits import SampleOptions, SplitOptions, sample_set, split_set
+    from blueprint.convert import ConvertOptions, ConvertResult, RoundtripResult, convert, roundtrip
+    from blueprint.core.admissibility import (
         ADMISSIBILITY,
         OracleRule,
         admissible_evaluators,
@@ -166,9 +225,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         conditions,
         verdict,
     )
-    from blueprint.convert import ConvertOptions, ConvertResult, RoundtripResult, convert, roundtrip
-    from blueprint.diff import SetDiff, diff_files
-    from blueprint.errors import (
+    from blueprint.core.errors import (
         AmbiguousFormatError,
         BlueprintError,
         InvalidSetError,
@@ -178,11 +235,8 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         UnknownFormatError,
         UsageError,
     )
-    from blueprint.formats import REGISTRY, Codec, ExportResult, LossyField, get_codec
-    from blueprint.frames import issues_frame, rows_frame
-    from blueprint.hygiene import DuplicateReport, find_duplicates
-    from blueprint.issues import CODES, Issue, ValidationReport
-    from blueprint.model import (
+    from blueprint.core.issues import CODES, Issue, ValidationReport
+    from blueprint.core.model import (
         EVALUATOR_TYPES,
         ORACLE_TYPES,
         PROVENANCES,
@@ -191,6 +245,9 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         EvalSet,
         Row,
     )
+    from blueprint.diff import SetDiff, diff_files
+    from blueprint.formats import REGISTRY, Codec, ExportResult, LossyField, get_codec
+    from blueprint.frames import issues_frame, rows_frame
     from blueprint.sets import load_set, save_set
-    from blueprint.splits import SampleOptions, SplitOptions, sample_set, split_set
-    from blueprint.validate import ValidationOptions, validate_document, validate_file
+    from blueprint.validation.stream import ValidationOptions
+    from blueprint.validation.validate import validate_document, validate_file

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from blueprint.atomic import scratch_folder
-from blueprint.checks import RowView
+from blueprint.core.errors import ConversionRefused, ParseError, UsageError
+from blueprint.core.issues import CODES, ValidationReport
+from blueprint.core.model import SCHEMA_VERSION
 from blueprint.diff import SetDiff, collect, diff_sets
-from blueprint.errors import ConversionRefused, ParseError, UsageError
 from blueprint.formats import (
     FOLDER,
     ExportResult,
@@ -28,9 +28,9 @@ from blueprint.formats import (
 )
 from blueprint.formats.setfile import set_file_for
 from blueprint.formats.vendor import VendorCodec
-from blueprint.issues import CODES, ValidationReport
-from blueprint.model import SCHEMA_VERSION
-from blueprint.validate import StreamValidator, ValidationOptions
+from blueprint.io.atomic import scratch_folder
+from blueprint.validation.checks import RowView
+from blueprint.validation.stream import StreamValidator, ValidationOptions
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from blueprint import jsonpath, jsonvalues
-from blueprint.errors import ParseError
+from blueprint.core import jsonpath
+from blueprint.core.errors import ParseError
+from blueprint.core.model import HEADER_FIELDS
 from blueprint.formats import Codec, SetSource, StrPath, UnreadableRow, resolve_codec
-from blueprint.model import HEADER_FIELDS
+from blueprint.io import jsonvalues
 
 
 class _Absent:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from blueprint.convert import data_rows, open_set
+from blueprint.core.issues import ISSUE_FIELDS, ValidationReport
 from blueprint.formats import StrPath
-from blueprint.issues import ISSUE_FIELDS, ValidationReport
 
 if TYPE_CHECKING:
     import pandas as pd

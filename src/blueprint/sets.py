@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from blueprint.convert import complete_header, data_rows
-from blueprint.errors import InvalidSetError
+from blueprint.core.errors import InvalidSetError
+from blueprint.core.model import EvalSet, dump_row
 from blueprint.formats import ExportResult, StrPath, WriteOptions, resolve_codec
-from blueprint.model import EvalSet, dump_row
-from blueprint.validate import validate_file
+from blueprint.validation.validate import validate_file
 
 
 def load_set(path: StrPath, *, format: str | None = None) -> EvalSet:

@@ -18,11 +18,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape as escape_markup
 
-from blueprint.errors import BlueprintError
+from blueprint.core.errors import BlueprintError
+from blueprint.core.issues import Issue
+from blueprint.core.model import EVALUATOR_TYPES, ORACLE_TYPES, PROVENANCES
 from blueprint.formats import REGISTRY, ExportResult, SetSource, SourceRow, UnreadableRow
 from blueprint.formats.base import ROW_WATCHER, ReadOptions, reading_with
-from blueprint.issues import Issue
-from blueprint.model import EVALUATOR_TYPES, ORACLE_TYPES, PROVENANCES
 
 #: characters a terminal acts on rather than shows: C0 controls but tab and newline, DEL, C1
 #: controls, and the bidirectional overrides that make text read in another order

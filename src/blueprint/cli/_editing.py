@@ -7,6 +7,7 @@ from typing import Annotated, Any, get_args
 
 import typer
 
+from blueprint.authoring.editing import EditOptions, Rewrite
 from blueprint.cli._common import (
     FormatName,
     SimpleReport,
@@ -17,8 +18,7 @@ from blueprint.cli._common import (
     value_of,
 )
 from blueprint.cli.diff import print_diff
-from blueprint.editing import EditOptions, Rewrite
-from blueprint.model import SEVERITIES, BlastRadius, Reversibility
+from blueprint.core.model import SEVERITIES, BlastRadius, Reversibility
 
 ReversibilityName = StrEnum(  # type: ignore[misc]
     "ReversibilityName", [(name, name) for name in get_args(Reversibility)]

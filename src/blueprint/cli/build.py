@@ -10,8 +10,26 @@ import typer
 from rich import box
 from rich.table import Table
 
-from blueprint import admissibility, jsonvalues
-from blueprint.builder import AddRequest, OracleOutcome, OracleRequest, add_row, set_oracle
+from blueprint.authoring.builder import (
+    AddRequest,
+    OracleOutcome,
+    OracleRequest,
+    add_row,
+    set_oracle,
+)
+from blueprint.authoring.packs import (
+    Overlay,
+    Pack,
+    PackError,
+    build_pack_set,
+    build_set,
+    bundled_files,
+    load_any_file,
+    load_bundled_file,
+    load_overlay,
+    load_pack,
+    pack_problems,
+)
 from blueprint.cli._common import (
     EvaluatorName,
     Force,
@@ -43,22 +61,11 @@ from blueprint.cli._editing import (
     print_notes,
     print_rewrite,
 )
-from blueprint.errors import UsageError
+from blueprint.core import admissibility
+from blueprint.core.errors import UsageError
 from blueprint.formats import WriteOptions, resolve_codec
-from blueprint.packs import (
-    Overlay,
-    Pack,
-    PackError,
-    build_pack_set,
-    build_set,
-    bundled_files,
-    load_any_file,
-    load_bundled_file,
-    load_overlay,
-    load_pack,
-    pack_problems,
-)
-from blueprint.validate import validate_document
+from blueprint.io import jsonvalues
+from blueprint.validation.validate import validate_document
 
 EXAMPLE_NOTICE = (
     "starter rows are examples, not validated gold answers: replace their expected values"

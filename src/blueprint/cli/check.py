@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Annotated
+from xml.etree import ElementTree
 
 import typer
 from rich.table import Table
 
-from blueprint.check import CheckReport, check_sets
 from blueprint.cli._common import (
     AllowPath,
     ConfigOption,
@@ -23,11 +23,18 @@ from blueprint.cli._common import (
 )
 from blueprint.cli.findings import print_findings, statistics_table
 from blueprint.cli.validate import StatisticsOption
-from blueprint.config import load_project
-from blueprint.discovery import FoundSet, expand, project_sets, select
-from blueprint.errors import UsageError
-from blueprint.parallel import default_jobs
-from blueprint.reports import render_check_github, render_check_junit
+from blueprint.core.errors import UsageError
+from blueprint.project.check import CheckReport, check_sets
+from blueprint.project.config import load_project
+from blueprint.project.discovery import FoundSet, expand, project_sets, select
+from blueprint.reports.writers import (
+    github_annotation,
+    github_command,
+    junit_document,
+    validation_suite,
+    xml_text,
+)
+from blueprint.validation.parallel import default_jobs
 
 _STATUS = {
     "passed": "[green]passed[/]",
@@ -157,3 +164,52 @@ def _print_verdict(result: CheckReport, paths: list[Path] | None) -> None:
         f"{verdict}: {len(result.sets)} set(s) checked, {len(result.sets) - failed} passed,"
         f" {failed} failed"
     )
+
+
+def render_check_github(report: CheckReport) -> str:
+    """Annotations for every finding of every set, and one for each failed step."""
+    lines = []
+    for outcome in report.sets:
+        source = str(outcome.path)
+        if outcome.report is not None:
+            lines += [github_annotation(source, issue) for issue in outcome.report.issues]
+        for step in outcome.steps:
+            if step.status == "failed" and (step.name != "validate" or step.problems):
+                message = "\n".join([step.summary, *step.problems]).strip()
+                lines.append(
+                    github_command("error", source, f"blueprint check: {step.name}", message)
+                )
+    return "\n".join(lines)
+
+
+def render_check_junit(report: CheckReport) -> str:
+    """A test suite per set: a test case per row, and one per step (round-trips, exports)."""
+    suites = []
+    for outcome in report.sets:
+        source = str(outcome.path)
+        if outcome.report is not None:
+            suite = validation_suite(outcome.report, source)
+        else:
+            suite = ElementTree.Element(
+                "testsuite", name=xml_text(source), tests="0", failures="0", errors="0"
+            )
+            suite.set("skipped", "0")
+        for step in outcome.steps:
+            if step.name == "validate" and outcome.report is not None:
+                continue  # the rows' own test cases say it
+            case = ElementTree.SubElement(
+                suite, "testcase", classname=xml_text(source), name=xml_text(step.name)
+            )
+            text = xml_text("\n".join([step.summary, *step.problems]))
+            if step.status == "failed":
+                failure = ElementTree.SubElement(
+                    case, "failure", type="blueprint-check", message=xml_text(step.summary)
+                )
+                failure.text = text
+                suite.set("failures", str(int(suite.get("failures", "0")) + 1))
+            elif step.status == "skipped":
+                ElementTree.SubElement(case, "skipped", message=xml_text(step.summary))
+                suite.set("skipped", str(int(suite.get("skipped", "0")) + 1))
+            suite.set("tests", str(int(suite.get("tests", "0")) + 1))
+        suites.append(suite)
+    return junit_document("blueprint check", suites)

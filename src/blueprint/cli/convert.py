@@ -29,7 +29,7 @@ from blueprint.cli._common import (
     value_of,
 )
 from blueprint.convert import ConvertOptions, RoundtripResult, convert, roundtrip
-from blueprint.errors import UsageError
+from blueprint.core.errors import UsageError
 
 
 @boundary

@@ -9,6 +9,21 @@ from typing import Annotated
 
 import typer
 
+from blueprint.authoring.curate import (
+    FAMILY_FIELDS,
+    FamilyDefinition,
+    FamilyEdit,
+    FamilyOutcome,
+    PromoteRequest,
+    accept_derived,
+    add_family,
+    edit_family,
+    promote,
+    remove_family,
+    remove_rows,
+    rename_row,
+)
+from blueprint.authoring.merge import MergeOptions, MergeOutcome, MergeRefused, merge_sets
 from blueprint.cli._common import (
     EvaluatorName,
     Force,
@@ -37,23 +52,8 @@ from blueprint.cli._editing import (
 )
 from blueprint.cli.build import DROP_EXPECTED, EXAMPLE_NOTICE, print_narrowing
 from blueprint.cli.diff import print_diff
-from blueprint.curate import (
-    FAMILY_FIELDS,
-    FamilyDefinition,
-    FamilyEdit,
-    FamilyOutcome,
-    PromoteRequest,
-    accept_derived,
-    add_family,
-    edit_family,
-    promote,
-    remove_family,
-    remove_rows,
-    rename_row,
-)
-from blueprint.errors import UsageError
-from blueprint.jsonvalues import dumps_text
-from blueprint.merge import MergeOptions, MergeOutcome, MergeRefused, merge_sets
+from blueprint.core.errors import UsageError
+from blueprint.io.jsonvalues import dumps_text
 
 SetFile = Annotated[Path, typer.Argument(metavar="SET", help="The set file to edit.")]
 

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import typer
 
-from blueprint.atomic import AtomicOutputs
 from blueprint.cli._common import (
     AllowPath,
     ConfigOption,
@@ -22,7 +21,7 @@ from blueprint.cli._common import (
     escape,
     value_of,
 )
-from blueprint.config import load_project
+from blueprint.core.errors import UsageError
 from blueprint.diff import (
     ABSENT,
     Change,
@@ -32,11 +31,12 @@ from blueprint.diff import (
     diff_sets,
     index_for_diff,
 )
-from blueprint.discovery import expand, project_sets
-from blueprint.errors import UsageError
-from blueprint.gitref import load_at_revision
-from blueprint.jsonvalues import dumps_text
-from blueprint.review import Review, render_markdown, review
+from blueprint.io.atomic import AtomicOutputs
+from blueprint.io.jsonvalues import dumps_text
+from blueprint.project.config import load_project
+from blueprint.project.discovery import expand, project_sets
+from blueprint.project.gitref import load_at_revision
+from blueprint.reports.review import Review, render_markdown, review
 
 
 @boundary

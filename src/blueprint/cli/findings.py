@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from blueprint.cli._common import escape
-from blueprint.issues import CodeStatistic, Issue, ValidationReport
+from blueprint.core.issues import CodeStatistic, Issue, ValidationReport
 
 STYLE: Final = {"error": "red", "warning": "yellow", "info": "cyan"}
 #: how many findings of one code the text report shows for one file; --report json lists them

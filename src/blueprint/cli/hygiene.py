@@ -9,6 +9,26 @@ import typer
 from rich import box
 from rich.table import Table
 
+from blueprint.authoring.hygiene import (
+    DEFAULT_THRESHOLD,
+    DedupeResult,
+    DuplicateOptions,
+    DuplicateReport,
+    ExactGroup,
+    NearGroup,
+    RowRef,
+    find_duplicates,
+    remove_duplicates,
+)
+from blueprint.authoring.splits import (
+    SampleOptions,
+    SampleResult,
+    SplitOptions,
+    SplitResult,
+    parse_ratios,
+    sample_set,
+    split_set,
+)
 from blueprint.cli._common import (
     Force,
     FromFormat,
@@ -24,27 +44,7 @@ from blueprint.cli._common import (
     print_json,
     value_of,
 )
-from blueprint.errors import UsageError
-from blueprint.hygiene import (
-    DEFAULT_THRESHOLD,
-    DedupeResult,
-    DuplicateOptions,
-    DuplicateReport,
-    ExactGroup,
-    NearGroup,
-    RowRef,
-    find_duplicates,
-    remove_duplicates,
-)
-from blueprint.splits import (
-    SampleOptions,
-    SampleResult,
-    SplitOptions,
-    SplitResult,
-    parse_ratios,
-    sample_set,
-    split_set,
-)
+from blueprint.core.errors import UsageError
 
 #: how many rows the text table shows before it points to --report json
 TEXT_LIMIT = 500

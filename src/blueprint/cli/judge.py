@@ -7,7 +7,6 @@ from typing import Annotated, Any, Final
 
 import typer
 
-from blueprint.atomic import AtomicOutputs
 from blueprint.cli._common import (
     ConfigOption,
     Force,
@@ -21,8 +20,9 @@ from blueprint.cli._common import (
     print_listing,
     value_of,
 )
-from blueprint.config import load_project
-from blueprint.errors import UsageError
+from blueprint.core.errors import UsageError
+from blueprint.io.atomic import AtomicOutputs
+from blueprint.project.config import load_project
 
 #: what each output extension writes
 OUTPUT_KINDS: Final = {".json": "json", ".md": "markdown", ".html": "html", ".htm": "html"}
@@ -97,7 +97,7 @@ def judge_report_command(
     Exit 0 when every labelled family passes, 1 when one fails, 2 for unusable input.
     """
     # the statistics libraries load only when a report is asked for
-    from blueprint import judgepages, judging
+    from blueprint.reports import judgepages, judging
 
     kind = None
     if output is not None:
@@ -133,7 +133,7 @@ def judge_report_command(
     if output is not None:
         built = judging.with_report_paths(built, output)
         if kind == "json":
-            from blueprint import jsonvalues
+            from blueprint.io import jsonvalues
 
             text = jsonvalues.dumps_text(built, indent=True) + "\n"
         elif kind == "markdown":

@@ -10,7 +10,6 @@ import typer
 from rich import box
 from rich.table import Table
 
-from blueprint import admissibility
 from blueprint.cli._common import (
     Force,
     FormatName,
@@ -23,17 +22,12 @@ from blueprint.cli._common import (
     print_json,
     print_listing,
 )
-from blueprint.errors import UsageError
+from blueprint.core import admissibility
+from blueprint.core.errors import UsageError
+from blueprint.core.model import ORACLE_TYPES
+from blueprint.core.schema import SCHEMA_FILES, published_schemas, render_schema
 from blueprint.formats import REGISTRY, get_codec
 from blueprint.formats.mapping import load_mapping
-from blueprint.model import ORACLE_TYPES
-from blueprint.schema import (
-    SCHEMA_FILES,
-    published_schemas,
-    render_schema,
-    stale_schemas,
-    write_schemas,
-)
 
 # named from the table of files: generating the schemas themselves at start-up costs more
 # than the rest of the command line's imports
@@ -186,6 +180,8 @@ def schema_command(
     """Print a published JSON Schema, or write them all (generated from the models)."""
     if write is not None and check is not None:
         raise UsageError("use --write or --check, not both")
+    from blueprint.cli.docgen import stale_schemas, write_schemas
+
     if write is not None:
         written = write_schemas(write, force=force)
         for path in written:

@@ -15,7 +15,6 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from blueprint.atomic import AtomicOutputs
 from blueprint.cli._common import (
     PIPED_WIDTH,
     ROW_ID_PREVIEW,
@@ -28,9 +27,10 @@ from blueprint.cli._common import (
     print_json,
     value_of,
 )
-from blueprint.errors import OutputExistsError, UsageError
-from blueprint.render import page_kind, render_markdown, render_risk_markdown, write_page
-from blueprint.risk import (
+from blueprint.core.errors import OutputExistsError, UsageError
+from blueprint.io.atomic import AtomicOutputs
+from blueprint.reports.render import page_kind, render_markdown, render_risk_markdown, write_page
+from blueprint.reports.risk import (
     BLAST_RADII,
     HIGH_RISK_RULE,
     MEANINGS,
@@ -38,7 +38,7 @@ from blueprint.risk import (
     REVERSIBILITY,
     RiskMatrix,
 )
-from blueprint.summary import ROWS_PER_FAMILY, SetSummary, SummaryOptions, summarize
+from blueprint.reports.summary import ROWS_PER_FAMILY, SetSummary, SummaryOptions, summarize
 
 
 class ReportKind(StrEnum):
@@ -50,8 +50,8 @@ class ReportKind(StrEnum):
 def configured_judge_reports(file: Path) -> tuple[Path, ...]:
     """The judge-validation reports the project configuration (found from the working
     folder) names for this set: its entry's and the project's."""
-    from blueprint.config import load_project
-    from blueprint.discovery import project_sets
+    from blueprint.project.config import load_project
+    from blueprint.project.discovery import project_sets
 
     project = load_project()
     if project.path is None:

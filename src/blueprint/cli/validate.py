@@ -22,11 +22,12 @@ from blueprint.cli._common import (
     value_of,
 )
 from blueprint.cli.findings import print_findings, statistics_table, summary_line
-from blueprint.discovery import expand
-from blueprint.errors import AmbiguousFormatError, UnknownFormatError
-from blueprint.issues import ValidationReport, code_statistics
-from blueprint.reports import json_pieces, render_github, render_junit, render_junit_many
-from blueprint.validate import ValidationOptions, resolve_codes, unreadable_report, validate_file
+from blueprint.core.errors import AmbiguousFormatError, UnknownFormatError
+from blueprint.core.issues import ValidationReport, code_statistics
+from blueprint.project.discovery import expand
+from blueprint.reports.writers import json_pieces, render_github, render_junit, render_junit_many
+from blueprint.validation.stream import ValidationOptions, resolve_codes
+from blueprint.validation.validate import unreadable_report, validate_file
 
 
 class FailOn(StrEnum):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from blueprint.errors import AmbiguousFormatError, ParseError, UnknownFormatError, UsageError
+from blueprint.core.errors import AmbiguousFormatError, ParseError, UnknownFormatError, UsageError
 from blueprint.formats._io import BOM
 from blueprint.formats.base import (
     Codec,

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from blueprint import jsonvalues, limits
-from blueprint.errors import ParseError
+from blueprint.core.errors import ParseError
 from blueprint.formats.base import UnreadableRow
+from blueprint.io import jsonvalues, limits
 
 BOM = b"\xef\xbb\xbf"
 

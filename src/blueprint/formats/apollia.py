@@ -25,14 +25,12 @@ from typing import Any, ClassVar, Final
 
 import tomlkit
 
-from blueprint import jsonvalues
-from blueprint.errors import ParseError
+from blueprint.core.errors import ParseError
 from blueprint.formats._io import read_text
 from blueprint.formats.base import SetSource, UnreadableRow
 from blueprint.formats.mapping import VendorMapping, load_mapping
 from blueprint.formats.native import ABSENT, NativeShape
 from blueprint.formats.sniffing import Fit, text_of
-from blueprint.formats.toml_positions import KeyPath, Positions
 from blueprint.formats.vendor import (
     ExportRow,
     ExportTally,
@@ -43,6 +41,8 @@ from blueprint.formats.vendor import (
     WriteContext,
     imported_row,
 )
+from blueprint.io import jsonvalues
+from blueprint.io.toml_positions import KeyPath, Positions
 
 SUITE_KEYS: Final = ("name", "tasks")
 TASK_KEYS: Final = ("id", "prompt", "runs", "agent", "assertions")

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias
 
-from blueprint.errors import ParseError
+from blueprint.core.errors import ParseError
+from blueprint.core.issues import Issue
 from blueprint.formats.sniffing import Fit
-from blueprint.issues import Issue
 
 #: what every public function accepts as a file path
 StrPath: TypeAlias = str | os.PathLike[str]
@@ -83,7 +83,7 @@ class SetSource:
     columns: tuple[str, ...] | None = None
     #: where each row's text starts and ends in the file (byte offsets), for a reader that
     #: found them before decoding any row (a streamed JSON document of objects): a pool of
-    #: processes reads the rows from there (see blueprint.parallel)
+    #: processes reads the rows from there (see blueprint.validation.parallel)
     row_places: tuple[Sequence[int], Sequence[int]] | None = None
 
     def __post_init__(self) -> None:

@@ -26,9 +26,10 @@ from typing import IO, Any, ClassVar, Final, Literal
 
 import orjson
 
-from blueprint import jsonpath, jsonvalues, limits
-from blueprint.atomic import AtomicOutputs
-from blueprint.errors import BlueprintError, LossyExportRefused, ParseError
+from blueprint.core import jsonpath
+from blueprint.core.errors import BlueprintError, LossyExportRefused, ParseError
+from blueprint.core.issues import Issue, make_issue
+from blueprint.core.model import OMITTED_FIELDS, CaseProfile, case_profile_fields
 from blueprint.formats import setfile
 from blueprint.formats._io import BOM, require_file, undecodable
 from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
@@ -44,8 +45,8 @@ from blueprint.formats.cells import (
 )
 from blueprint.formats.sniffing import OTHER_SEPARATORS, Fit, csv_header, header_separator
 from blueprint.formats.spreadsheet import FormulaGuard
-from blueprint.issues import Issue, make_issue
-from blueprint.model import OMITTED_FIELDS, CaseProfile, case_profile_fields
+from blueprint.io import jsonvalues, limits
+from blueprint.io.atomic import AtomicOutputs
 
 ROW_KEYS: Final = ("id", "input", "expected")
 CASE_FIELDS: Final = tuple(case_profile_fields())

@@ -18,13 +18,13 @@ from typing import Any, ClassVar, Final
 
 import orjson
 
-from blueprint import jsonvalues, limits
-from blueprint.atomic import AtomicOutputs
-from blueprint.errors import ParseError
+from blueprint.core.errors import ParseError
+from blueprint.core.issues import make_issue
 from blueprint.formats._io import BOM, read_text, require_file, require_within_size
 from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
 from blueprint.formats.sniffing import Fit, json_head, top_level_value
-from blueprint.issues import make_issue
+from blueprint.io import jsonvalues, limits
+from blueprint.io.atomic import AtomicOutputs
 
 
 class JsonCodec:

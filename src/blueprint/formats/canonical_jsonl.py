@@ -6,12 +6,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from blueprint import jsonvalues
-from blueprint.atomic import AtomicOutputs
 from blueprint.formats import setfile
 from blueprint.formats._io import read_json_lines, require_file
 from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
 from blueprint.formats.sniffing import Fit, first_line_object
+from blueprint.io import jsonvalues
+from blueprint.io.atomic import AtomicOutputs
 
 
 class JsonlCodec:

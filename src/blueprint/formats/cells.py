@@ -35,7 +35,7 @@ from typing import Any, Final
 
 import orjson
 
-from blueprint import jsonvalues, limits
+from blueprint.io import jsonvalues, limits
 
 #: first characters that can begin a JSON text (after optional whitespace)
 _JSON_START: Final = frozenset('"[{-0123456789tfn')

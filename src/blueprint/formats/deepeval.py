@@ -14,8 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from blueprint import jsonvalues
-from blueprint.errors import ParseError
+from blueprint.core.errors import ParseError
 from blueprint.formats._io import read_json_lines, read_text
 from blueprint.formats.native import ABSENT, NativeShape
 from blueprint.formats.sniffing import Fit, csv_header, first_line_object, json_head
@@ -31,6 +30,7 @@ from blueprint.formats.vendor import (
     imported_row,
     json_array_records,
 )
+from blueprint.io import jsonvalues
 
 #: keys only a single-turn golden has; with "input", they tell a goldens file apart
 GOLDEN_KEYS: Final = frozenset(

@@ -30,9 +30,7 @@ from typing import Any, ClassVar, Final
 
 import yaml
 
-from blueprint import jsonvalues, yamlload
-from blueprint.atomic import AtomicFolder
-from blueprint.errors import ParseError, UsageError
+from blueprint.core.errors import ParseError, UsageError
 from blueprint.formats._io import read_json_lines, read_text
 from blueprint.formats.base import (
     ExportResult,
@@ -58,6 +56,8 @@ from blueprint.formats.vendor import (
     payload_of,
     read_json_document,
 )
+from blueprint.io import jsonvalues, yamlload
+from blueprint.io.atomic import AtomicFolder
 
 #: the split a row without one goes to
 DEFAULT_SPLIT: Final = "test"

@@ -11,8 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from blueprint import jsonvalues
-from blueprint.errors import ParseError
+from blueprint.core.errors import ParseError
 from blueprint.formats._io import read_json_lines
 from blueprint.formats.base import SetSource
 from blueprint.formats.native import ABSENT, NativeShape, same
@@ -29,6 +28,7 @@ from blueprint.formats.vendor import (
     oracle_for_expected,
     read_json_document,
 )
+from blueprint.io import jsonvalues
 
 #: the namespace example ids are derived in: one set and row id always give the same UUID
 ID_NAMESPACE: Final = uuid.uuid5(uuid.NAMESPACE_URL, "urn:blueprint:row")

@@ -15,10 +15,11 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, ValidationError
 
-from blueprint import yamlload
-from blueprint.errors import BlueprintError, ParseError
+from blueprint.core.errors import BlueprintError, ParseError
+from blueprint.core.model import HEADER_FIELDS
+from blueprint.core.resources import shipped_folders
 from blueprint.formats.base import LossyField
-from blueprint.model import HEADER_FIELDS
+from blueprint.io import yamlload
 
 #: the key under which every vendor export keeps what the vendor has no field for
 NAMESPACE: Final = "blueprint"
@@ -226,12 +227,8 @@ class VendorMapping(BaseModel):
 
 def exporters_root() -> Path:
     """The folder of mapping files: inside the installed package, or the source tree's."""
-    here = Path(__file__).resolve().parents[1]
     override = os.environ.get("BLUEPRINT_EXPORTERS")
-    for candidate in ([Path(override)] if override else []) + [
-        here / "_exporters",
-        here.parents[1] / "exporters",
-    ]:
+    for candidate in ([Path(override)] if override else []) + [*shipped_folders("exporters")]:
         if candidate.is_dir():
             return candidate
     raise MappingError("no exporters folder found; the installation is incomplete")

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from blueprint import jsonvalues
+from blueprint.io import jsonvalues
 
 
 class _Absent:

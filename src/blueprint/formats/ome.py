@@ -27,8 +27,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from blueprint import jsonvalues
-from blueprint.errors import ParseError
+from blueprint.core.errors import ParseError
 from blueprint.formats._io import read_text
 from blueprint.formats.base import ExportResult, SetSource, WriteOptions
 from blueprint.formats.canonical_json import row_start_lines
@@ -45,6 +44,7 @@ from blueprint.formats.vendor import (
     compare_records,
     imported_row,
 )
+from blueprint.io import jsonvalues
 
 #: the keys of a case that grade it: which cards must, may and must not come back
 CARD_KEYS: Final = ("expectedCards", "allowedExtraCards", "unexpectedCards", "expectNoMatches")

@@ -36,8 +36,9 @@ from typing import Any, ClassVar, Final
 
 import yaml
 
-from blueprint import jsonvalues, yamlload
-from blueprint.errors import EmptyExportRefused, ParseError
+from blueprint.core.errors import EmptyExportRefused, ParseError
+from blueprint.core.issues import Issue, make_issue
+from blueprint.core.model import KEBAB_CASE
 from blueprint.formats._io import read_text
 from blueprint.formats.base import SetSource
 from blueprint.formats.canonical_json import row_start_lines
@@ -53,8 +54,7 @@ from blueprint.formats.vendor import (
     imported_row,
     read_json_document,
 )
-from blueprint.issues import Issue, make_issue
-from blueprint.model import KEBAB_CASE
+from blueprint.io import jsonvalues, yamlload
 
 SCHEMA_VERSION: Final = "omk.eval-sample-set/v2"
 #: the file names omk discovers by itself; both in one folder is an error

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from blueprint.formats._io import read_json_lines
-from blueprint.formats.inspect import answer_text, answers_of, criteria_text, prompt_of
+from blueprint.formats.answers import answer_text, answers_of, criteria_text, prompt_of
 from blueprint.formats.mapping import load_mapping
 from blueprint.formats.native import ABSENT, NativeShape
 from blueprint.formats.sniffing import Fit, first_line_object

@@ -23,8 +23,7 @@ from typing import Any, ClassVar, Final
 
 import yaml
 
-from blueprint import jsonvalues, limits, yamlload
-from blueprint.errors import ParseError
+from blueprint.core.errors import ParseError
 from blueprint.formats._io import read_json_lines, read_text
 from blueprint.formats.base import SetSource, UnreadableRow, confined
 from blueprint.formats.cells import FloatText, IntText
@@ -43,7 +42,8 @@ from blueprint.formats.vendor import (
     read_json_document,
 )
 from blueprint.formats.yamlblock import block_yaml, quoted_in_both
-from blueprint.yamlload import BoundedLoader
+from blueprint.io import jsonvalues, limits, yamlload
+from blueprint.io.yamlload import BoundedLoader
 
 FINAL_STATE: Final = "final-state"
 NO_ASSERTION: Final = "no-assertion"

@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import IO, Any, Final
 
-from blueprint import jsonvalues
-from blueprint.errors import ParseError
-from blueprint.issues import Issue, make_issue
+from blueprint.core.errors import ParseError
+from blueprint.core.issues import Issue, make_issue
+from blueprint.io import jsonvalues
 
 SUFFIX: Final = ".set.json"
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from blueprint import jsonpath
+from blueprint.core import jsonpath
+from blueprint.core.issues import Issue, make_issue
 from blueprint.formats.base import LossyField
 from blueprint.formats.cells import formula_like, neutralised
-from blueprint.issues import Issue, make_issue
 
 #: how much of a formula a finding quotes
 PREVIEW_CHARACTERS: Final = 60

@@ -22,9 +22,17 @@ from typing import Any, ClassVar, Final
 
 from pydantic import ValidationError
 
-from blueprint import admissibility, jsonpath, jsonvalues
-from blueprint.atomic import AtomicOutputs
-from blueprint.errors import BlueprintError, LossyExportRefused, ParseError
+from blueprint.core import admissibility, jsonpath
+from blueprint.core.errors import BlueprintError, LossyExportRefused, ParseError
+from blueprint.core.model import (
+    EVALUATOR_TYPES,
+    EXPECTED_SHAPES,
+    OMITTED_FIELDS,
+    SCHEMA_VERSION,
+    STARTER_PROVENANCES,
+    Row,
+    fits,
+)
 from blueprint.formats import native
 from blueprint.formats._io import read_text
 from blueprint.formats.base import (
@@ -38,15 +46,8 @@ from blueprint.formats.base import (
 from blueprint.formats.mapping import NAMESPACE, VendorMapping, load_mapping
 from blueprint.formats.native import ABSENT, NativeShape
 from blueprint.formats.sniffing import Fit
-from blueprint.model import (
-    EVALUATOR_TYPES,
-    EXPECTED_SHAPES,
-    OMITTED_FIELDS,
-    SCHEMA_VERSION,
-    STARTER_PROVENANCES,
-    Row,
-    fits,
-)
+from blueprint.io import jsonvalues
+from blueprint.io.atomic import AtomicOutputs
 
 IMPORT_EXTENSION: Final = "blueprint-import"
 HUMAN_REVIEW: Final = "human-review"

@@ -1,0 +1,2 @@
+"""A repository's sets: the configuration, discovery, ``blueprint check`` and git refs. May
+import ``authoring`` and below."""

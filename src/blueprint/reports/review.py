@@ -1,0 +1,260 @@
+"""What a change to a set means for its reviewers: a pull-request summary of a set diff.
+
+Beyond the rows added, removed and changed, a reviewer wants to see what changes how cases are
+graded (oracle types and evaluators, of rows and of case families), what happened to the
+gold (a starter row promoted to gold is good news; gold turned back into a starter example is
+a warning), and every case whose expected behaviour changed while its ``version`` stayed the
+same (a case is versioned when its expected behaviour changes).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from blueprint.core.model import STARTER_PROVENANCES
+from blueprint.diff import ABSENT, Change, ComparedSet, RowKey, SetDiff, row_label
+from blueprint.io.jsonvalues import dumps_text
+
+if TYPE_CHECKING:
+    import jinja2
+
+#: the parts of a row that say what the expected behaviour is
+BEHAVIOUR_PATHS: Final = (
+    "$.expected",
+    "$.metadata.case.oracleType",
+    "$.metadata.case.expectedBehavior",
+    "$.metadata.case.unacceptableBehavior",
+    "$.metadata.case.evaluationCriteria",
+    "$.metadata.case.passLogic",
+    "$.metadata.case.toolActionExpectation",
+    "$.metadata.case.escalationExpectation",
+)
+GRADING_PATHS: Final = ("$.metadata.case.oracleType", "$.metadata.case.evaluator")
+#: how long a value may be in the summary before it is cut
+VALUE_LIMIT: Final = 120
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One value that changed, for one row (or case family)."""
+
+    subject: str
+    field: str
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True)
+class RowSummary:
+    id: str
+    oracle_type: Any
+    evaluator: Any
+    provenance: Any
+
+
+@dataclass
+class Review:
+    """The reviewer's view of one set's change."""
+
+    before: str
+    after: str
+    diff: SetDiff
+    added: list[RowSummary] = field(default_factory=list)
+    removed: list[RowSummary] = field(default_factory=list)
+    grading: list[Transition] = field(default_factory=list)
+    promoted: list[Transition] = field(default_factory=list)
+    demoted: list[Transition] = field(default_factory=list)
+    #: (row id, the behaviour fields that changed, the version both sides carry)
+    unversioned: list[tuple[str, list[str], Any]] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> int:
+        return len(self.demoted) + len(self.unversioned)
+
+    def to_json(self) -> dict[str, Any]:
+        def transition(item: Transition) -> dict[str, Any]:
+            return {
+                "subject": item.subject,
+                "field": item.field,
+                "before": None if item.before is ABSENT else item.before,
+                "after": None if item.after is ABSENT else item.after,
+            }
+
+        return {
+            "before": self.before,
+            "after": self.after,
+            "grading": [transition(item) for item in self.grading],
+            "promoted": [transition(item) for item in self.promoted],
+            "demoted": [transition(item) for item in self.demoted],
+            "unversioned": [
+                {"id": row_id, "fields": fields, "version": version}
+                for row_id, fields, version in self.unversioned
+            ],
+        }
+
+
+def _summary(key: RowKey, loaded: ComparedSet) -> RowSummary:
+    case = loaded.case(key)
+    return RowSummary(
+        row_label(key), case.get("oracleType"), case.get("evaluator"), case.get("provenance")
+    )
+
+
+def _is_starter(provenance: Any) -> bool:
+    return isinstance(provenance, str) and provenance in STARTER_PROVENANCES
+
+
+def _under(path: str, prefixes: tuple[str, ...]) -> str | None:
+    for prefix in prefixes:
+        if path == prefix or path.startswith((prefix + ".", prefix + "[")):
+            return prefix
+    return None
+
+
+def review(before: ComparedSet, after: ComparedSet, diff: SetDiff) -> Review:
+    result = Review(before.label, after.label, diff)
+    result.added = [_summary(key, after) for key in after.row_keys() if not before.has(key)]
+    result.removed = [_summary(key, before) for key in before.row_keys() if not after.has(key)]
+    for key in before.row_keys():
+        if not after.has(key):
+            continue
+        label = row_label(key)
+        old_case, new_case = before.case(key), after.case(key)
+        for path, name in zip(GRADING_PATHS, ("oracleType", "evaluator"), strict=True):
+            if old_case.get(name, ABSENT) != new_case.get(name, ABSENT):
+                result.grading.append(
+                    Transition(
+                        label,
+                        path.removeprefix("$."),
+                        old_case.get(name, ABSENT),
+                        new_case.get(name, ABSENT),
+                    )
+                )
+        was, now = old_case.get("provenance"), new_case.get("provenance")
+        if was != now:
+            item = Transition(label, "metadata.case.provenance", was, now)
+            if _is_starter(was) and not _is_starter(now):
+                result.promoted.append(item)
+            elif _is_starter(now) and not _is_starter(was):
+                result.demoted.append(item)
+    changed = {row.id: row for row in diff.changed}
+    for key in before.row_keys():
+        row_change = changed.get(row_label(key))
+        if row_change is None:
+            continue
+        behaviour = sorted(
+            {
+                prefix.removeprefix("$.")
+                for change in row_change.changes
+                if (prefix := _under(change.path, BEHAVIOUR_PATHS)) is not None
+            }
+        )
+        old_version = before.case(key).get("version", ABSENT)
+        new_version = after.case(key).get("version", ABSENT)
+        if behaviour and old_version == new_version:
+            version = None if old_version is ABSENT else old_version
+            result.unversioned.append((row_change.id, behaviour, version))
+    result.grading += _family_grading(before.header, after.header)
+    return result
+
+
+def _family_grading(
+    before: dict[str, Any] | None, after: dict[str, Any] | None
+) -> list[Transition]:
+    """Oracle types and evaluators of case families that both sides define, by family id."""
+
+    def families(header: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+        found = header.get("caseFamilies") if isinstance(header, dict) else None
+        if not isinstance(found, list):
+            return {}
+        return {f["id"]: f for f in found if isinstance(f, dict) and isinstance(f.get("id"), str)}
+
+    old, new = families(before), families(after)
+    changes = []
+    for family_id, family in old.items():
+        if family_id not in new:
+            continue
+        for name in ("oracleType", "evaluator"):
+            if family.get(name, ABSENT) != new[family_id].get(name, ABSENT):
+                changes.append(
+                    Transition(
+                        f"case family {family_id}",
+                        name,
+                        family.get(name, ABSENT),
+                        new[family_id].get(name, ABSENT),
+                    )
+                )
+    return changes
+
+
+# --- Markdown ----------------------------------------------------------------------------------
+
+
+def _shown(value: Any) -> str:
+    if value is ABSENT:
+        return "(absent)"
+    text = dumps_text(value)
+    return text if len(text) <= VALUE_LIMIT else text[: VALUE_LIMIT - 1] + "…"
+
+
+def _code(value: Any) -> str:
+    """A value as inline code in a Markdown table cell: pipes escaped, never on two lines."""
+    text = value if isinstance(value, str) else _shown(value)
+    text = text.replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+    fence = "``" if "`" in text else "`"
+    padding = " " if fence == "``" else ""
+    return f"{fence}{padding}{text}{padding}{fence}"
+
+
+def _plain(value: Any) -> str:
+    """A name (an oracle type, a provenance) as code, without JSON's quotes; a dash if unset."""
+    if value is None or value is ABSENT:
+        return "—"
+    return _code(value if isinstance(value, str) else _shown(value))
+
+
+def _change_value(change: Change, side: str) -> str:
+    """One side of a change. Two long texts are shown around where they first differ, so
+    that a reviewer sees the edit rather than the same opening twice."""
+    value = change.before if side == "before" else change.after
+    if value is ABSENT:
+        return ""
+    other = change.after if side == "before" else change.before
+    if isinstance(value, str) and isinstance(other, str):
+        text, opposite = dumps_text(value), dumps_text(other)
+        if len(text) > VALUE_LIMIT:
+            start = next(
+                (i for i, (a, b) in enumerate(zip(text, opposite, strict=False)) if a != b),
+                min(len(text), len(opposite)),
+            )
+            begin = max(0, start - VALUE_LIMIT // 3)
+            excerpt = text[begin : begin + VALUE_LIMIT]
+            prefix = "…" if begin else ""
+            suffix = "…" if begin + VALUE_LIMIT < len(text) else ""
+            return _code(prefix + excerpt + suffix)
+    return _code(_shown(value))
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    # made on first use: jinja2 is needed only when a summary is written, not at start-up
+    from blueprint.reports.templating import markdown_environment
+
+    environment = markdown_environment()
+    environment.filters["code"] = _code
+    environment.filters["shown"] = lambda value: _code(_shown(value))
+    environment.filters["plain"] = _plain
+    environment.globals["change_value"] = _change_value
+    return environment
+
+
+def render_markdown(reviews: list[Review], *, title: str = "Golden set review") -> str:
+    """A pull-request summary of one or more sets' changes, in GitHub-flavoured Markdown."""
+    template = _environment().get_template("review.md.j2")
+    return template.render(
+        title=title,
+        changed=[item for item in reviews if not item.diff.identical],
+        unchanged=[item for item in reviews if item.diff.identical],
+    )

@@ -1,0 +1,679 @@
+"""The validator's checks: schema findings and the cross-field rules, each yielding issues.
+
+Rules read raw rows (the JSON a file holds, valid or not) so that one malformed field never
+hides the other findings of its row. Each rule names the codes it can yield, which lets
+``--select``/``--ignore`` skip it entirely.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Final
+
+import orjson
+
+from blueprint.core import admissibility, jsonpath
+from blueprint.core.issues import Issue, make_issue
+from blueprint.core.model import (
+    EVALUATOR_TYPES,
+    EXPECTED_HINTS,
+    EXPECTED_SHAPES,
+    KEBAB_CASE,
+    OMITTED_FIELDS,
+    ORACLE_TYPES,
+    STARTER_PROVENANCES,
+)
+from blueprint.core.schema import accepts, validator_for
+from blueprint.io.jsonvalues import dumps_text, json_type
+from blueprint.validation.inputtext import input_key, split_of, text_key
+from blueprint.validation.rowindex import FirstSeen, RowLines
+
+if TYPE_CHECKING:  # jsonschema is imported only to describe a failure (see schema.py)
+    from jsonschema import ValidationError
+    from jsonschema.protocols import Validator
+
+# --- schema findings -------------------------------------------------------------------------
+
+Location = list[str | int]
+
+
+#: typographic quotes, which word processors and some spreadsheets type in place of '"'
+TYPOGRAPHIC_QUOTES: Final = "\u201c\u201d\u2018\u2019"
+
+
+def describe_value(value: Any) -> str:
+    kind = json_type(value)
+    if kind in ("object", "array"):
+        return f"an {kind}" if kind == "object" else "an array"
+    if kind == "null":
+        return "null"
+    text = dumps_text(value)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"{'a' if kind != 'integer' else 'an'} {kind} {text}{typographic_quotes_hint(value)}"
+
+
+def typographic_quotes_hint(value: Any) -> str:
+    """A hint for text meant as JSON but typed with typographic quotes, which JSON does not
+    accept: such a CSV cell or pasted value reads as a plain string."""
+    if (
+        isinstance(value, str)
+        and value.lstrip()[:1] in ("{", "[")
+        and any(quote in value for quote in TYPOGRAPHIC_QUOTES)
+    ):
+        return (
+            " (it holds typographic quotes \u201c \u201d \u2018 \u2019, so it is not JSON:"
+            ' write straight double quotes " instead, and turn off smart quotes)'
+        )
+    return ""
+
+
+def near_member(value: Any, members: Iterable[Any]) -> str | None:
+    """The member a string differs from only by letter case or surrounding whitespace (a
+    spreadsheet's autocapitalisation, a stray space), if any: a hint, never a coercion."""
+    if not isinstance(value, str):
+        return None
+    wanted = value.strip().casefold()
+    for member in members:
+        if isinstance(member, str) and member != value and member.casefold() == wanted:
+            return member
+    return None
+
+
+def _not_a_member(value: Any, members: list[Any], expectation: str | None) -> str:
+    near = near_member(value, members)
+    if near is None:
+        return f"must be {expectation}, not {describe_value(value)}"
+    return (
+        f"{describe_value(value)} is not allowed: did you mean {near!r}?"
+        " (letter case and surrounding spaces count)"
+    )
+
+
+def _type_names(value: Any) -> list[str]:
+    names = value if isinstance(value, list) else [value]
+    articles = {"object": "an object", "array": "an array", "null": "null", "integer": "an integer"}
+    return [articles.get(name, f"a {name}") for name in names]
+
+
+def _expectation(error: ValidationError) -> str | None:
+    """What a leaf keyword wanted, for merging the branches of an anyOf."""
+    if error.validator == "type":
+        return " or ".join(_type_names(error.validator_value))
+    if error.validator == "const":
+        return dumps_text(error.validator_value)
+    if error.validator == "enum":
+        return "one of " + ", ".join(dumps_text(v) for v in error.validator_value)
+    return None
+
+
+def _describe(error: ValidationError) -> Iterator[tuple[Location, str]]:
+    path: Location = list(error.absolute_path)
+    keyword = error.validator
+    instance = error.instance
+    if keyword == "additionalProperties" and isinstance(instance, dict):
+        known = list(error.schema.get("properties", {}))
+        for key in instance:
+            if key not in known and key not in OMITTED_FIELDS:
+                close = difflib.get_close_matches(key, known, n=1)
+                hint = f"did you mean {close[0]!r}?" if close else "allowed: " + ", ".join(known)
+                yield [*path, key], f"unknown key {key!r} ({hint})"
+        return
+    if keyword == "required" and isinstance(instance, dict):
+        for key in error.validator_value:
+            if key not in instance:
+                yield [*path, key], f"required field {key} is missing"
+        return
+    if keyword in ("anyOf", "oneOf") and error.context:
+        yield from _describe_alternatives(error)
+        return
+    if keyword == "type":
+        wanted_type = " or ".join(_type_names(error.validator_value))
+        yield path, f"must be {wanted_type}, not {describe_value(instance)}"
+    elif keyword in ("enum", "const"):
+        members = error.validator_value if keyword == "enum" else [error.validator_value]
+        yield path, _not_a_member(instance, list(members), _expectation(error))
+    elif keyword == "minLength" and error.validator_value == 1:
+        yield path, "must not be empty"
+    elif keyword == "minItems":
+        yield path, f"must have at least {error.validator_value} item(s)"
+    elif keyword == "pattern" and error.validator_value == KEBAB_CASE:
+        yield path, f"must be kebab-case (like policy-lookup), not {describe_value(instance)}"
+    elif keyword in ("minimum", "maximum"):
+        bound = ">=" if keyword == "minimum" else "<="
+        yield path, f"must be {bound} {error.validator_value}, not {describe_value(instance)}"
+    else:
+        yield path, error.message
+
+
+def _describe_alternatives(error: ValidationError) -> Iterator[tuple[Location, str]]:
+    """Explain an anyOf/oneOf failure by the branch the value was evidently meant for."""
+    path: Location = list(error.absolute_path)
+    branches: dict[Any, list[ValidationError]] = {}
+    for sub_error in error.context or ():
+        branches.setdefault(sub_error.relative_schema_path[0], []).append(sub_error)
+
+    def mismatched(errors: list[ValidationError], keywords: tuple[str, ...]) -> bool:
+        return any(e.validator in keywords and len(e.relative_path) <= 1 for e in errors)
+
+    # branches whose type fits the value (an object where an object is wanted, not null)
+    fitting = {
+        key: errors
+        for key, errors in branches.items()
+        if not any(e.validator == "type" and not e.relative_path for e in errors)
+    }
+    if not fitting:
+        wanted = [_expectation(e) for errors in branches.values() for e in errors]
+        alternatives = " or ".join(dict.fromkeys(w for w in wanted if w))
+        yield path, f"must be {alternatives}, not {describe_value(error.instance)}"
+        return
+    # a tagged union: the branch whose tag (a const or enum member) matches is the one meant
+    tagged = {k: v for k, v in fitting.items() if not mismatched(v, ("const", "enum"))}
+    if len(tagged) == 1:
+        for sub_error in next(iter(tagged.values())):
+            yield from _describe(sub_error)
+        return
+    if not tagged and len(fitting) > 1:
+        tags = [e for errors in fitting.values() for e in errors if e.validator == "const"]
+        if tags and len({tuple(e.relative_path) for e in tags}) == 1:
+            members = ", ".join(dumps_text(e.validator_value) for e in tags)
+            at = [*path, *tags[0].relative_path]
+            values = [e.validator_value for e in tags]
+            yield at, _not_a_member(tags[0].instance, values, f"one of {members}")
+            return
+    # an object branch whose keys all fit is the one meant, even if its values do not
+    shaped = {
+        k: v for k, v in fitting.items() if not mismatched(v, ("required", "additionalProperties"))
+    }
+    for candidates in (shaped, fitting):
+        if len(candidates) == 1:
+            for sub_error in next(iter(candidates.values())):
+                yield from _describe(sub_error)
+            return
+    from jsonschema.exceptions import best_match
+
+    match = best_match(error.context or [])
+    if match is not None:
+        yield from _describe(match)
+
+
+def schema_findings(validator: Validator, instance: Any) -> list[tuple[Location, str]]:
+    """Every schema violation as (location, reason), without repeats, in document order."""
+    seen: set[tuple[str, str]] = set()
+    found = []
+    errors = list(validator.iter_errors(instance))
+    # a value outside an enum or const is usually also of the wrong type; one finding is enough
+    valued = {tuple(e.absolute_path) for e in errors if e.validator in ("enum", "const")}
+    for error in errors:
+        if error.validator == "type" and tuple(error.absolute_path) in valued:
+            continue
+        for location, reason in _describe(error):
+            key = (jsonpath.join("$", location), reason)
+            if key not in seen:
+                seen.add(key)
+                found.append((location, reason))
+    return found
+
+
+# --- the rows and the set, as rules see them ---------------------------------------------------
+
+
+class RowView:
+    """A raw row with its case profile and enums picked out defensively."""
+
+    __slots__ = ("case", "data", "evaluator", "id", "index", "line", "oracle_type")
+
+    def __init__(self, index: int, data: Any, line: int | None = None) -> None:
+        self.index = index
+        self.line = line
+        self.data: dict[str, Any] = data if isinstance(data, dict) else {}
+        row_id = self.data.get("id")
+        self.id: str | None = row_id if isinstance(row_id, str) else None
+        metadata = self.data.get("metadata")
+        case = metadata.get("case") if isinstance(metadata, dict) else None
+        self.case: dict[str, Any] = case if isinstance(case, dict) else {}
+        oracle_type = self.case.get("oracleType")
+        evaluator = self.case.get("evaluator")
+        self.oracle_type: Any = oracle_type if _member(oracle_type, ORACLE_TYPES) else None
+        self.evaluator: Any = evaluator if _member(evaluator, EVALUATOR_TYPES) else None
+
+    @property
+    def is_starter(self) -> bool:
+        """Whether the row is a pack's starter example, not validated gold."""
+        provenance = self.case.get("provenance")
+        return isinstance(provenance, str) and provenance in STARTER_PROVENANCES
+
+    def imported(self) -> dict[str, Any]:
+        """The import record a vendor reader left in the profile (format, derived values)."""
+        extensions = self.case.get("extensions")
+        record = extensions.get("blueprint-import") if isinstance(extensions, dict) else None
+        if not isinstance(record, dict) or not isinstance(record.get("derived"), dict):
+            return {}
+        return record
+
+    def issue(self, code: str, *location: str | int, **context: Any) -> Issue:
+        return make_issue(
+            code,
+            path=jsonpath.row_path(self.index, *location),
+            row_index=self.index,
+            row_id=self.id,
+            line=self.line,
+            **context,
+        )
+
+
+def _member(value: Any, members: tuple[str, ...]) -> bool:
+    return isinstance(value, str) and value in members
+
+
+@dataclass
+class SetState:
+    """What the validator remembers across rows: family definitions and the ids seen."""
+
+    #: the declared case families by id; None when the set declares none (or is unknown)
+    families: dict[str, dict[str, Any]] | None = None
+    #: whether the set-level fields are known at all (a CSV without its set file: no)
+    header_known: bool = False
+    #: key of a row id -> index of the first row that used it
+    first_use: FirstSeen = field(default_factory=FirstSeen)
+    #: the line each row starts on (0 when unknown)
+    lines: RowLines = field(default_factory=RowLines)
+    #: family -> field -> (value, row index, row id) of the first row that gave it; bounded by
+    #: the number of families, not rows
+    family_firsts: dict[str, dict[str, tuple[Any, int, str | None]]] = field(default_factory=dict)
+    #: normalised-input key -> index of the first row with that input
+    first_input: FirstSeen = field(default_factory=FirstSeen)
+    #: first row of an input -> (split number << 40 | index) of the first row of that input
+    #: with a split; kept only for inputs that repeat or carry a split
+    input_split: FirstSeen = field(default_factory=lambda: FirstSeen(wide=True))
+    #: the splits named so far, by number (a set names few)
+    split_names: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_header(cls, header: dict[str, Any] | None) -> SetState:
+        if header is None:
+            return cls()
+        if not isinstance(header.get("caseFamilies"), list):
+            return cls(header_known=True)
+        families = {
+            family["id"]: family
+            for family in header["caseFamilies"]
+            if isinstance(family, dict) and isinstance(family.get("id"), str)
+        }
+        return cls(families=families, header_known=True)
+
+    def family_of(self, row: RowView) -> dict[str, Any] | None:
+        name = row.case.get("caseFamily")
+        if not isinstance(name, str) or self.families is None:
+            return None
+        return self.families.get(name)
+
+
+def effective_evaluator(row: RowView, state: SetState) -> str | None:
+    """The evaluator that grades a row: its own, else the one its case family names."""
+    if row.evaluator is not None or "evaluator" in row.case:
+        return row.evaluator
+    family = state.family_of(row)
+    inherited = family.get("evaluator") if family is not None else None
+    return inherited if _member(inherited, EVALUATOR_TYPES) else None
+
+
+# --- row rules -------------------------------------------------------------------------------
+
+
+def check_schema(row: RowView, raw: Any) -> Iterator[Issue]:
+    if accepts("row.schema.json")(raw):
+        return  # compiled, the published schema accepts the row at a fraction of the cost
+    for location, reason in _row_schema_findings(raw):
+        yield row.issue("schema", *location, reason=reason)
+
+
+#: rows up to this size (encoded) share the description of their schema findings: a broken
+#: export repeats one defect on every row, and describing it is what costs
+_MEMO_BYTES: Final = 4096
+
+
+def _row_schema_findings(raw: Any) -> tuple[tuple[Location, str], ...]:
+    try:
+        encoded = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # beyond orjson (a very large integer): described every time
+        encoded = b""
+    if not encoded or len(encoded) > _MEMO_BYTES:
+        return tuple(schema_findings(validator_for("row.schema.json"), raw))
+    return _memoised_row_findings(encoded)
+
+
+@lru_cache(maxsize=1024)
+def _memoised_row_findings(encoded: bytes) -> tuple[tuple[Location, str], ...]:
+    raw = orjson.loads(encoded)
+    return tuple(schema_findings(validator_for("row.schema.json"), raw))
+
+
+def check_case_id(row: RowView, state: SetState) -> Iterator[Issue]:
+    case_id = row.case.get("caseId")
+    if row.id is not None and isinstance(case_id, str) and case_id != row.id:
+        yield row.issue(
+            "case-id-mismatch", "metadata", "case", "caseId", case_id=case_id, id=row.id
+        )
+
+
+def check_duplicate_id(row: RowView, state: SetState) -> Iterator[Issue]:
+    if row.id is not None:
+        yield from duplicate_id_issues(row, state, text_key(row.id))
+
+
+def duplicate_id_issues(row: RowView, state: SetState, key: int) -> Iterator[Issue]:
+    """The duplicate-id rule for a row with an id whose key is already known (a pool worker
+    computed it)."""
+    first = state.first_use.setdefault(key, row.index)
+    if first != row.index:
+        line = state.lines[first] if first < len(state.lines) else 0
+        where = f" (line {line})" if line else ""
+        yield row.issue("duplicate-id", "id", id=row.id, first_index=first, first_where=where)
+
+
+def _row_where(state: SetState, index: int) -> str:
+    line = state.lines[index] if index < len(state.lines) else 0
+    return f"row {index}" + (f" (line {line})" if line else "")
+
+
+def check_duplicate_input(row: RowView, state: SetState) -> Iterator[Issue]:
+    if "input" in row.data:
+        yield from duplicate_input_issues(
+            row, state, input_key(row.data["input"]), split_of(row.data)
+        )
+
+
+def duplicate_input_issues(
+    row: RowView, state: SetState, key: int | None, split: str | None
+) -> Iterator[Issue]:
+    """The duplicate-input rule for a row whose input key and split are already known (a
+    pool worker computed them)."""
+    if key is None:
+        return
+    first = state.first_input.setdefault(key, row.index)
+    # no split named yet: nothing was recorded to look up
+    seen_split = _split_seen(state, first + 1) if state.split_names else None
+    if seen_split is None and split is not None:
+        number = state.split_names.setdefault(split, len(state.split_names))
+        state.input_split.setdefault(first + 1, number << _SPLIT_SHIFT | row.index)
+    if first == row.index:
+        return
+    if seen_split is not None and split is not None and seen_split[0] != split:
+        yield row.issue(
+            "duplicate-input-across-splits",
+            "input",
+            other=_row_where(state, seen_split[1]),
+            other_split=seen_split[0],
+            split=split,
+        )
+    else:
+        yield row.issue("duplicate-input", "input", other=_row_where(state, first))
+
+
+#: where a split's number starts in an ``input_split`` value: row indices stay below 2**40
+_SPLIT_SHIFT: Final = 40
+
+
+def _split_seen(state: SetState, key: int) -> tuple[str, int] | None:
+    packed = state.input_split.get(key)
+    if packed is None:
+        return None
+    names = list(state.split_names)
+    return names[packed >> _SPLIT_SHIFT], packed & ((1 << _SPLIT_SHIFT) - 1)
+
+
+def evaluator_issue(
+    oracle_type: str, evaluator: str, make: Callable[..., Issue]
+) -> Iterator[Issue]:
+    """The admissibility finding for one pairing, built by ``make(code, **context)``."""
+    verdict = admissibility.verdict(oracle_type, evaluator)  # type: ignore[arg-type]
+    if verdict == "barred":
+        yield make(
+            "inadmissible-evaluator",
+            oracle_type=oracle_type,
+            evaluator=evaluator,
+            reason=admissibility.bar_reason(oracle_type, evaluator),  # type: ignore[arg-type]
+            admissible=", ".join(admissibility.admissible_evaluators(oracle_type)),  # type: ignore[arg-type]
+        )
+    elif verdict == "conditional":
+        conditions = admissibility.conditions(oracle_type, evaluator)  # type: ignore[arg-type]
+        yield make(
+            "conditional-evaluator",
+            oracle_type=oracle_type,
+            evaluator=evaluator,
+            conditions=" and ".join(conditions),
+        )
+
+
+def check_evaluator(row: RowView, state: SetState) -> Iterator[Issue]:
+    if row.oracle_type is None or row.evaluator is None:
+        return
+
+    def make(code: str, **context: Any) -> Issue:
+        return row.issue(code, "metadata", "case", "evaluator", **context)
+
+    yield from evaluator_issue(row.oracle_type, row.evaluator, make)
+
+
+def check_expected_shape(row: RowView, state: SetState) -> Iterator[Issue]:
+    if row.oracle_type is None:
+        return
+    shapes = EXPECTED_SHAPES[row.oracle_type]
+    present = "expected" in row.data
+    if shapes is None:
+        if present:
+            yield row.issue(
+                "expected-shape",
+                "expected",
+                reason=f"{row.oracle_type} rows carry no expected value (the criteria belong in"
+                " case.evaluationCriteria or case.expectedBehavior)"
+                if row.oracle_type == "rubric"
+                else f"{row.oracle_type} rows carry no expected value; describe the behaviour in"
+                " case.expectedBehavior",
+            )
+        return
+    if not present:
+        wanted = EXPECTED_HINTS.get(row.oracle_type, "the one correct output")
+        yield row.issue(
+            "expected-shape",
+            "expected",
+            reason=f"{row.oracle_type} rows need expected: {wanted}",
+        )
+        return
+    if not shapes:
+        return  # reference-answer: any JSON value is a reference answer
+    expected = row.data["expected"]
+    if not isinstance(expected, dict):
+        yield row.issue(
+            "expected-shape",
+            "expected",
+            reason=f"{row.oracle_type} expects {EXPECTED_HINTS[row.oracle_type]},"
+            f" not {describe_value(expected)}",
+        )
+        return
+    if accepts("expected.schema.json", row.oracle_type)(expected):
+        return
+    validator = validator_for("expected.schema.json", row.oracle_type)
+    for location, reason in schema_findings(validator, expected):
+        yield row.issue("expected-shape", "expected", *location, reason=reason)
+
+
+def omitted_field_issues(
+    holder: Any, make: Callable[..., Issue], *prefix: str | int
+) -> Iterator[Issue]:
+    if not isinstance(holder, dict) or _OMITTED_NAMES.isdisjoint(holder):
+        return
+    for name, reason in OMITTED_FIELDS.items():
+        if name in holder:
+            yield make("omitted-field", *prefix, name, field=name, reason=reason)
+
+
+_OMITTED_NAMES: Final = frozenset(OMITTED_FIELDS)
+
+
+def check_omitted_fields(row: RowView, state: SetState) -> Iterator[Issue]:
+    yield from omitted_field_issues(row.data, row.issue)
+    metadata = row.data.get("metadata")
+    yield from omitted_field_issues(metadata, row.issue, "metadata")
+    yield from omitted_field_issues(row.case, row.issue, "metadata", "case")
+
+
+def check_starter(row: RowView, state: SetState) -> Iterator[Issue]:
+    if row.is_starter:
+        provenance = row.case["provenance"]
+        yield row.issue("starter-example", "metadata", "case", "provenance", provenance=provenance)
+
+
+def check_case_family(row: RowView, state: SetState) -> Iterator[Issue]:
+    name = row.case.get("caseFamily")
+    if not isinstance(name, str):
+        return
+    family = state.families.get(name) if state.families is not None else None
+    if state.families is not None and family is None:
+        defined = ", ".join(state.families) or "none"
+        yield row.issue(
+            "unknown-case-family", "metadata", "case", "caseFamily", family=name, defined=defined
+        )
+        return
+    firsts = state.family_firsts.get(name)
+    if firsts is None:
+        firsts = state.family_firsts[name] = {}
+        if state.families is None and state.header_known:
+            yield row.issue("undeclared-case-family", "metadata", "case", "caseFamily", family=name)
+    for key in ("oracleType", "evaluator"):
+        if key not in row.case:
+            continue
+        row_value = row.case[key]
+        if family is not None and family.get(key) is not None:
+            if row_value != family[key]:
+                yield _family_mismatch(row, key, name, dumps_text(family[key]))
+            continue
+        # the family does not say: the first row of the family that does sets the value
+        first = firsts.setdefault(key, (row_value, row.index, row.id))
+        if first[1] != row.index and first[0] != row_value:
+            by = f" (from row {first[1]}" + (f", {first[2]!r})" if first[2] else ")")
+            yield _family_mismatch(row, key, name, dumps_text(first[0]) + by)
+    if family is not None and "evaluator" not in row.case and family.get("evaluator") is not None:
+        evaluator = family["evaluator"]
+        yield row.issue(
+            "inherited-evaluator",
+            "metadata",
+            "case",
+            "evaluator",
+            evaluator=dumps_text(evaluator) if not isinstance(evaluator, str) else evaluator,
+            family=name,
+        )
+
+
+def _family_mismatch(row: RowView, key: str, family: str, family_value: str) -> Issue:
+    return row.issue(
+        "case-family-mismatch",
+        "metadata",
+        "case",
+        key,
+        field=key,
+        row_value=dumps_text(row.case[key]),
+        family=family,
+        family_value=family_value,
+    )
+
+
+def check_reviewer_expertise(row: RowView, state: SetState) -> Iterator[Issue]:
+    evaluator = effective_evaluator(row, state)
+    graded_by_expert = evaluator == "human-expert" or (
+        evaluator is None and row.oracle_type == "expected-behavior-only"
+    )
+    expertise = row.case.get("reviewerExpertise")
+    if graded_by_expert and not (isinstance(expertise, str) and expertise.strip()):
+        yield row.issue("missing-reviewer-expertise", "metadata", "case", "reviewerExpertise")
+
+
+def check_rubric_criteria(row: RowView, state: SetState) -> Iterator[Issue]:
+    if row.oracle_type == "rubric" and not row.case.get("evaluationCriteria"):
+        yield row.issue("rubric-without-criteria", "metadata", "case", "evaluationCriteria")
+
+
+def check_derived_values(row: RowView, state: SetState) -> Iterator[Issue]:
+    imported = row.imported()
+    if not imported:
+        return
+    source = imported.get("format", "another format")
+    for path, how in imported["derived"].items():
+        location = [part for part in str(path).split(".") if part]
+        yield row.issue("derived-value", *location, field=path, format=source, how=how)
+
+
+@dataclass(frozen=True)
+class RowRule:
+    codes: tuple[str, ...]
+    check: Callable[[RowView, SetState], Iterable[Issue]]
+
+
+ROW_RULES: Final[tuple[RowRule, ...]] = (
+    RowRule(("case-id-mismatch",), check_case_id),
+    RowRule(("duplicate-id",), check_duplicate_id),
+    RowRule(("duplicate-input", "duplicate-input-across-splits"), check_duplicate_input),
+    RowRule(("inadmissible-evaluator", "conditional-evaluator"), check_evaluator),
+    RowRule(("expected-shape",), check_expected_shape),
+    RowRule(("omitted-field",), check_omitted_fields),
+    RowRule(("starter-example",), check_starter),
+    RowRule(
+        (
+            "case-family-mismatch",
+            "unknown-case-family",
+            "undeclared-case-family",
+            "inherited-evaluator",
+        ),
+        check_case_family,
+    ),
+    RowRule(("missing-reviewer-expertise",), check_reviewer_expertise),
+    RowRule(("rubric-without-criteria",), check_rubric_criteria),
+    RowRule(("derived-value",), check_derived_values),
+)
+
+
+# --- set-level rules -------------------------------------------------------------------------
+
+
+def _header_issue(code: str, *location: str | int, **context: Any) -> Issue:
+    return make_issue(code, path=jsonpath.join("$", location), **context)
+
+
+def header_issues(header: dict[str, Any]) -> Iterator[Issue]:
+    """Findings on the set-level fields: schema, case families, omitted fields."""
+    document = {**header, "rows": []}
+    if not accepts("eval-set.schema.json")(document):  # compiled: the common case is cheap
+        for location, reason in schema_findings(validator_for("eval-set.schema.json"), document):
+            yield _header_issue("schema", *location, reason=reason)
+    yield from omitted_field_issues(header, _header_issue)
+    families = header.get("caseFamilies")
+    if not isinstance(families, list):
+        return
+    seen: set[str] = set()
+    for position, family in enumerate(families):
+        if not isinstance(family, dict):
+            continue
+        yield from omitted_field_issues(family, _header_issue, "caseFamilies", position)
+        family_id = family.get("id")
+        if isinstance(family_id, str):
+            if family_id in seen:
+                yield _header_issue(
+                    "duplicate-case-family", "caseFamilies", position, "id", family=family_id
+                )
+            seen.add(family_id)
+        oracle_type, evaluator = family.get("oracleType"), family.get("evaluator")
+        if (
+            isinstance(oracle_type, str)
+            and isinstance(evaluator, str)
+            and _member(oracle_type, ORACLE_TYPES)
+            and _member(evaluator, EVALUATOR_TYPES)
+        ):
+
+            def make(code: str, _position: int = position, **context: Any) -> Issue:
+                return _header_issue(code, "caseFamilies", _position, "evaluator", **context)
+
+            yield from evaluator_issue(oracle_type, evaluator, make)

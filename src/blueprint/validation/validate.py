@@ -1,0 +1,159 @@
+"""The validator: one streaming pass over a set, every finding collected as an issue.
+
+Memory stays bounded by the per-set index (row ids and case families); rows are checked as
+they are read and then let go. Validation never stops at the first problem, and a row that
+cannot be decoded is reported and skipped while the rest of the file is still checked.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Final
+
+from blueprint.core.errors import ParseError
+from blueprint.core.issues import ValidationReport
+from blueprint.formats import SetSource, SourceRow, StrPath, resolve_codec
+from blueprint.validation.stream import (
+    StreamValidator,
+    ValidationOptions,
+    parse_issue,
+)
+
+
+def validate_file(
+    path: StrPath,
+    *,
+    format: str | None = None,
+    options: ValidationOptions | None = None,
+    judge_reports: Sequence[Path] = (),
+    jobs: int = 1,
+) -> ValidationReport:
+    """Validate a set file of any readable format; ``judge_reports`` are judge-validation
+    reports the project configuration names, beside those the set points at.
+
+    With ``jobs`` above 1 (0: one per core), a large JSON Lines file or JSON document is
+    validated by that many worker processes; the report is the same as with one.
+    """
+    path = Path(path)
+    options = options or ValidationOptions()
+    try:
+        codec = resolve_codec(path, format, reading=True)
+    except ParseError as error:  # not a file that can be read at all (a pipe, a device)
+        return unreadable_report(path, format or "a golden set", error.reason, options)
+    try:
+        source = codec.open(path)
+    except ParseError as error:
+        reason = error.reason
+        if error.path != path:  # the set file beside the data, not the data itself
+            reason = f"{error.path.name}: {reason}"
+        return unreadable_report(path, codec.name, reason, options, error.line, error.column)
+    report = ValidationReport(source=str(path), format=codec.name)
+    _validate_source(source, options, report, jobs)
+    # after the pass, not in it: reads the rows again only when a report is referenced
+    if judge_reports or _names_judge_reports(source.header):
+        from blueprint.validation.judge_status import settle_judge_conditions
+
+        settle_judge_conditions(report, path, codec, source.header, options.wants, judge_reports)
+    return report
+
+
+def _names_judge_reports(header: Mapping[str, Any] | None) -> bool:
+    """Whether the set-level fields point at a judge-validation report (the set's own field or
+    a case family's): only then are the reports read, and the rows read again."""
+    if not header:
+        return False
+    families = header.get("caseFamilies")
+    return bool(header.get("judgeValidation")) or (
+        isinstance(families, list)
+        and any(isinstance(family, dict) and family.get("judgeValidation") for family in families)
+    )
+
+
+def unreadable_report(
+    path: Path,
+    format_name: str,
+    reason: str,
+    options: ValidationOptions,
+    line: int | None = None,
+    column: int | None = None,
+) -> ValidationReport:
+    """The report on a file that cannot be read: one ``parse`` finding saying why."""
+    report = ValidationReport(source=str(path), format=format_name, unreadable=True)
+    if options.wants("parse"):
+        report.issues.append(parse_issue(format_name, reason, line, column))
+    return report
+
+
+def validate_document(
+    document: dict[str, Any], *, options: ValidationOptions | None = None, source: str = "<memory>"
+) -> ValidationReport:
+    """Validate a canonical set held in memory as JSON data (a dict with ``rows``)."""
+    options = options or ValidationOptions()
+    rows = document.get("rows", [])
+    source_set = SetSource(
+        path=Path(source),
+        format="json",
+        header={key: value for key, value in document.items() if key != "rows"},
+        rows=iter(
+            SourceRow(index, None, row)
+            for index, row in enumerate(rows if isinstance(rows, list) else [])
+        ),
+    )
+    report = ValidationReport(source=source, format="json")
+    _validate_source(source_set, options, report)
+    return report
+
+
+def _validate_source(
+    source: SetSource, options: ValidationOptions, report: ValidationReport, jobs: int = 1
+) -> None:
+    validator = StreamValidator(report, options)
+    validator.check_header(source.header, source.notes)
+    validator.follow(source)
+    if jobs != 1 and source.format in ("jsonl", "json"):  # the formats the pool reads
+        from blueprint.validation import parallel
+
+        jobs = jobs or parallel.default_jobs()
+        if parallel.worth_a_pool(source, jobs):
+            with _few_collections():
+                parallel.validate_with_pool(validator, source, jobs)
+            validator.report_reading()
+            return
+    with _few_collections():
+        for item in source.rows:
+            validator.report_reading()
+            start = len(report.issues)
+            found = validator.check_row(item, source.format)
+            if found and isinstance(item, SourceRow) and item.line is None:
+                line = source.line_of(item.index)
+                if line is not None:
+                    report.issues[start:] = [
+                        replace(issue, line=line) for issue in report.issues[start:]
+                    ]
+    validator.report_reading()
+
+
+#: how many container allocations the cyclic garbage collector waits for while a set is read
+_BULK_THRESHOLD: Final = 200_000
+
+
+@contextmanager
+def _few_collections() -> Iterator[None]:
+    """Rows are freed by reference counting; what the cyclic collector would find while a
+    large set is read is its own scans of the same long-lived objects (the per-set index, the
+    modules), so those are frozen and young collections made rare."""
+    thresholds = gc.get_threshold()
+    freezing = gc.get_freeze_count() == 0  # a caller's own frozen objects stay as they were
+    if freezing:
+        gc.freeze()
+    gc.set_threshold(max(thresholds[0], _BULK_THRESHOLD), *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        if freezing:
+            gc.unfreeze()
