@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from blueprint.project.config import ConfigError, find_config, load_project, read_config
-from blueprint.validation.validate import resolve_codes
+from blueprint.validation.stream import resolve_codes
 
 
 def write(path: Path, text: str) -> Path:
