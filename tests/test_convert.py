@@ -17,8 +17,9 @@ from blueprint.core.errors import (
     UsageError,
 )
 from blueprint.diff import diff_files
-from blueprint.formats import REGISTRY, vendor
+from blueprint.formats import REGISTRY
 from blueprint.formats.base import ExportResult, LossyField
+from blueprint.formats.vendor import exporting
 from conftest import FIXTURES, document, row, write_json
 
 
@@ -229,9 +230,9 @@ def test_a_vendor_export_checks_again_only_rows_the_validator_did_not_accept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     checked: list[object] = []
-    check = vendor._require_valid
+    check = exporting._require_valid
     monkeypatch.setattr(
-        vendor,
+        exporting,
         "_require_valid",
         lambda data, *rest: (checked.append(data["id"]), check(data, *rest)),
     )
@@ -243,6 +244,6 @@ def test_a_vendor_export_checks_again_only_rows_the_validator_did_not_accept(
     # stops at the broken one as an export of unchecked rows would
     del rows[1]["metadata"]["case"]["oracleType"]
     source = write_json(tmp_path / "broken.json", document(*rows))
-    with pytest.raises(vendor.InvalidRowForExport):
+    with pytest.raises(exporting.InvalidRowForExport):
         convert(source, tmp_path / "out2.jsonl", ConvertOptions(target_format="deepeval"))
     assert checked == ["b"]

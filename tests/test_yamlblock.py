@@ -9,7 +9,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blueprint.formats import promptfoo
+from blueprint.formats import promptfoo, yaml12
 from blueprint.formats.cells import FloatText, IntText
 from blueprint.formats.yamlblock import WIDTH, block_yaml, quoted_in_both
 from strategies import AWKWARD
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def libyaml(value: Any) -> str:
-    return promptfoo._libyaml_text(value)
+    return yaml12._libyaml_text(value)
 
 
 def same_as_libyaml(value: Any) -> None:

@@ -124,7 +124,8 @@ def test_promptfoo_gives_the_same_results_after_a_round_trip(
 def test_the_conformance_suite_is_rich(suites: Path) -> None:
     """The suite of ours covers what the acceptance asks: at least 15 assertion types,
     inline and file:// tests, a defaultTest and vars from files left unresolved."""
-    from blueprint.formats.promptfoo import _flat, load
+    from blueprint.formats.promptfoo import load
+    from blueprint.formats.promptfoo.assertions import _flat
 
     loaded = load(suites / "suite" / "promptfooconfig.yaml")
     kinds = {

@@ -87,7 +87,7 @@ FORMATS: Final = (
     FormatFacts(
         name="promptfoo",
         title="promptfoo tests or config (YAML, JSON, JSONL; reads CSV tests)",
-        module="promptfoo",
+        module="promptfoo.codec",
         codec_class="PromptfooCodec",
         lossless=False,
         read_extensions=(".yaml", ".yml", ".json", ".jsonl", ".csv"),
@@ -141,7 +141,7 @@ FORMATS: Final = (
     FormatFacts(
         name="huggingface",
         title="Hugging Face dataset folder (JSON Lines or Parquet, with a dataset card)",
-        module="huggingface",
+        module="huggingface.codec",
         codec_class="HuggingfaceCodec",
         lossless=False,
         read_extensions=(FOLDER,),
@@ -150,7 +150,7 @@ FORMATS: Final = (
     FormatFacts(
         name="omk",
         title="omk eval-sample set v2 (JSON or YAML)",
-        module="omk",
+        module="omk.codec",
         codec_class="OmkCodec",
         lossless=False,
         read_extensions=(".json", ".yaml", ".yml"),

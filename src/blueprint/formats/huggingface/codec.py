@@ -1,0 +1,397 @@
+"""The Hugging Face codec: a dataset folder read into rows, and rows written as one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Final
+
+from blueprint.core.errors import ParseError, UsageError
+from blueprint.formats._io import read_json_lines, read_text
+from blueprint.formats.base import (
+    ExportResult,
+    SetSource,
+    SourceRow,
+    UnreadableRow,
+    WriteOptions,
+)
+from blueprint.formats.huggingface.card import _CARD_KEYS, CARD, read_card
+from blueprint.formats.huggingface.columns import _pyarrow, _Table, jsonable
+from blueprint.formats.huggingface.layout import (
+    _JSON_SUFFIXES,
+    _PARQUET_SUFFIXES,
+    DATA_FOLDER,
+    DEFAULT_SPLIT,
+    Layout,
+    layout_of,
+    split_name,
+)
+from blueprint.formats.huggingface.roles import from_roles, roles_of, to_roles
+from blueprint.formats.huggingface.writing import (
+    _POSITION,
+    _card_text,
+    _interleaved,
+    _recorded_format,
+)
+from blueprint.formats.mapping import NAMESPACE, load_mapping
+from blueprint.formats.native import ABSENT, NativeShape
+from blueprint.formats.sniffing import Fit
+from blueprint.formats.vendor import (
+    ExportRow,
+    ExportTally,
+    Values,
+    VendorCodec,
+    WriteContext,
+    _UniqueIds,
+    compare_records,
+    export_rows,
+    imported_row,
+    oracle_for_expected,
+    payload_of,
+    read_json_document,
+)
+from blueprint.io import jsonvalues
+from blueprint.io.atomic import AtomicFolder
+
+#: the data-file formats an export can write
+DATA_FORMATS: Final = ("jsonl", "parquet")
+
+_SHAPE: Final = NativeShape(
+    mapped={
+        "id": ("id",),
+        "input": ("input",),
+        "expected": ("expected", "case.oracleType"),
+        NAMESPACE: ("extras",),
+    },
+    grading=("expected",),
+)
+
+
+@dataclass
+class _State:
+    """What reading or writing one folder knows of the record at hand (set before each
+    record is handed to the shared vendor machinery, which reads it synchronously)."""
+
+    json_columns: frozenset[str] = frozenset()
+    #: the split the record at hand is in (reading) or goes to (writing)
+    split: str = DEFAULT_SPLIT
+    #: for a record Blueprint did not write: which column plays which role
+    columns: dict[str, Any] = field(default_factory=dict)
+    #: where the record stood in the set, when the export had to say so
+    position: int | None = None
+
+
+class HuggingfaceCodec(VendorCodec):
+    name: ClassVar[str] = "huggingface"
+    title: ClassVar[str] = (
+        "Hugging Face dataset folder (JSON Lines or Parquet, with a dataset card)"
+    )
+    #: a folder, which has no extension
+    read_extensions: ClassVar[tuple[str, ...]] = ("",)
+    write_forms: ClassVar[dict[str, str]] = {"": "jsonl"}
+    refused_forms: ClassVar[dict[str, str]] = {
+        suffix: "a Hugging Face dataset is a folder (README.md and data files); name a folder"
+        for suffix in (".json", ".jsonl", ".csv", ".parquet", ".yaml", ".yml", ".toml", ".md")
+    }
+    what: ClassVar[str] = "a Hugging Face dataset row"
+    shape: ClassVar[NativeShape] = _SHAPE
+    metadata_key: ClassVar[str] = NAMESPACE
+    #: the forms its data files can take (``--data-format``)
+    data_formats: ClassVar[tuple[str, ...]] = DATA_FORMATS
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def sniff(self, path: Path, head: bytes) -> Fit:
+        why = (
+            "a Hugging Face dataset is a folder with a dataset card (README.md) that declares"
+            " configs, or with JSON Lines or Parquet data files"
+        )
+        if not path.is_dir():
+            return Fit.no(why)
+        try:
+            card = read_card(path)
+        except ParseError:
+            return Fit.yes()  # a card that does not parse: the reader says where
+        if card is not None and ("configs" in card.meta or NAMESPACE in card.meta):
+            return Fit.yes()  # the reader says what is wrong with it, if anything
+        try:
+            layout_of(path)
+        except ParseError as error:
+            return Fit.no(f"{why} ({error.reason})")
+        return Fit.yes()
+
+    def open(self, path: Path) -> SetSource:
+        layout = layout_of(path)
+        state = _State(json_columns=layout.json_columns)
+        items: list[tuple[SourceRow | UnreadableRow, int | None]] = []
+        for item in self.rows(self._records(path, layout, state), state):
+            items.append((item, state.position if isinstance(item, SourceRow) else None))
+        if items and all(position is not None for _, position in items):
+            items.sort(key=lambda pair: pair[1] or 0)
+        # a line number says where a row is only when there is one data file (an unreadable
+        # row's message names its file)
+        one_file = sum(len(files) for files in layout.splits.values()) == 1
+        rows: list[SourceRow | UnreadableRow] = [
+            SourceRow(index, item.line if one_file else None, item.data)
+            if isinstance(item, SourceRow)
+            else UnreadableRow(index, item.line, item.column, item.reason)
+            for index, (item, _) in enumerate(items)
+        ]
+        return self.source(path, self._header(layout), iter(rows))
+
+    def _header(self, layout: Layout) -> dict[str, Any] | None:
+        """The set-level fields: Blueprint's, from the card; else what the card says, kept."""
+        card = layout.card
+        ours = card.meta.get(NAMESPACE) if card is not None else None
+        if isinstance(ours, dict) and isinstance(ours.get("set"), dict):
+            return dict(ours["set"])
+        kept: dict[str, Any] = {}
+        rest = {k: v for k, v in card.meta.items() if k not in _CARD_KEYS} if card else {}
+        if rest:
+            kept["card"] = jsonable(rest)
+        if card is not None and card.body.strip():
+            kept["body"] = card.body
+        if layout.other_configs:
+            # the card's other configs are not read: the set says which, so nobody is misled
+            kept["configsNotRead"] = layout.other_configs
+        files = [file for files in layout.splits.values() for file in files]
+        if any(file.name.lower().endswith(_PARQUET_SUFFIXES) for file in files):
+            kept["dataFormat"] = "parquet"
+        return {"extensions": {self.name: kept}} if kept else None
+
+    def _records(
+        self, folder: Path, layout: Layout, state: _State
+    ) -> Iterator[tuple[int | None, Any] | UnreadableRow]:
+        for split, files in layout.splits.items():
+            for file in files:
+                where = file.relative_to(folder).as_posix()
+                for item in self._file_records(file):
+                    state.split, state.position, state.columns = split, None, {}
+                    if isinstance(item, UnreadableRow):
+                        yield UnreadableRow(
+                            item.index, item.line, item.column, f"{where}: {item.reason}"
+                        )
+                        continue
+                    line, record = item
+                    if isinstance(record, dict):
+                        try:
+                            record = self._as_record(record, state)
+                        except ValueError as error:
+                            yield UnreadableRow(0, line, None, f"{where}: {error}")
+                            continue
+                    yield line, record
+
+    def _file_records(self, file: Path) -> Iterable[tuple[int | None, Any] | UnreadableRow]:
+        name = file.name.lower()
+        if name.endswith(_PARQUET_SUFFIXES):
+            pq = _pyarrow()
+            try:
+                table = pq.read_table(file)
+            except Exception as error:  # pyarrow raises kinds of its own for a damaged file
+                raise ParseError(file, f"not a readable Parquet file ({error})") from None
+            return [(None, jsonable(record)) for record in table.to_pylist()]
+        if name.endswith(_JSON_SUFFIXES):
+            if name.endswith(".json") and read_text(file).lstrip().startswith("["):
+                document = read_json_document(file)
+                return [(None, record) for record in document]
+            return read_json_lines(file)
+        raise ParseError(
+            file, "only JSON Lines and Parquet data files are read (convert this file first)"
+        )
+
+    def _as_record(self, row: dict[str, Any], state: _State) -> dict[str, Any]:
+        """A table row as a record: JSON text decoded, the payload unwrapped, and the columns
+        of a row Blueprint did not write renamed to the roles they play."""
+        record = dict(row)
+        for name in state.json_columns:
+            value = record.get(name)
+            if isinstance(value, str):
+                try:
+                    record[name] = jsonvalues.loads(value)
+                except jsonvalues.JSONError as error:
+                    raise ValueError(
+                        f"the column {name} holds no JSON text ({error.reason})"
+                    ) from None
+        payload = record.get(NAMESPACE)
+        if isinstance(payload, dict) and isinstance(payload.get("case"), dict):
+            payload = dict(payload)
+            position = payload.pop(_POSITION, None)
+            state.position = position if isinstance(position, int) else None
+            record[NAMESPACE] = {NAMESPACE: payload}
+            native_part = payload.get("native")
+            more = native_part.get("more") if isinstance(native_part, dict) else None
+            roles = more.get("columns") if isinstance(more, dict) else None
+            return to_roles(record, roles) if isinstance(roles, dict) else record
+        roles = roles_of(record)
+        state.columns = {role: column for role, column in roles.items() if column != role}
+        return to_roles(record, roles)
+
+    def values_of(self, record: dict[str, Any], native_mode: bool, suite: Any) -> Values:
+        split = suite.split if isinstance(suite, _State) else DEFAULT_SPLIT
+        expected = record.get("expected", ABSENT)
+        values = Values(
+            input=record.get("input", ABSENT), expected=ABSENT if expected is None else expected
+        )
+        if not native_mode:
+            metadata = record.get("metadata")
+            values.extras = dict(metadata) if isinstance(metadata, dict) else {}
+        values.extras.setdefault("split", split)
+        return values
+
+    def native_row(self, record: dict[str, Any], position: int, suite: Any) -> dict[str, Any]:
+        state = suite if isinstance(suite, _State) else _State()
+        columns = state.columns
+        derived: dict[str, str] = {}
+        row_id = record.get("id")
+        if isinstance(row_id, int | float) and not isinstance(row_id, bool):
+            row_id = str(row_id)
+            derived["id"] = f"made text from the number in the column {columns.get('id', 'id')}"
+        if not isinstance(row_id, str) or not row_id:
+            row_id = f"{state.split}-{position + 1}"
+            derived["id"] = "the row has no id column; named by split and position"
+        elif "id" in columns and "id" not in derived:
+            derived["id"] = f"taken from the column {columns['id']}"
+        value = record.get("input")
+        if isinstance(columns.get("input"), list):
+            derived["input"] = "no column is the input, so every other column makes it up"
+        elif "input" in columns:
+            derived["input"] = f"taken from the column {columns['input']}"
+        expected = record.get("expected", ABSENT)
+        expected = ABSENT if expected is None else expected
+        if expected is ABSENT:
+            oracle = "expected-behavior-only"
+            derived["metadata.case.oracleType"] = "the row has no expected value"
+        else:
+            oracle = oracle_for_expected(expected)
+            where = columns.get("expected", "expected")
+            derived["metadata.case.oracleType"] = f"inferred from the shape of the column {where}"
+            if where != "expected":
+                derived["expected"] = f"taken from the column {where}"
+        derived["metadata.case.expectedBehavior"] = (
+            "Hugging Face datasets carry no behaviour description"
+        )
+        return imported_row(
+            row_id=row_id,
+            input_value=value,
+            expected=expected,
+            oracle_type=oracle,
+            expected_behavior="(imported from Hugging Face without a behaviour description)",
+            format_name=self.name,
+            derived=derived,
+            metadata={"split": state.split},
+        )
+
+    def row_of(
+        self, record: dict[str, Any], position: int, ids: _UniqueIds, suite: Any
+    ) -> dict[str, Any]:
+        row = super().row_of(record, position, ids, suite)
+        columns = suite.columns if isinstance(suite, _State) else {}
+        if payload_of(record.get(NAMESPACE)) is None and columns:
+            # the columns the roles came from, so the export writes them back there
+            row["metadata"]["case"]["extensions"][self.name]["columns"] = columns
+        return row
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        state = context.suite if isinstance(context.suite, _State) else _State()
+        record: dict[str, Any] = {"id": row.id, "input": row.input}
+        if row.has_expected:
+            record["expected"] = row.expected
+        record["oracle_type"] = row.oracle_type
+        record["expected_behavior"] = row.case["expectedBehavior"]
+        record["provenance"] = row.case["provenance"]
+        if "caseFamily" in row.case:
+            record["case_family"] = row.case["caseFamily"]
+        if row.evaluator is not None:
+            record["evaluator"] = row.evaluator
+        record["starter_example"] = row.starter
+        record["human_review"] = row.human_only
+        metadata = dict(row.extra)
+        if metadata.get("split") == state.split:
+            metadata.pop("split")  # the file says it
+        if metadata:
+            record["metadata"] = metadata
+        return record
+
+    def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        record: dict[str, Any] = {"id": row.id, "input": row.input}
+        if row.has_expected:
+            record["expected"] = row.expected
+        return record
+
+    def write(
+        self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
+    ) -> ExportResult:
+        data_format = options.data_format or _recorded_format(header) or DATA_FORMATS[0]
+        if data_format not in DATA_FORMATS:
+            raise UsageError(
+                f"a Hugging Face dataset's data files are {' or '.join(DATA_FORMATS)},"
+                f" not {data_format!r}"
+            )
+        if data_format == "parquet":
+            _pyarrow()
+        state = _State()
+        context = WriteContext(header, options, data_format, state)
+        tally = ExportTally(load_mapping(self.name))
+        derived = options.derived_fields
+        tally.set_written = set(header)
+        splits: dict[str, list[dict[str, Any]]] = {}
+        order: list[str] = []
+        blueprint_mode = False
+        for row in export_rows(rows, self.name, header, options.accepted):
+            state.split = split_name(row.extra.get("split"))
+            record = self.record_for(row, context, tally)
+            if record is None:
+                continue
+            extension = row.extension(self.name)
+            blueprint_mode = blueprint_mode or extension is None
+            table_row = from_roles(record, (extension or {}).get("columns"))
+            splits.setdefault(state.split, []).append(table_row)
+            order.append(state.split)
+            tally.written += 1
+        if _interleaved(order):
+            # reading goes split by split: the payload says where each row stood
+            at = {split: 0 for split in splits}
+            for split in order:
+                wrapper = splits[split][at[split]].get(NAMESPACE)
+                payload = wrapper.get(NAMESPACE) if isinstance(wrapper, dict) else None
+                if isinstance(payload, dict):
+                    payload[_POSITION] = sum(at.values())
+                at[split] += 1
+        if not splits:
+            splits[DEFAULT_SPLIT] = []
+        table = _Table.of(splits, blueprint=blueprint_mode or not tally.written)
+        own = {key: value for key, value in header.items() if key not in derived}
+        card = _card_text(header, own, table, data_format, tally)
+        with AtomicFolder(path, force=options.force, follow_links=options.in_place) as folder:
+            (folder / DATA_FOLDER).mkdir()
+            files = [path / CARD]
+            for split, file_name in table.files(data_format).items():
+                table.write(folder / DATA_FOLDER / file_name, split, data_format)
+                files.append(path / DATA_FOLDER / file_name)
+            (folder / CARD).write_text(card, encoding="utf-8", newline="\n")
+            return tally.finish(header, files, options)
+
+    # --- comparing native folders -------------------------------------------------------------
+
+    def native_records(self, path: Path) -> list[Any]:
+        layout = layout_of(path)
+        found: list[Any] = []
+        for split, files in layout.splits.items():
+            for file in files:
+                for item in self._file_records(file):
+                    if isinstance(item, UnreadableRow):
+                        raise ParseError(file, item.reason, line=item.line, column=item.column)
+                    record = dict(item[1])
+                    for name in layout.json_columns & set(record):
+                        if isinstance(record[name], str):
+                            record[name] = jsonvalues.loads(record[name])
+                    if payload_of({NAMESPACE: record.get(NAMESPACE)}) is not None:
+                        record.pop(NAMESPACE)
+                    found.append({"split": split, "row": record})
+        return found
+
+    def compare_native(self, original: Path, exported: Path) -> list[str]:
+        return compare_records(self.native_records(original), self.native_records(exported))

@@ -1,0 +1,283 @@
+"""The omk codec: a sample set read as rows, rows written as one sample-set document."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, ClassVar, Final
+
+from blueprint.core.errors import EmptyExportRefused, ParseError
+from blueprint.core.issues import Issue, make_issue
+from blueprint.core.model import KEBAB_CASE
+from blueprint.formats.base import SetSource
+from blueprint.formats.native import ABSENT, NativeShape, same
+from blueprint.formats.omk.files import (
+    _sample_lines,
+    _yaml_sample_lines,
+    ambiguity,
+    check_file,
+    read_document,
+)
+from blueprint.formats.omk.rules import SCHEMA_VERSION, Problem, check_document
+from blueprint.formats.omk.samples import grading_of, oracle_of, prompt_of
+from blueprint.formats.sniffing import Fit, json_head, text_of, top_level_value
+from blueprint.formats.vendor import (
+    ExportRow,
+    Records,
+    Values,
+    VendorCodec,
+    WriteContext,
+    imported_row,
+)
+from blueprint.formats.yaml12 import dump_yaml
+from blueprint.io import jsonvalues
+
+#: Blueprint provenances and the omk value that says the same, where one does
+PROVENANCE_TO_OMK: Final = {
+    "expert-authored": "human",
+    "observed-incident": "production-trace",
+    "production-sample": "production-trace",
+    "synthetic-perturbation": "llm-generated",
+}
+
+#: the rows a writer leaves out, by kind (the reasons are in exporters/omk.yaml)
+EMPTY_PROMPT: Final = "empty-prompt"
+FINAL_STATE: Final = "final-state"
+NO_CHECK: Final = "no-check"
+_KEBAB: Final = re.compile(KEBAB_CASE)
+
+
+class EmptySampleSet(EmptyExportRefused):
+    """omk refuses a sample set with no samples, so nothing is written."""
+
+
+_SHAPE: Final = NativeShape(
+    mapped={
+        "sample_id": ("id",),
+        "prompt": ("input",),
+        "rubric": ("case.oracleType", "case.evaluationCriteria"),
+        "assertions": ("expected", "case.oracleType"),
+        "provenance": ("case.provenance",),
+        "capability": ("case.caseFamily",),
+    },
+    grading=("rubric", "assertions"),
+)
+
+
+class OmkCodec(VendorCodec):
+    name: ClassVar[str] = "omk"
+    title: ClassVar[str] = "omk eval-sample set v2 (JSON or YAML)"
+    read_extensions: ClassVar[tuple[str, ...]] = (".json", ".yaml", ".yml")
+    write_forms: ClassVar[dict[str, str]] = {".json": "json", ".yaml": "yaml", ".yml": "yaml"}
+    what: ClassVar[str] = "an omk sample"
+    shape: ClassVar[NativeShape] = _SHAPE
+    metadata_key: ClassVar[str | None] = None
+    document: ClassVar[bool] = True
+    named_only: ClassVar[bool] = True
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def records(self, path: Path) -> Records:
+        return self._read(path)[1]
+
+    def open(self, path: Path) -> SetSource:
+        document = read_document(path)
+        header, records = self._parts(path, document)
+        source = self.source(path, header, self.rows(records))
+        if header is not None:
+            source.header_origin = "the document"
+        source.notes = [self._issue(problem, document) for problem in check_file(path, document)]
+        if path.suffix.lower() == ".json":
+            starts = _sample_lines(path)
+            source.line_of = lambda index: starts[index] if index < len(starts) else None
+        return source
+
+    def _issue(self, problem: Problem, document: Any) -> Issue:
+        """A problem as a vendor-format issue, on the row of the sample it is in (if any)."""
+        index: int | None = None
+        row_id = None
+        found = re.match(r"\$\.samples\[(\d+)\]", problem.path)
+        samples = document.get("samples") if isinstance(document, dict) else document
+        if found and isinstance(samples, list) and int(found.group(1)) < len(samples):
+            index = int(found.group(1))
+            sample = samples[index]
+            sample_id = sample.get("sample_id") if isinstance(sample, dict) else None
+            row_id = sample_id if isinstance(sample_id, str) else None
+        return make_issue(
+            "vendor-format",
+            path=problem.path,
+            row_index=index,
+            row_id=row_id,
+            line=problem.line,
+            format=self.name,
+            rule=problem.rule,
+            reason=problem.message,
+        )
+
+    def _read(self, path: Path) -> tuple[dict[str, Any] | None, Records]:
+        return self._parts(path, read_document(path))
+
+    def _parts(self, path: Path, document: Any) -> tuple[dict[str, Any] | None, Records]:
+        """The set-level fields and the samples of a parsed document."""
+        if isinstance(document, list):
+            samples: Any = document  # the legacy shape: read, and reported by the checker
+            kept: dict[str, Any] = {}
+        elif isinstance(document, dict):
+            samples = document.get("samples", [])
+            kept = {k: v for k, v in document.items() if k not in ("schemaVersion", "samples")}
+            version = document.get("schemaVersion", ABSENT)
+            if version is not ABSENT and version != SCHEMA_VERSION:
+                kept["schemaVersion"] = version
+        else:
+            raise ParseError(
+                path,
+                f"an omk sample set is an object with schemaVersion {SCHEMA_VERSION} and"
+                f" samples, not {jsonvalues.json_type(document)}",
+            )
+        if not isinstance(samples, list):
+            raise ParseError(path, "samples must be an array of samples")
+        # a file with nothing at its root but the samples has no set-level fields at all
+        header = {"extensions": {self.name: kept}} if kept else None
+        lines = _yaml_sample_lines(path, len(samples))
+        return header, [(lines[index], sample) for index, sample in enumerate(samples)]
+
+    def values_of(self, record: dict[str, Any], native_mode: bool, suite: Any) -> Values:
+        _, expected, _, _ = oracle_of(record)
+        return Values(input=record.get("prompt", ABSENT), expected=expected)
+
+    def native_row(self, record: dict[str, Any], position: int, suite: Any) -> dict[str, Any]:
+        derived: dict[str, str] = {}
+        row_id = record.get("sample_id")
+        if not isinstance(row_id, str) or not row_id:
+            row_id = f"sample-{position + 1}"
+            derived["id"] = "the sample has no sample_id; numbered by position"
+        prompt = record.get("prompt", ABSENT)
+        if prompt is ABSENT:
+            prompt = None
+            derived["input"] = "the sample has no prompt"
+        oracle, expected, case, how = oracle_of(record)
+        derived["metadata.case.oracleType"] = how
+        if "evaluationCriteria" in case:
+            derived["metadata.case.evaluationCriteria"] = (
+                "taken from the rubric's criteria (dimension names and weights stay in"
+                " case.extensions.omk)"
+            )
+        capability = record.get("capability")
+        if (
+            isinstance(capability, list)
+            and len(capability) == 1
+            and isinstance(capability[0], str)
+            and _KEBAB.match(capability[0])
+        ):
+            case["caseFamily"] = capability[0]
+            derived["metadata.case.caseFamily"] = "taken from the sample's one capability"
+        derived["metadata.case.expectedBehavior"] = "omk samples carry no behaviour description"
+        return imported_row(
+            row_id=row_id,
+            input_value=prompt,
+            expected=expected,
+            oracle_type=oracle,
+            expected_behavior="(imported from omk without a behaviour description)",
+            format_name=self.name,
+            derived=derived,
+            case=case,
+        )
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def skip(self, row: ExportRow, context: WriteContext) -> str | None:
+        if row.oracle_type == "expected-final-state":
+            return FINAL_STATE
+        if row.input == "":
+            return EMPTY_PROMPT
+        if row.oracle_type != "expected-behavior-only" and not grading_of(row):
+            return NO_CHECK
+        return None
+
+    def _sample(self, row: ExportRow) -> dict[str, Any]:
+        sample: dict[str, Any] = {"sample_id": row.id, "prompt": prompt_of(row.input)}
+        sample.update(grading_of(row))
+        family = row.case.get("caseFamily")
+        if isinstance(family, str):
+            sample["capability"] = [family]
+        provenance = PROVENANCE_TO_OMK.get(row.case.get("provenance", ""))
+        if provenance is not None:
+            sample["provenance"] = provenance
+        return sample
+
+    def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        return self._sample(row)
+
+    def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        return self._sample(row)
+
+    def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
+        return {"extensions.omk"} if _root_extension(header) else set()
+
+    def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:
+        if not records:
+            raise EmptySampleSet(
+                "an omk sample set holds at least one sample (omk's loader refuses an empty"
+                " samples list), and no row of this set can be written as one: rows whose"
+                " oracle omk cannot check are left out, and human-review rows too unless"
+                " --include-human-review is given. Nothing was written"
+            )
+        document = _document(records, context)
+        if context.form == "yaml":
+            return dump_yaml(document)
+        return jsonvalues.dumps(document, indent=True) + b"\n"
+
+    def document_notes(
+        self, records: list[dict[str, Any]], path: Path, context: WriteContext
+    ) -> list[str]:
+        # only what no valid set holds can break omk's rules here: values kept from an omk
+        # file that already broke them, or ids a set written with --allow-invalid repeats.
+        # The document is checked as written, not read back: both forms give back exactly
+        # the values they were written from
+        found = [problem for problem in [ambiguity(path)] if problem]
+        return [
+            f"{path}: omk's loader will refuse this file: {problem.path}: {problem.message}"
+            for problem in found + check_document(_document(records, context))
+        ]
+
+    def compare_native(self, original: Path, exported: Path) -> list[str]:
+        changes = []
+        before, after = read_document(original), read_document(exported)
+        if isinstance(before, dict) and isinstance(after, dict):
+            root = [
+                key
+                for key in dict.fromkeys([*before, *after])
+                if key != "samples" and not same(before.get(key, ABSENT), after.get(key, ABSENT))
+            ]
+            if root:
+                changes.append(f"the sample set's {', '.join(root)} changed")
+        return changes + super().compare_native(original, exported)
+
+    def sniff(self, path: Path, head: bytes) -> Fit:
+        why = f"an omk sample set declares schemaVersion {SCHEMA_VERSION}"
+        if path.suffix.lower() == ".json":
+            outline = json_head(head)
+            if outline.kind != "object":
+                return Fit.no(why)
+            version = top_level_value(head, "schemaVersion")
+            return Fit.yes() if version == SCHEMA_VERSION else Fit.no(why)
+        for line in text_of(head).splitlines():
+            found = re.match(r"""^schemaVersion\s*:\s*(["']?)(.*?)\1\s*(#.*)?$""", line)
+            if found:
+                return Fit.yes() if found.group(2) == SCHEMA_VERSION else Fit.no(why)
+        return Fit.no(why)
+
+
+def _document(records: list[dict[str, Any]], context: WriteContext) -> dict[str, Any]:
+    """The sample set written: the root fields an import kept, then the samples."""
+    kept = _root_extension(context.header)
+    document: dict[str, Any] = {"schemaVersion": kept.get("schemaVersion", SCHEMA_VERSION)}
+    document.update({k: v for k, v in kept.items() if k not in ("schemaVersion", "samples")})
+    document["samples"] = records
+    return document
+
+
+def _root_extension(header: dict[str, Any]) -> dict[str, Any]:
+    extensions = header.get("extensions")
+    kept = extensions.get("omk") if isinstance(extensions, dict) else None
+    return kept if isinstance(kept, dict) else {}

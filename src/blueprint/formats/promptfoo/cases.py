@@ -1,0 +1,369 @@
+"""promptfoo tests and their vars: a row's input as vars and back, defaultTest, CSV tests."""
+
+from __future__ import annotations
+
+import csv
+import re
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from blueprint.core.errors import ParseError
+from blueprint.formats._io import read_text
+from blueprint.formats.native import ABSENT
+from blueprint.formats.promptfoo.templating import literal, risky, unliteral
+from blueprint.io import jsonvalues
+
+# --- input <-> vars --------------------------------------------------------------------------
+
+#: row metadata carried as promptfoo vars too, so a prompt can use {{retrieval_context}}
+CONTEXT_VARS: Final = ("context", "retrieval_context")
+
+
+def vars_for(value: Any) -> dict[str, Any]:
+    if isinstance(value, str):
+        return {"input": literal(value)}
+    nested_risk = isinstance(value, dict) and any(
+        risky(key) or (not isinstance(item, str) and risky(item)) for key, item in value.items()
+    )
+    if isinstance(value, dict) and value and not nested_risk:
+        return {
+            key: literal(item) if isinstance(item, str) else item
+            for key, item in value.items()
+            if item is not None  # promptfoo rejects null vars
+        }
+    return {"input": literal(jsonvalues.dumps_text(value))}
+
+
+def input_from_vars(variables: Any, *, authored: bool) -> Any:
+    """The input a test's vars give: one ``input`` text var is the text itself. Vars written
+    by Blueprint (``authored``) are read back through the literal escape."""
+    if not isinstance(variables, dict):
+        return variables if variables is not None else ABSENT
+    read = unliteral if authored else (lambda item: item)
+    if set(variables) == {"input"} and isinstance(variables["input"], str):
+        return read(variables["input"])
+    return {key: read(item) for key, item in variables.items()}
+
+
+# --- the suite around the tests: defaultTest and the config ---------------------------------
+
+
+@dataclass
+class Suite:
+    """What a config says for every test: its defaultTest, and the rest of it."""
+
+    defaults: dict[str, Any] = field(default_factory=dict)
+    #: the config's keys other than tests and description, as it wrote them
+    config: dict[str, Any] | None = None
+    description: Any = ABSENT
+
+
+def merged_vars(test: dict[str, Any], suite: Suite) -> Any:
+    own = test.get("vars")
+    defaults = suite.defaults.get("vars")
+    if isinstance(own, dict) or own is None:
+        merged = dict(defaults) if isinstance(defaults, dict) else {}
+        merged.update(own or {})
+        return merged
+    return own  # a file reference or a list of them: kept as it is
+
+
+def suite_of_header(header: dict[str, Any]) -> Suite:
+    extensions = header.get("extensions")
+    ours = extensions.get("promptfoo") if isinstance(extensions, dict) else None
+    config = ours.get("config") if isinstance(ours, dict) else None
+    if not isinstance(config, dict):
+        return Suite()
+    defaults = config.get("defaultTest")
+    return Suite(
+        defaults=defaults if isinstance(defaults, dict) else {},
+        config=config,
+        description=header.get("description", ABSENT),
+    )
+
+
+# --- CSV tests files, as promptfoo 0.121 reads them -----------------------------------------
+
+#: promptfoo's base assertion types, in the order its CSV reader tries them (promptfoo
+#: 0.121's BaseAssertionTypesSchema); a "not-" prefix negates any of them
+ASSERTION_TYPES: Final = (
+    "agent-rubric",
+    "answer-relevance",
+    "bleu",
+    "classifier",
+    "contains",
+    "contains-all",
+    "contains-any",
+    "contains-html",
+    "contains-json",
+    "contains-sql",
+    "contains-xml",
+    "context-faithfulness",
+    "context-recall",
+    "context-relevance",
+    "conversation-relevance",
+    "cost",
+    "equals",
+    "factuality",
+    "finish-reason",
+    "g-eval",
+    "gleu",
+    "guardrails",
+    "icontains",
+    "icontains-all",
+    "icontains-any",
+    "is-html",
+    "is-json",
+    "is-refusal",
+    "is-sql",
+    "is-valid-function-call",
+    "is-valid-openai-function-call",
+    "is-valid-openai-tools-call",
+    "is-xml",
+    "javascript",
+    "latency",
+    "levenshtein",
+    "llm-rubric",
+    "pi",
+    "meteor",
+    "model-graded-closedqa",
+    "model-graded-factuality",
+    "moderation",
+    "perplexity",
+    "perplexity-score",
+    "python",
+    "regex",
+    "rouge-n",
+    "ruby",
+    "similar",
+    "similar:cosine",
+    "similar:dot",
+    "similar:euclidean",
+    "starts-with",
+    "skill-used",
+    "trajectory:goal-success",
+    "trajectory:tool-args-match",
+    "trajectory:step-count",
+    "trajectory:tool-sequence",
+    "trajectory:tool-used",
+    "trace-error-spans",
+    "trace-span-count",
+    "trace-span-duration",
+    "search-rubric",
+    "webhook",
+    "word-count",
+    "select-best",
+    "human",
+    "max-score",
+    "assert-set",
+)
+#: types whose CSV form takes a threshold, with the one promptfoo assumes when none is given
+_CSV_THRESHOLDS: Final = frozenset(
+    {
+        "answer-relevance",
+        "classifier",
+        "context-faithfulness",
+        "context-recall",
+        "context-relevance",
+        "cost",
+        "latency",
+        "levenshtein",
+        "perplexity-score",
+        "perplexity",
+        "rouge-n",
+        "similar",
+        "starts-with",
+    }
+)
+_CSV_ASSERTION: Final = re.compile(
+    r"^(not-)?("
+    + "|".join(re.escape(kind) for kind in ASSERTION_TYPES)
+    + r")(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$"
+)
+_JAVASCRIPT_FILE: Final = re.compile(r"\.(?:js|cjs|mjs|ts|cts|mts)$", re.IGNORECASE)
+_NUMBER: Final = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+
+
+def _finite_number(text: str | None) -> float | int | None:
+    """promptfoo's reading of a numeric CSV cell: a whole numeric literal, else nothing."""
+    trimmed = (text or "").strip()
+    if not _NUMBER.match(trimmed):
+        return None
+    number = float(trimmed)
+    if number != number or number in (float("inf"), float("-inf")):
+        return None
+    return int(number) if number.is_integer() and re.fullmatch(r"[+-]?\d+", trimmed) else number
+
+
+def _comma_separated(value: str) -> list[str]:
+    """promptfoo's split of a contains-any value: commas, with "quoted, fields" kept whole."""
+    found: list[str] = []
+    index = 0
+    while index < len(value):
+        while index < len(value) and (value[index].isspace() or value[index] == ","):
+            index += 1
+        if index >= len(value):
+            break
+        if value[index] == '"':
+            index += 1
+            field = ""
+            while index < len(value):
+                if value[index] == "\\" and index + 1 < len(value) and value[index + 1] in '"\\':
+                    field += value[index + 1]
+                    index += 2
+                elif value[index] == '"' and index + 1 < len(value) and value[index + 1] == '"':
+                    field += '"'
+                    index += 2
+                elif value[index] == '"':
+                    index += 1
+                    break
+                else:
+                    field += value[index]
+                    index += 1
+            found.append(field)
+            while index < len(value) and value[index].isspace():
+                index += 1
+        else:
+            end = value.find(",", index)
+            end = len(value) if end < 0 else end
+            found.append(value[index:end].strip())
+            index = end
+    return found
+
+
+def assertion_from_cell(cell: str) -> dict[str, Any]:
+    """promptfoo's reading of an __expected cell (its CSV assertion grammar)."""
+    text = cell.strip()
+    if text.startswith(("javascript:", "fn:", "eval:")) or (
+        text.startswith("file://") and _JAVASCRIPT_FILE.search(text[7:])
+    ):
+        cut = next((len(p) for p in ("javascript:", "fn:", "eval:") if text.startswith(p)), 0)
+        return {"type": "javascript", "value": text[cut:].strip()}
+    if text.startswith(("grade:", "llm-rubric:")):
+        return {"type": "llm-rubric", "value": text[6 if text.startswith("grade:") else 11 :]}
+    if text.startswith("python:") or (
+        text.startswith("file://") and (text.endswith(".py") or ".py:" in text)
+    ):
+        return {"type": "python", "value": text[7:].strip()}
+    match = _CSV_ASSERTION.match(text)
+    if not match:
+        return {"type": "equals", "value": text}
+    negate, kind, threshold_text, value = match.groups()
+    assertion: dict[str, Any] = {"type": f"not-{kind}" if negate else kind}
+    if kind in ("contains-all", "contains-any", "icontains-all", "icontains-any"):
+        if value is not None:
+            assertion["value"] = _comma_separated(value) if value else value
+    elif kind in ("contains-json", "is-json"):
+        if value is not None:
+            assertion["value"] = value
+    else:
+        if value is not None:
+            assertion["value"] = value.strip()
+        if kind in _CSV_THRESHOLDS:
+            threshold = _finite_number(threshold_text)
+            assertion["threshold"] = (
+                threshold if threshold is not None else 0.8 if kind == "similar" else 0.75
+            )
+    return assertion
+
+
+def _refuse_repeated_columns(path: Path, names: Sequence[str]) -> None:
+    """A CSV header naming a column twice: the reader would keep only the last one's cells."""
+    first: dict[str, int] = {}
+    for position, name in enumerate(names, start=1):
+        key = name.strip()  # cells are read by the stripped name
+        if key in first:
+            raise ParseError(
+                path,
+                f"the header names the column {key!r} twice (columns {first[key]} and"
+                f" {position}): only one of them would be read; rename or merge them",
+                line=1,
+            )
+        first[key] = position
+
+
+def _csv_tests(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Tests from a promptfoo CSV file, read as promptfoo 0.121 reads them."""
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    reader = csv.DictReader(read_text(path).splitlines(keepends=True))
+    _refuse_repeated_columns(path, reader.fieldnames or [])
+    for record in reader:
+        variables: dict[str, Any] = {}
+        assertions: list[dict[str, Any]] = []
+        options: dict[str, Any] = {}
+        metadata: dict[str, Any] = {}
+        configs: dict[int, dict[str, Any]] = {}
+        extra: dict[str, Any] = {}
+        metric: str | None = None
+        for raw_key, cell in record.items():
+            if raw_key is None:
+                raise ParseError(path, "a row has more cells than the header", line=reader.line_num)
+            key, value = raw_key.strip(), cell if cell is not None else ""
+            if key.startswith("__expected"):
+                if value.strip():
+                    assertions.append(assertion_from_cell(value))
+            elif key in ("__prefix", "__suffix"):
+                options[key[2:]] = value
+            elif key == "__description":
+                if value:
+                    extra["description"] = value
+            elif key == "__providerOutput":
+                if value:
+                    extra["providerOutput"] = value
+            elif key == "__metric":
+                metric = value
+            elif key == "__threshold":
+                number = _finite_number(value)
+                if number is not None:
+                    extra["threshold"] = number
+            elif key.startswith("__metadata:"):
+                name = key[len("__metadata:") :]
+                if value.strip() and name.endswith("[]"):
+                    metadata[name[:-2]] = [
+                        part.strip().replace("\\,", ",") for part in re.split(r"(?<!\\),", value)
+                    ]
+                elif value.strip():
+                    metadata[name] = value
+            elif key == "__metadata":
+                continue  # promptfoo warns and ignores a __metadata column without a key
+            elif key.startswith("__config:"):
+                configs_of(path, reader.line_num, key, value, configs)
+            else:
+                variables[key] = value
+        for position, assertion in enumerate(assertions):
+            if metric is not None:
+                assertion["metric"] = metric
+            for name, number in configs.get(position, {}).items():
+                assertion[name] = number
+                metadata[name] = number
+        test: dict[str, Any] = {"vars": variables, "assert": assertions, "options": options}
+        test.update(extra)
+        if metadata:
+            test["metadata"] = metadata
+        yield reader.line_num, test
+
+
+def configs_of(
+    path: Path, line: int, key: str, value: str, configs: dict[int, dict[str, Any]]
+) -> None:
+    """A __config:__expected<N>:threshold column, as promptfoo reads it (or refuses it)."""
+    parts = key[len("__config:") :].split(":")
+    if len(parts) != 2:
+        return  # promptfoo warns and ignores a __config column of another shape
+    target, name = parts
+    number_match = re.fullmatch(r"__expected(\d+)", target)
+    if target == "__expected":
+        index = 0
+    elif number_match and int(number_match.group(1)) >= 1:
+        index = int(number_match.group(1)) - 1
+    else:
+        raise ParseError(path, f"{key}: must name __expected or __expected<N>", line=line)
+    if name != "threshold":
+        raise ParseError(path, f"{key}: the only config key is threshold", line=line)
+    number = _finite_number(value)
+    if number is None:
+        raise ParseError(path, f"{key}: {value!r} is not a number", line=line)
+    configs.setdefault(index, {})[name] = number

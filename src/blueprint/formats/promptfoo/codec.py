@@ -1,0 +1,464 @@
+"""The promptfoo codec: tests and configs read as rows, rows written as tests or a config."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, ClassVar, Final
+
+from blueprint.formats.base import SetSource
+from blueprint.formats.native import ABSENT, NativeShape, Restored, same
+from blueprint.formats.promptfoo.assertions import (
+    _flat,
+    asserted,
+    assertions_for,
+    expected_from_assertions,
+    infer,
+)
+from blueprint.formats.promptfoo.cases import (
+    CONTEXT_VARS,
+    Suite,
+    input_from_vars,
+    merged_vars,
+    suite_of_header,
+    vars_for,
+)
+from blueprint.formats.promptfoo.config import load
+from blueprint.formats.promptfoo.templating import _TEMPLATE, risky
+from blueprint.formats.sniffing import Fit, csv_header, first_line_object, json_head, text_of
+from blueprint.formats.vendor import (
+    ExportRow,
+    ExportTally,
+    Framing,
+    Values,
+    VendorCodec,
+    WriteContext,
+    compare_records,
+    extras_of,
+    imported_row,
+)
+from blueprint.formats.yaml12 import YamlDate, date_paths, dump_yaml, mark_dates
+from blueprint.io import jsonvalues
+
+FINAL_STATE: Final = "final-state"
+NO_ASSERTION: Final = "no-assertion"
+_ID_PREFIX: Final = re.compile(r"^\[([^\]]+)\]")
+
+
+_SHAPE: Final = NativeShape(
+    mapped={
+        "description": ("case.expectedBehavior",),
+        "vars": ("input",),
+        "assert": (
+            "expected",
+            "case.oracleType",
+            "case.evaluator",
+            "case.evaluationCriteria",
+            "case.expectedBehavior",
+            "case.unacceptableBehavior",
+            "case.passLogic",
+        ),
+        "metadata": ("id", "extras"),
+    },
+    grading=("assert",),
+)
+
+
+class PromptfooCodec(VendorCodec):
+    name: ClassVar[str] = "promptfoo"
+    title: ClassVar[str] = "promptfoo tests or config (YAML, JSON, JSONL; reads CSV tests)"
+    read_extensions: ClassVar[tuple[str, ...]] = (".yaml", ".yml", ".json", ".jsonl", ".csv")
+    write_forms: ClassVar[dict[str, str]] = {
+        ".yaml": "yaml",
+        ".yml": "yaml",
+        ".json": "json",
+        ".jsonl": "jsonl",
+    }
+    refused_forms: ClassVar[dict[str, str]] = {
+        ".csv": "promptfoo reads an __expected cell as assertion syntax and trims it, and its"
+        " CSV cells are text only, so a CSV tests file cannot say what the set says; write"
+        " .yaml, .json or .jsonl"
+    }
+    what: ClassVar[str] = "a promptfoo test case"
+    shape: ClassVar[NativeShape] = _SHAPE
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def open(self, path: Path) -> SetSource:
+        loaded = load(path)
+        suite = loaded.suite
+        header: dict[str, Any] | None = None
+        if suite.config is not None:
+            header = {"extensions": {"promptfoo": {"config": suite.config}}}
+            if suite.description is not ABSENT:
+                header = {"description": suite.description, **header}
+        return self.source(path, header, self.rows(loaded.tests, suite))
+
+    def native_row(self, record: dict[str, Any], position: int, suite: Any) -> dict[str, Any]:
+        suite = suite or Suite()
+        derived: dict[str, str] = {}
+        metadata = record.get("metadata")
+        description = record.get("description")
+        row_id = metadata.get("id") if isinstance(metadata, dict) else None
+        if not isinstance(row_id, str) or not row_id:
+            match = _ID_PREFIX.match(description) if isinstance(description, str) else None
+            if match:
+                row_id = match.group(1)
+            else:
+                row_id = f"test-{position + 1}"
+                derived["id"] = "promptfoo tests have no id; numbered by position"
+        values = self.values_of(record, True, suite)
+        value = values.input
+        if value is ABSENT:
+            value = {}
+        self._flag_vars(record, suite, value, derived)
+        own = record.get("assert")
+        defaults = suite.defaults.get("assert")
+        assertions = [
+            *(defaults if isinstance(defaults, list) else []),
+            *(own if isinstance(own, list) else []),
+        ]
+        inference = infer(assertions, value if isinstance(value, dict) else {"input": value})
+        derived.update(inference.derived)
+        derived["metadata.case.oracleType"] = (
+            "inferred from the assertions ("
+            + ", ".join(str(a.get("type")) for a in _flat(assertions))
+            + ")"
+            if assertions
+            else "the test has no assertion, so nothing checks it automatically"
+        )
+        case = dict(inference.case)
+        if inference.evaluator:
+            case["evaluator"] = inference.evaluator
+            derived["metadata.case.evaluator"] = "inferred from the assertion types"
+        behaviour = description if isinstance(description, str) and description.strip() else None
+        if behaviour is None:
+            derived["metadata.case.expectedBehavior"] = "the test has no description"
+        else:
+            derived["metadata.case.expectedBehavior"] = "taken from the test's description"
+        return imported_row(
+            row_id=row_id,
+            input_value=value,
+            expected=inference.expected,
+            oracle_type=inference.oracle,
+            expected_behavior=behaviour or "(imported from promptfoo without a description)",
+            format_name=self.name,
+            derived=derived,
+            case=case,
+            metadata=values.extras,
+        )
+
+    @staticmethod
+    def _flag_vars(
+        record: dict[str, Any], suite: Suite, value: Any, derived: dict[str, str]
+    ) -> None:
+        if not isinstance(value, dict):
+            if isinstance(value, str | list) and not isinstance(record.get("vars"), dict):
+                derived["input"] = (
+                    "the test's vars are a file reference promptfoo loads at run time"
+                )
+            return
+        default_options = suite.defaults.get("options")
+        own_options = record.get("options")
+        options = {
+            **(default_options if isinstance(default_options, dict) else {}),
+            **(own_options if isinstance(own_options, dict) else {}),
+        }
+        notes = []
+        lists = [k for k, v in value.items() if isinstance(v, list)]
+        if lists and not options.get("disableVarExpansion"):
+            notes.append(f"promptfoo runs one test per value of the list vars {', '.join(lists)}")
+        files = [k for k, v in value.items() if isinstance(v, str) and v.startswith("file://")]
+        if files:
+            notes.append(f"{', '.join(files)} name files promptfoo loads at run time")
+        dates = [k for k, v in value.items() if isinstance(v, YamlDate)]
+        if dates:
+            notes.append(f"promptfoo reads {', '.join(dates)} as dates (unquoted in its YAML)")
+        templates = [k for k, v in value.items() if isinstance(v, str) and _TEMPLATE.search(v)]
+        if templates:
+            notes.append(f"{', '.join(templates)} hold promptfoo templates, rendered at run time")
+        if notes:
+            derived["input"] = "; ".join(notes)
+
+    def values_of(self, record: dict[str, Any], native_mode: bool, suite: Any) -> Values:
+        suite = suite or Suite()
+        metadata = record.get("metadata")
+        if not native_mode:
+            variables = record.get("vars")
+            return Values(
+                input=input_from_vars(variables, authored=True),
+                expected=expected_from_assertions(record.get("assert")),
+            )
+        extras = extras_of(metadata)
+        if isinstance(metadata, dict) and isinstance(metadata.get("id"), str) and metadata["id"]:
+            extras.pop("id", None)  # it is the row's id
+        return Values(
+            input=input_from_vars(merged_vars(record, suite), authored=False),
+            expected=ABSENT,
+            extras=extras,
+        )
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        variables = vars_for(row.input)
+        for key in CONTEXT_VARS:
+            value = row.extra.get(key)
+            if key not in variables and isinstance(value, list) and value:
+                variables[key] = value
+        # rows for human review go out unasserted: an automated check would misrepresent them
+        assertions = [] if row.human_only else assertions_for(row)
+        test: dict[str, Any] = {"description": _description(row), "vars": variables}
+        if assertions:
+            test["assert"] = assertions
+        if any(isinstance(value, list) for value in variables.values()):
+            test["options"] = {"disableVarExpansion": True}
+        metadata: dict[str, Any] = {"id": row.id, **row.labels()}
+        if risky(row.id):
+            del metadata["id"]
+        test["metadata"] = metadata
+        return test
+
+    def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        test: dict[str, Any] = {
+            "description": row.case["expectedBehavior"],
+            "vars": vars_for(row.input),
+        }
+        assertions = assertions_for(row)
+        if assertions:
+            test["assert"] = assertions
+        test["metadata"] = {"id": row.id, **row.extra}
+        return test
+
+    def marks(self, record: dict[str, Any]) -> dict[str, Any]:
+        dates = date_paths(record)
+        return {"dates": dates} if dates else {}
+
+    def finish_native(self, record: dict[str, Any], restored: Restored, row: ExportRow) -> None:
+        extension = row.extension(self.name) or {}
+        mark_dates(record, extension.get("dates"))
+        variables = record.get("vars")
+        if "vars" in restored.kept or not isinstance(variables, dict):
+            return
+        # the input was edited: vars it did not change keep the suite's own text (a live
+        # template, a file:// reference, a list promptfoo expands); the edited ones are
+        # Blueprint's, literal, and a list among them must not multiply the test
+        entry = restored.payload["entries"].get("vars")
+        original = entry.get("value") if isinstance(entry, dict) else None
+        value = row.input if isinstance(row.input, dict) else {"input": row.input}
+        authored_list = False
+        edited = []
+        for key, item in list(variables.items()):
+            if (
+                isinstance(original, dict)
+                and key in original
+                and same(value.get(key), original[key])
+            ):
+                variables[key] = original[key]
+                continue
+            edited.append(key)
+            authored_list = authored_list or isinstance(item, list)
+        if authored_list:
+            options = record.get("options")
+            record["options"] = {
+                **(options if isinstance(options, dict) else {}),
+                "disableVarExpansion": True,
+            }
+        assertions = record.get("assert") if "assert" in restored.kept else None
+        used = [
+            key
+            for key in edited
+            if re.search(r"\{\{\s*" + re.escape(key) + r"\b", jsonvalues.dumps_text(assertions))
+        ]
+        if used:
+            restored.notes.append(
+                f"{row.id}: the test's own assertions read the edited vars {', '.join(used)};"
+                " check that the row's expected value still agrees with them"
+            )
+
+    def suite_of(self, header: dict[str, Any]) -> Any:
+        return suite_of_header(header)
+
+    def compare_native(self, original: Path, exported: Path) -> list[str]:
+        before, after = load(original), load(exported)
+        changes = []
+        for name, old, new in (
+            ("description", before.suite.description, after.suite.description),
+            ("config", before.suite.config, after.suite.config),
+        ):
+            if not same(old, new):
+                changes.append(f"the config's {name} changed")
+        tests = [self.without_payload(test) for _, test in before.tests]
+        written = [self.without_payload(test) for _, test in after.tests]
+        for number, (old, new) in enumerate(zip(tests, written, strict=False), start=1):
+            if date_paths(old) != date_paths(new):  # equal text, but a date for promptfoo
+                changes.append(f"test {number}: which values are YAML dates changed")
+        return changes + compare_records(tests, written, "test")
+
+    def record_for(
+        self, row: ExportRow, context: WriteContext, tally: ExportTally
+    ) -> dict[str, Any] | None:
+        record = super().record_for(row, context, tally)
+        if record is not None and context.form == "jsonl" and context.suite.defaults:
+            # a JSON Lines tests file has no config: the defaultTest goes into every test,
+            # so promptfoo still grades each test as the suite did
+            _merge_defaults(record, context.suite.defaults)
+            if not tally.memo.get("merged"):
+                tally.notes.append(
+                    "the config's defaultTest is merged into every test: a JSON Lines tests"
+                    " file has no config to hold it"
+                )
+            tally.memo["merged"] = True
+            if row.extension(self.name) is not None:
+                tally.drop(
+                    "metadata.case.extensions.promptfoo",
+                    "the test is written with the config's defaultTest merged into it (a JSON"
+                    " Lines tests file has no config), so it no longer reads as it came in",
+                    row,
+                )
+        defaults = context.suite.defaults.get("assert") if context.suite else None
+        config_form = context.form in ("yaml", "json") and context.suite.config is not None
+        if record is not None and defaults and config_form and row.extension(self.name) is None:
+            if not tally.memo.get("defaulted"):
+                tally.notes.append(
+                    "rows authored in Blueprint are also graded by the config's defaultTest"
+                    " assertions, which promptfoo adds to every test"
+                )
+            tally.memo["defaulted"] = True
+        return record
+
+    def skip(self, row: ExportRow, context: WriteContext) -> str | None:
+        if row.oracle_type == "expected-final-state":
+            return FINAL_STATE
+        if not row.human_only and not asserted(row):
+            return NO_ASSERTION
+        return None
+
+    def payload_value(self, payload: dict[str, Any]) -> Any:
+        # promptfoo would load file:// strings in metadata too; JSON text keeps them inert
+        return jsonvalues.dumps_text(payload) if risky(payload) else payload
+
+    def framing(self, path: Path, context: WriteContext) -> Framing:
+        suite = suite_of_header(context.header)
+        if context.form == "yaml":
+            if suite.config is None:
+                note = f"# promptfoo test cases; use them with: tests: file://{path.name}\n"
+                return Framing(opening=note.encode("utf-8"), empty=b"[]\n")
+            head = _config_head(context.header, suite)
+            opening = (dump_yaml(head) if head else b"") + b"tests:"
+            return Framing(opening=opening, first=b"\n", empty=b" []\n")
+        if context.form == "json":
+            if suite.config is None:
+                return super().framing(path, context)
+            start = jsonvalues.dumps(_config_head(context.header, suite))[:-1]
+            opening = (start + b', "tests": [') if start != b"{" else b'{"tests": ['
+            return Framing(
+                opening=opening,
+                first=b"\n  ",
+                between=b",\n  ",
+                closing=b"\n]}\n",
+                empty=b"]}\n",
+            )
+        return super().framing(path, context)
+
+    def encode(self, record: dict[str, Any], context: WriteContext) -> bytes:
+        if context.form == "yaml":
+            # one single-item list per test: the concatenation is the whole list
+            return dump_yaml([record])
+        return jsonvalues.dumps(record)
+
+    def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
+        if context.form in ("yaml", "json") and suite_of_header(header).config is not None:
+            return {"description", "extensions.promptfoo"} & _present(header)
+        return set()
+
+    def sniff(self, path: Path, head: bytes) -> Fit:
+        suffix = path.suffix.lower()
+        test_keys = {"vars", "assert", "description", "options", "threshold", "providerOutput"}
+        config_keys = {"tests", "prompts", "providers", "defaultTest", "scenarios"}
+        if suffix == ".csv":
+            columns = csv_header(head)
+            if any(column.startswith("__") for column in columns):
+                return Fit.yes()
+            return Fit.no(
+                "promptfoo CSV tests have __expected, __description or __metadata columns"
+            )
+        if suffix == ".jsonl":
+            first = first_line_object(head)
+            if isinstance(first, dict) and set(first) & {"vars", "assert"}:
+                return Fit.yes()
+            return Fit.no("a promptfoo test has vars or assert")
+        if suffix == ".json":
+            outline = json_head(head)
+            keys = set(outline.keys)
+            if outline.kind == "object" and keys & config_keys:
+                return Fit.yes()
+            if (
+                outline.kind == "array"
+                and keys & {"vars", "assert"}
+                and keys
+                <= test_keys
+                | {
+                    "metadata",
+                    "provider",
+                    "providers",
+                    "prompts",
+                    "assertScoringFunction",
+                }
+            ):
+                return Fit.yes()
+            return Fit.no("a promptfoo config has tests, prompts or providers; a test has vars")
+        if _YAML_KEYS.search(text_of(head)):
+            return Fit.yes()
+        return Fit.no("promptfoo YAML has tests, prompts, providers, vars or assert keys")
+
+
+#: a key only promptfoo's YAML has, anywhere in a block or flow mapping
+_YAML_KEYS: Final = re.compile(
+    r"(?:^|[\s{,\-])[\"']?(vars|assert|tests|prompts|providers|defaultTest|scenarios|providerOutput)"
+    r"[\"']?\s*:(?:\s|$)",
+    re.MULTILINE,
+)
+
+
+def _merge_defaults(test: dict[str, Any], defaults: dict[str, Any]) -> None:
+    """A test with a defaultTest merged in, as promptfoo applies it: the default assertions
+    first, vars, options and metadata key by key (the test's own win), the rest only where
+    the test has none."""
+    for key, default in defaults.items():
+        own = test.get(key)
+        if key == "assert" and isinstance(default, list):
+            test[key] = [*default, *(own if isinstance(own, list) else [])]
+        elif key in ("vars", "options", "metadata") and isinstance(default, dict):
+            if own is None or isinstance(own, dict):
+                test[key] = {**default, **(own or {})}
+        elif key not in test:
+            test[key] = default
+
+
+def _present(header: dict[str, Any]) -> set[str]:
+    present = {key for key in header if key != "extensions"}
+    extensions = header.get("extensions")
+    if isinstance(extensions, dict) and "promptfoo" in extensions:
+        present.add("extensions.promptfoo")
+    return present
+
+
+def _config_head(header: dict[str, Any], suite: Suite) -> dict[str, Any]:
+    head: dict[str, Any] = {}
+    if "description" in header:
+        head["description"] = header["description"]
+    config = suite.config or {}
+    head.update(
+        {key: value for key, value in config.items() if key not in ("tests", "description")}
+    )
+    return head
+
+
+def _description(row: ExportRow) -> str:
+    note = " (starter example, not validated gold)" if row.starter else ""
+    review = " [needs human review]" if row.human_only else ""
+    behaviour = row.case["expectedBehavior"].strip().replace("\n", " ")
+    if len(behaviour) > 100:
+        behaviour = behaviour[:99] + "\N{HORIZONTAL ELLIPSIS}"
+    return f"[{row.id}]{review}{note} {behaviour}".rstrip()

@@ -1,0 +1,322 @@
+"""Reading promptfoo configs and tests files: $ref pointers, file:// includes and globs."""
+
+from __future__ import annotations
+
+import copy
+import glob
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from blueprint.core.errors import ParseError
+from blueprint.formats._io import read_json_lines
+from blueprint.formats.base import UnreadableRow, confined
+from blueprint.formats.promptfoo.cases import Suite, _csv_tests
+from blueprint.formats.vendor import read_json_document
+from blueprint.formats.yaml12 import read_yaml
+from blueprint.io import limits
+
+
+def _document(path: Path) -> Any:
+    suffix = path.suffix.lower()
+    return read_json_document(path) if suffix == ".json" else read_yaml(path)
+
+
+def _pointer(document: Any, pointer: str, path: Path) -> Any:
+    target = document
+    for part in pointer.removeprefix("#/").split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, dict) and part in target:
+            target = target[part]
+        elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+            target = target[int(part)]
+        else:
+            raise ParseError(path, f"$ref {pointer!r} points at nothing in the config")
+    return target
+
+
+class _References:
+    """``{$ref: '#/...'}`` objects of one document replaced by what they point at.
+
+    Like YAML aliases, references can make a few hundred bytes stand for billions of values:
+    the values reached through them are counted, over the whole document, against
+    ``max_alias_nodes``, and the nesting they make against ``max_depth``.
+    """
+
+    def __init__(self, document: Any, path: Path) -> None:
+        self.document = document
+        self.path = path
+        self.limits = limits.current()
+        self.reached = 0
+
+    def resolve(self, value: Any) -> Any:
+        return self._walk(value, 0, 0)
+
+    def _walk(self, value: Any, references: int, depth: int) -> Any:
+        if references:
+            self.reached += 1
+            if self.limits.max_alias_nodes and self.reached > self.limits.max_alias_nodes:
+                raise ParseError(
+                    self.path,
+                    f"$ref references expand to more than {self.limits.max_alias_nodes:,}"
+                    f" values (max_alias_nodes; {limits.hint('max_alias_nodes')})",
+                )
+        if references > 32:
+            raise ParseError(self.path, "$ref references nest too deeply (or form a loop)")
+        if not isinstance(value, dict | list):
+            return value
+        if depth >= self.limits.max_depth:
+            raise ParseError(
+                self.path,
+                f"$ref references nest values deeper than {self.limits.max_depth} levels"
+                f" (max_depth; {limits.hint('max_depth')})",
+            )
+        if isinstance(value, list):
+            return [self._walk(item, references, depth + 1) for item in value]
+        reference = value.get("$ref")
+        if isinstance(reference, str) and reference.startswith("#/") and len(value) == 1:
+            target = _pointer(self.document, reference, self.path)
+            return self._walk(target, references + 1, depth)
+        return {key: self._walk(item, references, depth + 1) for key, item in value.items()}
+
+
+@dataclass
+class Loaded:
+    """A promptfoo file read: its tests (each with the line it starts on, where known)."""
+
+    tests: list[tuple[int | None, Any]]
+    suite: Suite
+
+
+def load(path: Path) -> Loaded:
+    """Read a promptfoo config or tests file, following ``tests: file://...`` references.
+
+    References are read only inside the config's folder or the working folder (or an
+    allowed path, see ReadOptions), each file once however often it is named; a loop of
+    references is an error, and so are more than ``max_included_files`` includes in all.
+    """
+    return _Inclusion(path).load(path, top=True)
+
+
+class _Inclusion:
+    """One config's reading of the files it refers to, and of the files those refer to."""
+
+    def __init__(self, top: Path) -> None:
+        self.top = top
+        self.base = top.parent.resolve()
+        #: each file read so far (by resolved path): what it holds, and how many includes
+        #: it stands for once its own includes are followed
+        self.done: dict[Path, tuple[Loaded, int]] = {}
+        self.chain: list[Path] = []
+        self.included = 0
+
+    def load(self, path: Path, *, top: bool = False) -> Loaded:
+        resolved = path.resolve()
+        if resolved in self.chain:
+            loop = " -> ".join(str(step) for step in [*self.chain, resolved])
+            raise ParseError(path, f"the promptfoo config includes itself ({loop})")
+        self.chain.append(resolved)
+        try:
+            return self._read(path, top=top)
+        finally:
+            self.chain.pop()
+
+    def include(self, target: Path, *, by: Path, entry: str) -> Loaded:
+        """The tests of a file a config names, read once, counted each time."""
+        resolved = target.resolve()
+        if resolved in self.done:
+            loaded, size = self.done[resolved]
+            self._count(1 + size, by, entry)
+            return Loaded(copy.deepcopy(loaded.tests), loaded.suite)
+        self._count(1, by, entry)
+        before = self.included
+        loaded = self.load(target)
+        self.done[resolved] = (loaded, self.included - before)
+        return loaded
+
+    def _count(self, files: int, by: Path, entry: str) -> None:
+        self.included += files
+        if limits.exceeded("max_included_files", self.included):
+            raise ParseError(
+                by,
+                f"tests: {entry} makes the config include more than"
+                f" {limits.current().max_included_files:,} files once every include is"
+                f" followed{'' if by == self.top else f', reading {self.top}'}"
+                f" (max_included_files; {limits.hint('max_included_files')})",
+                line=_line_naming(by, entry),
+            )
+
+    def _read(self, path: Path, *, top: bool) -> Loaded:
+        suffix = path.suffix.lower()
+        if suffix == ".csv":
+            return Loaded(list(_csv_tests(path)), Suite())
+        if suffix == ".jsonl":
+            found: list[tuple[int | None, Any]] = []
+            for item in read_json_lines(path):
+                if isinstance(item, UnreadableRow):
+                    raise ParseError(path, item.reason, line=item.line, column=item.column)
+                found.append(item)
+            return Loaded(found, Suite())
+        data = _document(path)
+        if isinstance(data, dict) and set(data) & CONFIG_KEYS:
+            return _config(path, data, self, top=top)
+        if isinstance(data, dict):
+            data = [data]
+        if not isinstance(data, list):
+            raise ParseError(path, "a promptfoo tests file is a list of test cases")
+        references = _References(data, path)
+        return Loaded([(None, references.resolve(test)) for test in data], Suite())
+
+    def targets(self, config: Path, entry: str) -> list[Path]:
+        """The files a ``tests:`` entry (a file or a glob) names, each checked to lie inside
+        the folders references may lead to."""
+        name = entry.removeprefix("file://")
+        reference = config.parent / name
+        if not any(char in name for char in "*?["):
+            self.confine(reference, config, entry)
+            return [reference]
+        # a glob is checked before it is expanded (file:///**/*.yaml would walk the whole
+        # disk), then every match is (a link inside the folder may lead out)
+        fixed = Path(*_parts_before_magic(reference))
+        self.confine(fixed, config, entry)
+        # absolute or relative, as promptfoo allows: Path.glob takes relative only; in the
+        # order the file system gives, as promptfoo's glob does
+        matches = [Path(match) for match in glob.glob(str(reference))]  # noqa: PTH207
+        if not matches:
+            raise ParseError(
+                config,
+                f"tests: {entry} matches no file, so it adds no test (promptfoo would run"
+                " none from it); check the pattern",
+                line=_line_naming(config, entry),
+            )
+        for match in matches:
+            self.confine(match, config, entry)
+        return matches
+
+    def confine(self, target: Path, config: Path, entry: str) -> None:
+        if not confined(target, self.base):
+            try:
+                where = f" ({target} is {target.resolve()})" if target.is_symlink() else ""
+            except (OSError, RuntimeError):
+                where = f" ({target} is a link that leads nowhere)"
+            raise ParseError(
+                config,
+                f"tests: {entry}{where} leads outside the config's folder ({self.base}) and the"
+                f" working folder ({Path.cwd()}); Blueprint reads referenced files only there"
+                " (allow another folder with --allow-path DIR)",
+                line=_line_naming(config, entry),
+            )
+        from blueprint.formats import refuse_special_file  # the registry imports this module
+
+        refuse_special_file(target)
+
+
+def _parts_before_magic(path: Path) -> list[str]:
+    parts = []
+    for part in path.parts:
+        if any(char in part for char in "*?["):
+            break
+        parts.append(part)
+    return parts or ["."]
+
+
+def _line_naming(path: Path, text: str) -> int | None:
+    """The first line of a file that holds ``text``, for an error about a reference."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, start=1):
+                if text in line:
+                    return number
+    except OSError:
+        pass
+    return None
+
+
+def _rebased(test: Any, folder: Path, base: Path) -> Any:
+    """A test from a file in ``folder``, its var files named from ``base`` instead.
+
+    promptfoo reads a test's ``vars: path.yaml`` (a file, a glob or a list of them) from the
+    folder of the file the test is in; written inline in a config, the test is read from the
+    config's folder, so the paths are rewritten to keep naming the same files.
+    """
+    if not isinstance(test, dict) or folder == base:
+        return test
+    variables = test.get("vars")
+
+    def rebase(name: Any) -> Any:
+        if not isinstance(name, str) or name.startswith("file://") or Path(name).is_absolute():
+            return name
+        return os.path.relpath(folder / name, base)
+
+    if isinstance(variables, str):
+        return {**test, "vars": rebase(variables)}
+    if isinstance(variables, list):
+        return {**test, "vars": [rebase(name) for name in variables]}
+    return test
+
+
+#: keys only a promptfoo config has (a test case has none of them)
+CONFIG_KEYS: Final = frozenset(
+    {
+        "tests",
+        "prompts",
+        "providers",
+        "targets",
+        "scenarios",
+        "defaultTest",
+        "evaluateOptions",
+        "outputPath",
+        "sharing",
+        "env",
+        "nunjucksFilters",
+        "assertionTemplates",
+        "derivedMetrics",
+        "redteam",
+        "commandLineOptions",
+        "tracing",
+        "writeLatestResults",
+    }
+)
+#: a reference promptfoo would fetch (https://, huggingface://, a Google Sheet)
+_URL: Final = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_GENERATOR: Final = re.compile(r"\.(?:py|js|cjs|mjs|ts|cts|mts)(?::[\w.]+)?$", re.IGNORECASE)
+
+
+def _config(path: Path, config: dict[str, Any], inclusion: _Inclusion, *, top: bool) -> Loaded:
+    references = _References(config, path)
+    tests = config.get("tests")
+    entries = tests if isinstance(tests, list) else [] if tests is None else [tests]
+    found: list[tuple[int | None, Any]] = []
+    for entry in entries:
+        if isinstance(entry, str) and _GENERATOR.search(entry):
+            raise ParseError(path, f"tests: {entry} is a test generator, which runs code; not read")
+        if isinstance(entry, str) and _URL.match(entry) and not entry.startswith("file://"):
+            raise ParseError(
+                path,
+                f"tests: {entry} is a URL; Blueprint fetches nothing (download the tests and"
+                " name the file)",
+                line=_line_naming(path, entry),
+            )
+        if isinstance(entry, str):
+            for target in inclusion.targets(path, entry):
+                found += [
+                    (line, _rebased(test, target.parent, path.parent))
+                    for line, test in inclusion.include(target, by=path, entry=entry).tests
+                ]
+        elif isinstance(entry, dict) and "path" in entry and "vars" not in entry:
+            raise ParseError(path, "test generators (tests: {path: ...}) run code; not read")
+        else:
+            found.append((None, references.resolve(entry)))
+    defaults = config.get("defaultTest")
+    if isinstance(defaults, str) and defaults.startswith("file://"):
+        target = path.parent / defaults.removeprefix("file://")
+        inclusion.confine(target, path, defaults)
+        defaults = _document(target)
+    defaults = references.resolve(defaults) if isinstance(defaults, dict) else {}
+    rest = {key: value for key, value in config.items() if key not in ("tests", "description")}
+    suite = Suite(defaults=defaults, config=rest if top else None)
+    if top and "description" in config:
+        suite.description = config["description"]
+    return Loaded(found, suite)

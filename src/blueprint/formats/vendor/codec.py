@@ -1,0 +1,444 @@
+"""The base class of the vendor codecs: reading, the payload, native restoring and writing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar, Final
+
+from blueprint.core.errors import ParseError
+from blueprint.core.model import SCHEMA_VERSION
+from blueprint.formats import native
+from blueprint.formats.base import (
+    ExportResult,
+    SetSource,
+    SourceRow,
+    UnreadableRow,
+    WriteOptions,
+)
+from blueprint.formats.mapping import NAMESPACE, load_mapping
+from blueprint.formats.native import ABSENT, NativeShape
+from blueprint.formats.sniffing import Fit
+from blueprint.formats.vendor.exporting import (
+    HUMAN_REVIEW,
+    JSON_ARRAY,
+    JSON_LINES,
+    ExportRow,
+    ExportTally,
+    Framing,
+    WriteContext,
+    changed_fields,
+    compare_records,
+    export_rows,
+)
+from blueprint.formats.vendor.importing import (
+    Records,
+    Values,
+    _check_payload,
+    _strip_payload,
+    _UniqueIds,
+    payload_of,
+)
+from blueprint.io import jsonvalues
+from blueprint.io.atomic import AtomicOutputs
+
+
+class VendorCodec:
+    """A vendor format: records read into rows and rows written as records.
+
+    A subclass says how its records map to rows (:attr:`shape`, :meth:`native_row`,
+    :meth:`values_of`), how a row is written in each mode (:meth:`blueprint_record`,
+    :meth:`native_record`), and where its records keep free-form metadata
+    (:attr:`metadata_key`). Reading, the payload, native restoring, exclusions and the lossy
+    report are shared.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    lossless: ClassVar[bool] = False
+    can_read: ClassVar[bool] = True
+    can_write: ClassVar[bool] = True
+    #: extensions read, and the form each written extension takes (the first is the default)
+    read_extensions: ClassVar[tuple[str, ...]]
+    write_forms: ClassVar[dict[str, str]]
+    #: extensions refused for writing, with the reason
+    refused_forms: ClassVar[dict[str, str]] = {}
+    #: how a record is named in messages ("a Braintrust record")
+    what: ClassVar[str]
+    shape: ClassVar[NativeShape]
+    #: the record key holding free-form metadata, where the payload goes; None for a format
+    #: whose records have no free-form place (a strict schema): what the record cannot say
+    #: is then declared lost, field by field, by reading the record back
+    metadata_key: ClassVar[str | None] = "metadata"
+    #: whether the format is written only when named (--to), never chosen by an output's
+    #: extension alone (omk's .yaml beside promptfoo's)
+    named_only: ClassVar[bool] = False
+    #: whether the file is one document holding every record (a TOML suite, a YAML file
+    #: with a samples list) rather than records written one after another
+    document: ClassVar[bool] = False
+
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        return tuple(self.write_forms)
+
+    # --- to implement ------------------------------------------------------------------------
+
+    def records(self, path: Path) -> Records:
+        raise NotImplementedError
+
+    def native_row(self, record: dict[str, Any], position: int, suite: Any) -> dict[str, Any]:
+        """A row from a record that did not come from Blueprint, inferred and flagged.
+
+        ``suite`` is what the file says for every record (promptfoo's defaultTest), or None.
+        """
+        raise NotImplementedError
+
+    def values_of(self, record: dict[str, Any], native_mode: bool, suite: Any) -> Values:
+        """What a record gives back by itself, as written in the given mode."""
+        raise NotImplementedError
+
+    def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        """The mapped keys of a record written back to the format it came from."""
+        raise NotImplementedError
+
+    def problem(self, record: dict[str, Any]) -> str | None:
+        """Why a record that is an object still cannot be read, or None."""
+        return None
+
+    def skip(self, row: ExportRow, context: WriteContext) -> str | None:
+        """The exclusion kind for a row the format can never grade, or None."""
+        return None
+
+    def marks(self, record: dict[str, Any]) -> dict[str, Any]:
+        """What the extension must also say of how the record was written (where promptfoo's
+        YAML had unquoted dates), beyond its keys and values."""
+        return {}
+
+    def weakened(self, row: ExportRow, context: WriteContext) -> list[tuple[str, str]] | None:
+        """The rules this row's record leaves unenforced, when the mapping file cannot say
+        (field, reason); None to go by the mapping file's grading rules."""
+        return None
+
+    def framing(self, path: Path, context: WriteContext) -> Framing:
+        return JSON_ARRAY if context.form == "json" else JSON_LINES
+
+    def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:
+        """The whole file of a :attr:`document` format, holding every record written."""
+        raise NotImplementedError
+
+    def document_notes(
+        self, records: list[dict[str, Any]], path: Path, context: WriteContext
+    ) -> list[str]:
+        """What the export must say of the document a :attr:`document` format wrote at
+        ``path`` (where the vendor's loader would refuse it), from the records it holds."""
+        return []
+
+    def encode(self, record: dict[str, Any], context: WriteContext) -> bytes:
+        return jsonvalues.dumps(record)
+
+    def header_of(self, path: Path) -> dict[str, Any] | None:
+        """Set-level fields the file carries (most vendor files carry none)."""
+        return None
+
+    def suite_of(self, header: dict[str, Any]) -> Any:
+        """What the set says for every record of this format, when writing (None: nothing)."""
+        return None
+
+    def finish_native(
+        self, record: dict[str, Any], restored: native.Restored, row: ExportRow
+    ) -> None:
+        """Adjust a record written back in native mode (after keys were regenerated)."""
+
+    def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
+        return set()
+
+    def sniff(self, path: Path, head: bytes) -> Fit:
+        raise NotImplementedError
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def open(self, path: Path) -> SetSource:
+        records = self.records(path)
+        return self.source(path, self.header_of(path), self.rows(records))
+
+    def source(
+        self, path: Path, header: dict[str, Any] | None, rows: Iterator[SourceRow | UnreadableRow]
+    ) -> SetSource:
+        """A source for a vendor file; set-level fields it has are completed with the ones
+        the schema requires (the name taken from the file name, and said to be made up)."""
+        made_up: set[str] = set()
+        if header is not None:
+            if "name" not in header:
+                header = {"name": path.stem, **header}
+                made_up.add("name")
+            if "schemaVersion" not in header:
+                header = {"schemaVersion": SCHEMA_VERSION, **header}
+                made_up.add("schemaVersion")
+        return SetSource(
+            path=path, format=self.name, header=header, rows=rows, made_up=frozenset(made_up)
+        )
+
+    def rows(self, records: Records, suite: Any = None) -> Iterator[SourceRow | UnreadableRow]:
+        ids = _UniqueIds()
+        for index, item in enumerate(records):
+            if isinstance(item, UnreadableRow):
+                yield UnreadableRow(index, item.line, item.column, item.reason)
+                continue
+            line, record = item
+            problem = (
+                f"{self.what} is a JSON object; item {index + 1} is {jsonvalues.json_type(record)}"
+                if not isinstance(record, dict)
+                else self.problem(record)
+            )
+            if problem:
+                yield UnreadableRow(index, line, None, problem)
+                continue
+            try:
+                row = self.row_of(record, index, ids, suite)
+            except ValueError as error:  # e.g. a damaged blueprint payload
+                yield UnreadableRow(index, line, None, str(error))
+                continue
+            yield SourceRow(index, line, row)
+
+    def row_of(
+        self, record: dict[str, Any], position: int, ids: _UniqueIds, suite: Any
+    ) -> dict[str, Any]:
+        payload = payload_of(record.get(self.metadata_key)) if self.metadata_key else None
+        if payload is None:
+            row = self.native_row(record, position, suite)
+            ids.settle(row, self.name)
+            extensions = row["metadata"]["case"]["extensions"]
+            # the record's keys first: what kind of record it is can depend on them
+            extensions[self.name] = {"keys": list(record)}
+            regenerated = self.native_record(ExportRow.of(row), _READING)
+            extension = native.extension_for(self.shape, record, regenerated, row)
+            extensions[self.name] = {**extension, **self.marks(record)}
+            return row
+        row = self.restored_row(record, payload, suite)
+        ids.settle(row, self.name)
+        return row
+
+    def restored_row(
+        self, record: dict[str, Any], payload: dict[str, Any], suite: Any
+    ) -> dict[str, Any]:
+        _check_payload(payload)
+        case = dict(payload["case"])
+        native_mode = "native" in payload
+        if native_mode:
+
+            def strip(key: str, value: Any) -> Any:
+                return _strip_payload(value) if key == self.metadata_key else value
+
+            extension = native.rebuild(self.shape, record, payload["native"], strip)
+            extensions = case.get("extensions")
+            case["extensions"] = {
+                **(extensions if isinstance(extensions, dict) else {}),
+                self.name: extension,
+            }
+        given = self.values_of(record, native_mode, suite)
+        row: dict[str, Any] = {"id": payload.get("id"), "input": payload.get("input", given.input)}
+        if row["input"] is ABSENT:
+            raise ValueError(f"{self.what} from Blueprint lost its input")
+        expected = payload.get("expected", given.expected)
+        if expected is not ABSENT and not payload.get("noExpected"):
+            row["expected"] = expected
+        unwanted = payload.get("notMetadata", [])
+        extras = {k: v for k, v in given.extras.items() if k not in unwanted}
+        more = payload.get("metadata", {})
+        row["metadata"] = {"case": case, **extras, **more}
+        return row
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def write(
+        self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
+    ) -> ExportResult:
+        form = self.write_forms.get(path.suffix.lower(), next(iter(self.write_forms.values())))
+        context = WriteContext(header, options, form, self.suite_of(header))
+        tally = ExportTally(load_mapping(self.name))
+        tally.set_written = self.set_fields_written(header, context)
+        with AtomicOutputs([path], force=options.force, follow_links=options.in_place) as outputs:
+            handle = outputs.open(path, "wb")
+            records = (
+                record
+                for row in export_rows(rows, self.name, header, options.accepted)
+                if (record := self.record_for(row, context, tally)) is not None
+            )
+            if self.document:
+                collected = []
+                for record in records:
+                    collected.append(record)
+                    tally.written += 1
+                handle.write(self.document_bytes(collected, context))
+                tally.notes += self.document_notes(collected, path, context)
+                return tally.finish(header, [path], options)
+            framing = self.framing(path, context)
+            handle.write(framing.opening)
+            for record in records:
+                handle.write(framing.first if tally.written == 0 else framing.between)
+                handle.write(self.encode(record, context))
+                tally.written += 1
+            handle.write(framing.closing if tally.written else framing.empty)
+            return tally.finish(header, [path], options)
+
+    def record_for(
+        self, row: ExportRow, context: WriteContext, tally: ExportTally
+    ) -> dict[str, Any] | None:
+        """The record to write for a row, or None when it is left out (and tallied)."""
+        extension = row.extension(self.name)
+        restored = None
+        if extension is not None:
+            restored = native.restore(
+                self.shape, self.native_record(row, context), extension, row.data
+            )
+        # a vendor's own grading, restored as it was, is written whatever Blueprint would say
+        natively_graded = restored is not None and all(
+            key in restored.kept for key in self.shape.grading
+        )
+        if not natively_graded:
+            kind = self.skip(row, context)
+            if kind is not None:
+                tally.exclude(kind, row)
+                return None
+            if row.human_only and not context.options.include_human_review:
+                tally.exclude(HUMAN_REVIEW, row)
+                return None
+            own = self.weakened(row, context)
+            if own is None:
+                tally.weaken(row)
+            for path, reason in own or []:
+                tally.weakened.setdefault((path, reason), []).append(row.id)
+        if restored is not None:
+            record = restored.record
+            self.finish_native(record, restored, row)
+            tally.notes += restored.notes
+            written = [key for key in restored.edited if key in record]
+            if written:
+                edited = ", ".join(written)
+                tally.notes.append(
+                    f"{row.id}: {edited} regenerated from the row, which was edited after it"
+                    f" was imported from {self.name}"
+                )
+        else:
+            record = self.blueprint_record(row, context)
+        self.attach_payload(row, record, restored, context, tally)
+        return record
+
+    def attach_payload(
+        self,
+        row: ExportRow,
+        record: dict[str, Any],
+        restored: native.Restored | None,
+        context: WriteContext,
+        tally: ExportTally,
+    ) -> None:
+        """Put the case profile, and what the record cannot give back, in its metadata."""
+        if self.metadata_key is None:
+            self.declare_unkept(row, record, context, tally)
+            return
+        case = row.case
+        if "evaluator" not in case and row.family_evaluator is not None:
+            # the file cannot hold the case family, so the evaluator the row inherits from it
+            # travels on the row, and comes back written there
+            case = {**case, "evaluator": row.family_evaluator}
+            tally.drop(
+                "metadata.case.evaluator",
+                f"the row inherits its evaluator from its case family, which a {self.name} file"
+                " has no place for; the evaluator travels on the row and comes back written there",
+                row,
+            )
+        native_mode = restored is not None
+        payload: dict[str, Any] = {"id": row.id}
+        if restored is not None:
+            extensions = {k: v for k, v in case["extensions"].items() if k != self.name}
+            case = {**case, "extensions": extensions}
+            payload["case"] = case
+            payload["native"] = restored.payload
+        else:
+            payload["case"] = case
+        metadata = record.get(self.metadata_key, ABSENT)
+        given = self.values_of(record, native_mode, context.suite)
+        if not native.same(given.input, row.input):
+            payload["input"] = row.input
+        if row.has_expected and not native.same(given.expected, row.expected):
+            payload["expected"] = row.expected
+        elif not row.has_expected and given.expected is not ABSENT:
+            payload["noExpected"] = True
+        more = {
+            key: value
+            for key, value in row.extra.items()
+            if key not in given.extras or not native.same(given.extras[key], value)
+        }
+        if more:
+            payload["metadata"] = more
+        unwanted = [key for key in given.extras if key not in row.extra]
+        if unwanted:
+            payload["notMetadata"] = unwanted
+        if metadata is ABSENT or metadata is None:
+            payload["metadataWas"] = "absent" if metadata is ABSENT else "null"
+            metadata = {}
+        elif not isinstance(metadata, dict):
+            # the vendor's own metadata is not an object: the record goes as the vendor had
+            # it, with no payload, and reading it back infers the row again
+            again = self.row_of(record, 0, _UniqueIds(), context.suite)
+            reason = (
+                f"the record's {self.metadata_key} is not an object, so the case profile has"
+                " no place to travel; reading the record back infers it again"
+            )
+            for path in changed_fields(row.data, again):
+                tally.drop(path, reason, row)
+            return
+        elif NAMESPACE in metadata:
+            payload["displaced"] = metadata[NAMESPACE]
+        record[self.metadata_key] = {**metadata, NAMESPACE: self.payload_value(payload)}
+
+    def payload_value(self, payload: dict[str, Any]) -> Any:
+        return payload
+
+    def declare_unkept(
+        self, row: ExportRow, record: dict[str, Any], context: WriteContext, tally: ExportTally
+    ) -> None:
+        """For a format with no free-form place: read the record back as an import of the
+        whole file would (numbered by its position, a repeated id renamed), and declare lost
+        every field that does not come back as the row has it.
+
+        Fields are compared one level into the row's metadata and its case profile
+        (``metadata.case.provenance``), so the report names what was lost, with the reason
+        the mapping file gives for that field and the row's oracle type.
+        """
+        ids = tally.memo.setdefault("ids", _UniqueIds())
+        again = self.row_of(record, tally.written, ids, context.suite)
+        for path in changed_fields(row.data, again):
+            tally.drop(path, tally.mapping.row_loss_reason(path, row.oracle_type), row)
+
+    # --- comparing native files --------------------------------------------------------------
+
+    def native_records(self, path: Path) -> list[Any]:
+        """The records a file holds, as the vendor would read them."""
+        found = []
+        for item in self.records(path):
+            if isinstance(item, UnreadableRow):
+                raise ParseError(path, item.reason, line=item.line, column=item.column)
+            found.append(self.without_payload(item[1]))
+        return found
+
+    def without_payload(self, record: Any) -> Any:
+        """A record as the vendor sees it: Blueprint's payload taken out of its metadata."""
+        if not isinstance(record, dict) or self.metadata_key not in record:
+            return record
+        metadata = _strip_payload(record[self.metadata_key])
+        rest = {key: value for key, value in record.items() if key != self.metadata_key}
+        if metadata is ABSENT or metadata == {} or metadata is None:
+            return rest
+        return {**rest, self.metadata_key: metadata}
+
+    def compare_native(self, original: Path, exported: Path) -> list[str]:
+        """What differs, for the vendor, between a file and the export of what it held."""
+        return compare_records(self.native_records(original), self.native_records(exported))
+
+
+#: the context native records are regenerated in while reading (nothing is written)
+_READING: Final = WriteContext({}, WriteOptions(), "")

@@ -1,0 +1,308 @@
+"""The export side of a vendor codec: valid rows taken apart, and what the export loses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from pydantic import ValidationError
+
+from blueprint.core import admissibility, jsonpath
+from blueprint.core.errors import BlueprintError, LossyExportRefused
+from blueprint.core.model import (
+    EVALUATOR_TYPES,
+    EXPECTED_SHAPES,
+    STARTER_PROVENANCES,
+    Row,
+    fits,
+)
+from blueprint.formats import native
+from blueprint.formats.base import ExportResult, LossyField, WriteOptions
+from blueprint.formats.mapping import VendorMapping
+from blueprint.formats.native import ABSENT
+
+HUMAN_REVIEW: Final = "human-review"
+STARTER_NOTE: Final = "starter example, not validated gold"
+
+
+class InvalidRowForExport(BlueprintError, ValueError):
+    """A row that breaks the schema cannot be mapped to a vendor format reliably."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class ExportRow:
+    """A valid canonical row, taken apart for mapping."""
+
+    data: dict[str, Any]
+    id: str
+    case: dict[str, Any]
+    #: metadata keys other than `case`
+    extra: dict[str, Any]
+    #: the evaluator the row's case family names, which the row inherits when it names none
+    family_evaluator: str | None = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any], family_evaluator: str | None = None) -> ExportRow:
+        metadata = data["metadata"]
+        extra = {key: value for key, value in metadata.items() if key != "case"}
+        return cls(data, data["id"], metadata["case"], extra, family_evaluator)
+
+    @property
+    def oracle_type(self) -> str:
+        return str(self.case["oracleType"])
+
+    @property
+    def evaluator(self) -> str | None:
+        """The evaluator that grades the row: its own, else its case family's."""
+        if "evaluator" in self.case:
+            return self.case["evaluator"]
+        return self.family_evaluator
+
+    @property
+    def has_expected(self) -> bool:
+        return "expected" in self.data
+
+    @property
+    def expected(self) -> Any:
+        return self.data.get("expected")
+
+    @property
+    def input(self) -> Any:
+        return self.data["input"]
+
+    @property
+    def starter(self) -> bool:
+        return self.case.get("provenance") in STARTER_PROVENANCES
+
+    @property
+    def human_only(self) -> bool:
+        return not admissibility.automatically_gradable(self.oracle_type, self.evaluator)
+
+    def extension(self, format_name: str) -> dict[str, Any] | None:
+        """What an import from ``format_name`` kept of the vendor's record, if it came so."""
+        extensions = self.case.get("extensions")
+        found = extensions.get(format_name) if isinstance(extensions, dict) else None
+        return found if isinstance(found, dict) else None
+
+    def labels(self) -> dict[str, Any]:
+        """Plain metadata keys a vendor can filter on; the payload holds the full profile."""
+        labels: dict[str, Any] = {
+            "oracleType": self.oracle_type,
+            "provenance": self.case["provenance"],
+        }
+        if "caseFamily" in self.case:
+            labels["caseFamily"] = self.case["caseFamily"]
+        if self.starter:
+            labels["starterExample"] = True
+        if self.human_only:
+            labels["humanReview"] = True
+        return labels
+
+
+def family_evaluators(header: dict[str, Any]) -> dict[str, str]:
+    """The evaluator each declared case family names, by family id."""
+    families = header.get("caseFamilies")
+    return {
+        family["id"]: family["evaluator"]
+        for family in (families if isinstance(families, list) else [])
+        if isinstance(family, dict)
+        and isinstance(family.get("id"), str)
+        and family.get("evaluator") in EVALUATOR_TYPES
+    }
+
+
+def export_rows(
+    rows: Iterable[Any],
+    format_name: str,
+    header: dict[str, Any] | None = None,
+    accepted: Callable[[Any], bool] | None = None,
+) -> Iterator[ExportRow]:
+    """Check each row against the schema and take it apart; a broken row stops the export.
+
+    Rows that name no evaluator inherit their case family's, from ``header``. A row that
+    ``accepted`` says the validator accepted is not checked against the schema again.
+    """
+    inherited = family_evaluators(header or {})
+    for index, data in enumerate(rows):
+        if accepted is None or not accepted(data):
+            _require_valid(data, index, format_name)
+        case = data["metadata"]["case"]
+        exported = ExportRow.of(data, inherited.get(case.get("caseFamily", "")))
+        evaluator = exported.evaluator
+        barred = evaluator and admissibility.verdict(case["oracleType"], evaluator) == "barred"  # type: ignore[arg-type]
+        if barred:
+            whose = "names" if "evaluator" in case else "inherits from its case family"
+            raise InvalidRowForExport(
+                f"row {index} ({data['id']!r}) {whose} the evaluator {evaluator}, which"
+                f" {case['oracleType']} bars; fix the set first (blueprint validate;"
+                " --allow-invalid writes canonical formats only)"
+            )
+        yield exported
+
+
+def _require_valid(data: Any, index: int, format_name: str) -> None:
+    """Refuse a row that breaks the schema, or whose expected value does not fit its oracle
+    type: no vendor record can be made of it reliably."""
+    try:
+        Row.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        row_id = data.get("id") if isinstance(data, dict) else None
+        raise InvalidRowForExport(
+            f"row {index} ({row_id!r}) is not a valid row ({where}: {first['msg']});"
+            f" a {format_name} export needs a valid set: run blueprint validate"
+            " (--allow-invalid writes canonical formats only)"
+        ) from None
+    case = data["metadata"]["case"]
+    shapes = EXPECTED_SHAPES[case["oracleType"]]
+    shaped = (
+        "expected" not in data
+        if shapes is None
+        else "expected" in data and (not shapes or any(fits(m, data["expected"]) for m in shapes))
+    )
+    if not shaped:
+        raise InvalidRowForExport(
+            f"row {index} ({data['id']!r}): its expected value does not fit the oracle type"
+            f" {case['oracleType']}; a {format_name} export needs a valid set: run"
+            " blueprint validate (--allow-invalid writes canonical formats only)"
+        )
+
+
+@dataclass
+class ExportTally:
+    """What an export left out, dropped or weakened, by kind, for the lossy report (the
+    set-level fields it drops come from the mapping file)."""
+
+    mapping: VendorMapping
+    excluded: dict[str, list[str]] = field(default_factory=dict)
+    dropped: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    weakened: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    #: set-level fields the export wrote (so they are not reported as lost)
+    set_written: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+    written: int = 0
+    #: what a codec remembers from row to row of one export
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    def exclude(self, kind: str, row: ExportRow) -> None:
+        self.excluded.setdefault(kind, []).append(row.id)
+
+    def drop(self, path: str, reason: str, row: ExportRow) -> None:
+        """A field of this row that the export could not write as it is."""
+        self.dropped.setdefault((path, reason), []).append(row.id)
+
+    def weaken(self, row: ExportRow) -> None:
+        for rule in self.mapping.weakened_rules(row.data, row.oracle_type, row.evaluator):
+            self.weakened.setdefault((rule.field, rule.reason), []).append(row.id)
+
+    def lossy(self, header: dict[str, Any], derived: frozenset[str]) -> list[LossyField]:
+        # set-level values the reader made up (a name taken from the file) are not losses
+        real = {key: value for key, value in header.items() if key not in derived}
+        losses = self.mapping.set_loss(real, frozenset(self.set_written))
+        losses += [self.mapping.exclusion(kind, ids) for kind, ids in self.excluded.items()]
+        losses += [
+            LossyField(path, reason, tuple(ids)) for (path, reason), ids in self.dropped.items()
+        ]
+        losses += [
+            LossyField(path, reason, tuple(ids), kind="weakened")
+            for (path, reason), ids in self.weakened.items()
+        ]
+        return losses
+
+    def finish(
+        self, header: dict[str, Any], files: list[Path], options: WriteOptions
+    ) -> ExportResult:
+        """The export result; raises (so nothing is committed) for a refused strict export."""
+        lossy = self.lossy(header, options.derived_fields)
+        if options.strict and lossy:
+            raise LossyExportRefused(self.mapping.format, lossy)
+        if options.every_row and any(item.kind == "excluded" for item in lossy):
+            raise LossyExportRefused(self.mapping.format, lossy, every_row=True)
+        return ExportResult(
+            format=self.mapping.format,
+            files=files,
+            rows=self.written,
+            lossy=lossy,
+            notes=self.notes,
+        )
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """What a record writer may need beyond the row: the set, the options, the file's form."""
+
+    header: dict[str, Any]
+    options: WriteOptions
+    form: str
+    #: what the set says for every record of the format (promptfoo's defaultTest)
+    suite: Any = None
+
+
+@dataclass(frozen=True)
+class Framing:
+    """The bytes around and between exported records."""
+
+    opening: bytes = b""
+    first: bytes = b""
+    between: bytes = b""
+    closing: bytes = b""
+    #: written instead of ``closing`` when no record was written
+    empty: bytes = b""
+
+
+JSON_LINES: Final = Framing(between=b"\n", closing=b"\n")
+JSON_ARRAY: Final = Framing(
+    opening=b"[", first=b"\n  ", between=b",\n  ", closing=b"\n]\n", empty=b"]\n"
+)
+
+
+def changed_fields(row: dict[str, Any], again: dict[str, Any]) -> list[str]:
+    """The fields of ``row`` that ``again`` (the row read back) does not give back as they
+    were: top-level fields, the keys of ``metadata`` and the keys of its case profile (an
+    object on one side only is one changed field)."""
+    changed: list[str] = []
+
+    def compare(
+        before: dict[str, Any], after: dict[str, Any], prefix: list[str], inner: str
+    ) -> None:
+        for key in dict.fromkeys([*before, *after]):
+            old, new = before.get(key, ABSENT), after.get(key, ABSENT)
+            if key == inner and isinstance(old, dict) and isinstance(new, dict):
+                continue
+            if not native.same(old, new):
+                # named as the diff names it (metadata['odd key']), so the two always agree
+                changed.append(jsonpath.join("$", [*prefix, key]).removeprefix("$."))
+
+    compare(row, again, [], "metadata")
+    metadata, metadata_again = row.get("metadata"), again.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata_again, dict):
+        compare(metadata, metadata_again, ["metadata"], "case")
+        case, case_again = metadata.get("case"), metadata_again.get("case")
+        if isinstance(case, dict) and isinstance(case_again, dict):
+            compare(case, case_again, ["metadata", "case"], "")
+    return changed
+
+
+def compare_records(before: list[Any], after: list[Any], what: str = "record") -> list[str]:
+    """The differences between two lists of records, key by key, for a person to read."""
+    changes = []
+    if len(before) != len(after):
+        changes.append(f"{len(before)} {what}s became {len(after)}")
+    for number, (old, new) in enumerate(zip(before, after, strict=False), start=1):
+        if native.same(old, new):
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            keys = [
+                key
+                for key in dict.fromkeys([*old, *new])
+                if not native.same(old.get(key, ABSENT), new.get(key, ABSENT))
+            ]
+            changes.append(f"{what} {number}: {', '.join(keys)} changed")
+        else:
+            changes.append(f"{what} {number} changed")
+    return changes

@@ -1,0 +1,195 @@
+"""The import side of a vendor codec: the payload read back, and rows inferred from records."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from blueprint.core.errors import ParseError
+from blueprint.core.model import EXPECTED_SHAPES, OMITTED_FIELDS, fits
+from blueprint.formats._io import read_text
+from blueprint.formats.base import UnreadableRow
+from blueprint.formats.mapping import NAMESPACE
+from blueprint.formats.native import ABSENT
+from blueprint.io import jsonvalues
+
+IMPORT_EXTENSION: Final = "blueprint-import"
+
+#: metadata keys a vendor record may have that cannot be row metadata keys: the case
+#: profile's own key, the payload's, and the fields the schema leaves out on purpose. Import
+#: keeps them in the extension (the vendor's metadata is restored whole on export).
+RESERVED_METADATA: Final = frozenset({"case", NAMESPACE, *OMITTED_FIELDS})
+
+
+# --- the payload: the case profile, and what the record cannot give back -------------------
+
+
+def payload_of(metadata: Any) -> dict[str, Any] | None:
+    """The blueprint payload inside vendor metadata, when the record came from Blueprint."""
+    if isinstance(metadata, dict):
+        payload = metadata.get(NAMESPACE)
+        if isinstance(payload, str):  # kept as JSON text where the vendor would load strings
+            try:
+                payload = jsonvalues.loads(payload)
+            except jsonvalues.JSONError:
+                return None
+        if isinstance(payload, dict) and isinstance(payload.get("case"), dict):
+            return payload
+    return None
+
+
+@dataclass
+class Values:
+    """The canonical values a record gives back by itself, without the payload."""
+
+    input: Any = ABSENT
+    expected: Any = ABSENT
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+#: the payload's keys and the JSON types each must have
+_PAYLOAD_TYPES: Final[dict[str, tuple[type, ...]]] = {
+    "id": (str,),
+    "case": (dict,),
+    "metadata": (dict,),
+    "notMetadata": (list,),
+    "native": (dict,),
+    "noExpected": (bool,),
+}
+
+
+def _check_payload(payload: dict[str, Any]) -> None:
+    """Refuse a payload someone damaged, with what is wrong (read as an unreadable row)."""
+    for key, types in _PAYLOAD_TYPES.items():
+        if key in payload and not isinstance(payload[key], types):
+            raise ValueError(f"its blueprint metadata is damaged: {key} has the wrong type")
+    if not all(isinstance(name, str) for name in payload.get("notMetadata", [])):
+        raise ValueError("its blueprint metadata is damaged: notMetadata holds a non-text key")
+    native_part = payload.get("native", {})
+    for key, types in (("entries", (dict,)), ("keys", (list, type(None))), ("more", (dict,))):
+        if key in native_part and not isinstance(native_part[key], types):
+            raise ValueError(f"its blueprint metadata is damaged: native.{key} has the wrong type")
+
+
+def _strip_payload(metadata: Any) -> Any:
+    """Vendor metadata without the payload (ABSENT when nothing else was there)."""
+    if not isinstance(metadata, dict) or NAMESPACE not in metadata:
+        return metadata
+    payload = payload_of(metadata)
+    if payload is None:
+        return metadata  # the vendor's own key of that name, not a payload
+    rest = {key: value for key, value in metadata.items() if key != NAMESPACE}
+    if "displaced" in payload:
+        rest[NAMESPACE] = payload["displaced"]
+    if not rest:
+        was = payload.get("metadataWas")
+        if was == "absent":
+            return ABSENT
+        if was == "null":
+            return None
+    return rest
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+Records = Iterable[tuple[int | None, Any] | UnreadableRow]
+
+
+def imported_row(
+    *,
+    row_id: str,
+    input_value: Any,
+    expected: Any,
+    oracle_type: str,
+    expected_behavior: str,
+    format_name: str,
+    derived: dict[str, str],
+    case: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A canonical row from a vendor record that did not come from Blueprint.
+
+    ``derived`` maps each field path that had to be inferred to how it was inferred; the
+    validator reports each one as ``derived-value``.
+    """
+    profile: dict[str, Any] = {
+        "caseId": row_id,
+        "oracleType": oracle_type,
+        "expectedBehavior": expected_behavior,
+        "provenance": "imported",
+        **(case or {}),
+    }
+    profile["extensions"] = {IMPORT_EXTENSION: {"format": format_name, "derived": derived}}
+    row: dict[str, Any] = {"id": row_id, "input": input_value}
+    if expected is not ABSENT:
+        row["expected"] = expected
+    row["metadata"] = {"case": profile, **(metadata or {})}
+    return row
+
+
+def extras_of(metadata: Any) -> dict[str, Any]:
+    """The row metadata a vendor's metadata object gives: every key but the reserved ones."""
+    if not isinstance(metadata, dict):
+        return {}
+    return {key: value for key, value in metadata.items() if key not in RESERVED_METADATA}
+
+
+def oracle_for_expected(expected: Any) -> str:
+    """The oracle type a bare expected value most plausibly has: the shape of another oracle
+    type only when the value fits it whole, else a reference answer (any value is one)."""
+    for oracle_type in ("acceptable-set", "expected-tool-calls", "expected-final-state"):
+        shapes = EXPECTED_SHAPES[oracle_type] or ()
+        if any(fits(model, expected) for model in shapes):
+            return oracle_type
+    return "reference-answer"
+
+
+def read_json_document(path: Path) -> Any:
+    text = read_text(path)
+    try:
+        return jsonvalues.loads(text)
+    except jsonvalues.JSONError as error:
+        raise ParseError(path, error.reason, line=error.line, column=error.column) from None
+
+
+def json_array_records(path: Path, what: str) -> list[tuple[int | None, Any]]:
+    document = read_json_document(path)
+    if not isinstance(document, list):
+        raise ParseError(path, f"a JSON file of {what}s is an array of them")
+    return [(None, item) for item in document]
+
+
+class _UniqueIds:
+    """Makes row ids unique while reading: a repeat becomes ``id-2`` and is flagged."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def settle(self, row: dict[str, Any], format_name: str) -> None:
+        row_id = row.get("id")
+        if not isinstance(row_id, str):
+            return
+        if row_id not in self.seen:
+            self.seen.add(row_id)
+            return
+        number = 2
+        while f"{row_id}-{number}" in self.seen:
+            number += 1
+        unique = f"{row_id}-{number}"
+        self.seen.add(unique)
+        row["id"] = unique
+        case = row["metadata"]["case"]
+        case["caseId"] = unique
+        # a damaged profile is left as it came (validation says why); only a missing part is added
+        extensions = case.setdefault("extensions", {})
+        if isinstance(extensions, dict):
+            record = extensions.setdefault(IMPORT_EXTENSION, {"format": format_name})
+            derived = record.setdefault("derived", {}) if isinstance(record, dict) else None
+            if isinstance(derived, dict):
+                derived["id"] = (
+                    f"the id {row_id!r} repeats in the file; "
+                    "this row was renamed to keep ids unique"
+                )
