@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from blueprint.authoring.curate import remove_rows
-from blueprint.authoring.editing import EditOptions, EditRefused, commit, open_for_edit
+from blueprint.authoring.editing import EditOptions, EditRefused, editing
 from blueprint.authoring.hygiene import remove_duplicates
 from blueprint.authoring.merge import MergeOptions, merge_sets
 from blueprint.io.locking import EditLock, SetBusyError, SetChangedError, lock_path_for
@@ -51,12 +51,11 @@ def test_a_set_another_process_edits_is_refused_naming_it(tmp_path: Path) -> Non
 @pytest.mark.parametrize("suffix", SUFFIXES)
 def test_a_change_made_while_the_edit_ran_is_not_overwritten(tmp_path: Path, suffix: str) -> None:
     path = curation_set(tmp_path, suffix)
-    edited = open_for_edit(path, None)
-    rows = list(edited.rows())
     theirs = path.read_bytes() + b"\n"  # an editor saves the file meanwhile
-    path.write_bytes(theirs)
-    with pytest.raises(SetChangedError) as refused:
-        commit(edited, iter(rows[1:]), len(rows) - 1)
+    with pytest.raises(SetChangedError) as refused, editing(path) as edited:
+        rows = list(edited.rows())
+        path.write_bytes(theirs)
+        edited.commit(rows[1:], len(rows) - 1)
     assert str(path) in str(refused.value) and refused.value.exit_code == 1
     assert path.read_bytes() == theirs
     assert not lock_path_for(path).exists()

@@ -1,28 +1,25 @@
 """Editing a set in place: set a row's oracle type (narrowing its evaluator) and add rows.
 
-Both edits open the set, decide everything, and only then rewrite the file in its own format,
-atomically (see :mod:`blueprint.authoring.editing`, which every edit command shares). A
-refused edit (an inadmissible evaluator, a row that would leave its case family silently, an
-expected value that would be lost) leaves the file byte-for-byte as it was.
+Both edits take the one edit path (:mod:`blueprint.authoring.editing`): they open the set,
+decide everything, and only then rewrite the file in its own format, atomically. A refused
+edit (an inadmissible evaluator, a row that would leave its case family silently, an expected
+value that would be lost) leaves the file byte-for-byte as it was.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final, Literal
 
 from blueprint.authoring.editing import (
     EditableSet,
     EditOptions,
+    EditOutcome,
     EditRefused,
-    Rewrite,
+    RowChange,
     case_of,
-    commit,
-    named,
-    one_edit,
-    open_for_edit,
+    editing,
     ordered_case,
 )
 from blueprint.core import admissibility
@@ -58,9 +55,6 @@ __all__ = [
 
 _NO_EXPECTED: Final = frozenset({"rubric", "expected-behavior-only"})
 
-#: what an edit does to the row at a position (it may change the row in place)
-RowChange = Callable[[int, Any], Any]
-
 
 # --- oracle ----------------------------------------------------------------------------------
 
@@ -79,7 +73,7 @@ class OracleRequest:
 
 
 @dataclass
-class OracleOutcome:
+class OracleOutcome(EditOutcome):
     """What an oracle change did, for the CLI to tell the user."""
 
     #: the row asked for; None when the change started from a case family (family edit)
@@ -101,11 +95,8 @@ class OracleOutcome:
     starter_rows: list[str] = field(default_factory=list)
     #: other rows of the family whose evaluator changed: row id -> (before, after)
     evaluator_changes: dict[str, tuple[Any, Any]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    #: what the rewrite did (or, in a dry run, would do)
-    written: Rewrite | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def details(self) -> dict[str, Any]:
         return {
             "rowId": self.row_id,
             "oracleType": self.oracle_type,
@@ -125,8 +116,6 @@ class OracleOutcome:
                 row: {"before": before, "after": after}
                 for row, (before, after) in self.evaluator_changes.items()
             },
-            "notes": self.notes,
-            **(self.written.to_json() if self.written else {}),
         }
 
 
@@ -180,16 +169,12 @@ def _expected_change(
     return None, None
 
 
-@one_edit
 def set_oracle(
     path: StrPath, request: OracleRequest, options: EditOptions | None = None
 ) -> OracleOutcome:
     """Change a row's oracle type (and its family's, with scope="family") in place."""
-    options = options or EditOptions()
-    try:
-        edited = open_for_edit(Path(path), options.format, dry_run=options.dry_run)
-        target = edited.find(request.row_id)
-        case = case_of(target)
+    with editing(path, options) as edited:
+        case = case_of(edited.find(request.row_id))
         family_id = case.get("caseFamily")
         family = edited.families().get(family_id) if isinstance(family_id, str) else None
         family_evaluator = family.get("evaluator") if family is not None else None
@@ -199,16 +184,10 @@ def set_oracle(
             request,
             _Start(request.row_id, case.get("oracleType"), current, family_id),
         )
-        outcome.written = commit(
-            edited,
-            (change(position, row) for position, row in enumerate(edited.rows())),
-            edited.count(),
-            dry_run=options.dry_run,
-            header_changed=request.scope == "family",
+        outcome.written = edited.commit(
+            edited.changed(change), edited.count(), header_changed=request.scope == "family"
         )
         return outcome
-    except EditRefused as error:
-        raise named(path, error) from None
 
 
 def plan_family_oracle(
@@ -393,22 +372,13 @@ class AddRequest:
 
 
 @dataclass
-class AddOutcome:
+class AddOutcome(EditOutcome):
     row: dict[str, Any]
     position: int
     warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    #: what the rewrite did (or, in a dry run, would do)
-    written: Rewrite | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "row": self.row,
-            "position": self.position,
-            "warnings": self.warnings,
-            "notes": self.notes,
-            **(self.written.to_json() if self.written else {}),
-        }
+    def details(self) -> dict[str, Any]:
+        return {"row": self.row, "position": self.position, "warnings": self.warnings}
 
 
 def build_row(request: AddRequest, family: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -438,14 +408,11 @@ def build_row(request: AddRequest, family: dict[str, Any] | None = None) -> dict
     return row
 
 
-@one_edit
 def add_row(path: StrPath, request: AddRequest, options: EditOptions | None = None) -> AddOutcome:
     """Add a row after its case family's last row (a row outside any family: at the end);
     refuses a row that would not be valid."""
-    try:
-        return _add_row(Path(path), request, options or EditOptions())
-    except EditRefused as error:
-        raise named(path, error) from None
+    with editing(path, options) as edited:
+        return _add_row(edited, request)
 
 
 def _check_grading(request: AddRequest, family: dict[str, Any] | None) -> None:
@@ -490,8 +457,7 @@ def _check_grading(request: AddRequest, family: dict[str, Any] | None) -> None:
             )
 
 
-def _add_row(path: Path, request: AddRequest, options: EditOptions) -> AddOutcome:
-    edited = open_for_edit(path, options.format, dry_run=options.dry_run)
+def _add_row(edited: EditableSet, request: AddRequest) -> AddOutcome:
     families = edited.families()
     family: dict[str, Any] | None = None
     if request.family is not None:
@@ -546,7 +512,7 @@ def _add_row(path: Path, request: AddRequest, options: EditOptions) -> AddOutcom
         if insert_at >= position:
             yield row
 
-    written = commit(edited, with_new_row(), position + 1, dry_run=options.dry_run)
+    written = edited.commit(with_new_row(), position + 1)
     warnings = [
         issue.message
         for issue in report.issues

@@ -1,8 +1,9 @@
 """Curating a set in place: remove and rename rows, manage case families, accept and promote.
 
-Each edit opens a canonical set, decides every change (refusing with the file untouched when
-it cannot be made as asked), and commits through :mod:`blueprint.authoring.editing`, which
-rewrites the file in its own format or, in a dry run, reports the diff and writes nothing.
+Each edit takes the one edit path (:mod:`blueprint.authoring.editing`): it opens a canonical
+set, decides every change (refusing with the file untouched when it cannot be made as asked),
+and commits, which rewrites the file in its own format or, in a dry run, reports the diff and
+writes nothing.
 
 Two records live in ``case.extensions`` (the case profile itself is strict):
 
@@ -28,17 +29,14 @@ from typing import Any, Final, Literal, cast
 
 from pydantic import ValidationError
 
-from blueprint.authoring.builder import OracleOutcome, RowChange, plan_family_oracle
+from blueprint.authoring.builder import OracleOutcome, plan_family_oracle
 from blueprint.authoring.editing import (
     EditableSet,
     EditOptions,
+    EditOutcome,
     EditRefused,
-    Rewrite,
     case_of,
-    commit,
-    named,
-    one_edit,
-    open_for_edit,
+    editing,
     ordered_case,
 )
 from blueprint.core import admissibility
@@ -65,11 +63,6 @@ PROMOTABLE: Final = frozenset({*STARTER_PROVENANCES, "imported"})
 GOLD_PROVENANCES: Final = tuple(p for p in PROVENANCES if p not in PROMOTABLE)
 
 
-def _run(path: StrPath, options: EditOptions | None) -> tuple[EditableSet, EditOptions]:
-    options = options or EditOptions()
-    return open_for_edit(Path(path), options.format, dry_run=options.dry_run), options
-
-
 def _positions(edited: EditableSet, wanted: set[str]) -> tuple[dict[str, list[int]], int]:
     """The positions of the rows with the wanted ids, and the number of rows."""
     found: dict[str, list[int]] = {row_id: [] for row_id in wanted}
@@ -94,37 +87,24 @@ def _require_unique(path: Path, found: dict[str, list[int]]) -> None:
         )
 
 
-def _rows_changed(edited: EditableSet, change: RowChange) -> Iterator[Any]:
-    return (change(position, row) for position, row in enumerate(edited.rows()))
-
-
 # --- rm --------------------------------------------------------------------------------------
 
 
 @dataclass
-class RemoveOutcome:
+class RemoveOutcome(EditOutcome):
     removed: list[str]
     #: case families the removal left without a row (they stay defined)
     emptied_families: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    written: Rewrite | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "removed": self.removed,
-            "emptiedFamilies": self.emptied_families,
-            "notes": self.notes,
-            **_written(self.written),
-        }
+    def details(self) -> dict[str, Any]:
+        return {"removed": self.removed, "emptiedFamilies": self.emptied_families}
 
 
-@one_edit
 def remove_rows(
     path: StrPath, row_ids: Sequence[str], options: EditOptions | None = None
 ) -> RemoveOutcome:
     """Remove the rows with these ids; refused, untouched, when an id is unknown or repeats."""
-    try:
-        edited, options = _run(path, options)
+    with editing(path, options) as edited:
         wanted = list(dict.fromkeys(row_ids))
         if not wanted:
             raise UsageError("name at least one row id to remove")
@@ -146,41 +126,29 @@ def remove_rows(
             if count == members[family] and family in edited.families()
         ]
         kept = (row for position, row in enumerate(edited.rows()) if position not in gone)
-        outcome.written = commit(edited, kept, total - len(gone), dry_run=options.dry_run)
+        outcome.written = edited.commit(kept, total - len(gone))
         return outcome
-    except EditRefused as error:
-        raise named(path, error) from None
 
 
 # --- rename ----------------------------------------------------------------------------------
 
 
 @dataclass
-class RenameOutcome:
+class RenameOutcome(EditOutcome):
     old: str
     new: str
     #: the caseId the row had when it differed from its id (now both are the new id)
     case_id_was: Any = None
-    notes: list[str] = field(default_factory=list)
-    written: Rewrite | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "old": self.old,
-            "new": self.new,
-            "caseIdWas": self.case_id_was,
-            "notes": self.notes,
-            **_written(self.written),
-        }
+    def details(self) -> dict[str, Any]:
+        return {"old": self.old, "new": self.new, "caseIdWas": self.case_id_was}
 
 
-@one_edit
 def rename_row(
     path: StrPath, old: str, new: str, options: EditOptions | None = None
 ) -> RenameOutcome:
     """Give a row a new id; its ``case.caseId`` follows. Refused when ``new`` is taken."""
-    try:
-        edited, options = _run(path, options)
+    with editing(path, options) as edited:
         if not new:
             raise EditRefused("the new id is empty")
         if new == old:
@@ -205,12 +173,8 @@ def rename_row(
             row["metadata"]["case"] = ordered_case(case)
             return row
 
-        outcome.written = commit(
-            edited, _rows_changed(edited, renamed), total, dry_run=options.dry_run
-        )
+        outcome.written = edited.commit(edited.changed(renamed), total)
         return outcome
-    except EditRefused as error:
-        raise named(path, error) from None
 
 
 # --- family ----------------------------------------------------------------------------------
@@ -278,7 +242,7 @@ RowsOfFamily = Literal["drop", "detach"]
 
 
 @dataclass
-class FamilyOutcome:
+class FamilyOutcome(EditOutcome):
     action: Literal["add", "edit", "rm"]
     family: str
     #: the family as it now stands (None once removed)
@@ -295,10 +259,10 @@ class FamilyOutcome:
     oracle: OracleOutcome | None = None
     #: families rows name that the set does not define (reported as unknown-case-family)
     undefined: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    written: Rewrite | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def details(self) -> dict[str, Any]:
+        # the narrowing is part of this edit, whose rewrite is told once, after it
+        oracle = {**self.oracle.details(), "notes": self.oracle.notes} if self.oracle else None
         return {
             "action": self.action,
             "family": self.family,
@@ -307,10 +271,8 @@ class FamilyOutcome:
             "rows": self.rows,
             "tookEvaluator": self.took_evaluator,
             "conditions": list(self.conditions),
-            "oracle": self.oracle.to_json() if self.oracle else None,
+            "oracle": oracle,
             "undefinedFamilies": self.undefined,
-            "notes": self.notes,
-            **_written(self.written),
         }
 
 
@@ -385,13 +347,11 @@ def _created_note(edited: EditableSet, outcome: FamilyOutcome) -> None:
         )
 
 
-@one_edit
 def add_family(
     path: StrPath, definition: FamilyDefinition, options: EditOptions | None = None
 ) -> FamilyOutcome:
     """Define a new case family (no rows yet); refused when its evaluator is barred."""
-    try:
-        edited, options = _run(path, options)
+    with editing(path, options) as edited:
         conditions = _check_evaluator(definition.oracle_type, definition.evaluator)
         if definition.severity is not None and definition.severity not in SEVERITIES:
             raise UsageError(f"{definition.severity!r} is not a severity")
@@ -416,23 +376,17 @@ def add_family(
             undefined=_undefined_families(edited),
             notes=list(edited.notes),
         )
-        outcome.written = commit(
-            edited, edited.rows(), edited.count(), dry_run=options.dry_run, header_changed=True
-        )
+        outcome.written = edited.commit(edited.rows(), edited.count(), header_changed=True)
         _created_note(edited, outcome)
         return outcome
-    except EditRefused as error:
-        raise named(path, error) from None
 
 
-@one_edit
 def edit_family(
     path: StrPath, edit: FamilyEdit, options: EditOptions | None = None
 ) -> FamilyOutcome:
     """Change a case family's title, description, severity or linked concerns, and (with a
     new oracle type or evaluator) narrow it and its rows together."""
-    try:
-        edited, options = _run(path, options)
+    with editing(path, options) as edited:
         values = edit.values()
         unknown = edit.unset - set(FAMILY_FIELDS)
         if unknown:
@@ -450,7 +404,7 @@ def edit_family(
         family = _family(edited, edit.family)
         previous = copy.deepcopy(family)
         outcome = FamilyOutcome("edit", edit.family, previous=previous, notes=list(edited.notes))
-        change: RowChange = _unchanged
+        change = None
         if regrading:
             oracle_type = edit.oracle_type or family.get("oracleType")
             if not isinstance(oracle_type, str) or oracle_type not in ORACLE_TYPES:
@@ -473,20 +427,9 @@ def edit_family(
         _reorder_family(family)
         outcome.definition = family
         outcome.rows = _members(edited, edit.family)
-        outcome.written = commit(
-            edited,
-            _rows_changed(edited, change),
-            edited.count(),
-            dry_run=options.dry_run,
-            header_changed=True,
-        )
+        rows = edited.changed(change) if change is not None else edited.rows()
+        outcome.written = edited.commit(rows, edited.count(), header_changed=True)
         return outcome
-    except EditRefused as error:
-        raise named(path, error) from None
-
-
-def _unchanged(position: int, row: Any) -> Any:
-    return row
 
 
 _FAMILY_ORDER: Final[tuple[str, ...]] = (
@@ -508,7 +451,6 @@ def _reorder_family(family: dict[str, Any]) -> None:
     family.update(ordered)
 
 
-@one_edit
 def remove_family(
     path: StrPath,
     family_id: str,
@@ -517,8 +459,7 @@ def remove_family(
 ) -> FamilyOutcome:
     """Remove a case family. While rows belong to it, refused unless ``rows`` says what
     happens to them: ``drop`` removes them, ``detach`` keeps them outside any family."""
-    try:
-        edited, options = _run(path, options)
+    with editing(path, options) as edited:
         family = _family(edited, family_id)
         listed = _family_list(edited)
         members = _members(edited, family_id)
@@ -563,25 +504,21 @@ def remove_family(
             )
             total -= len(members)
         else:
-            written = _rows_changed(edited, detached)
+            written = edited.changed(detached)
             if members and family.get("severity") is not None:
                 outcome.notes.append(
                     f"the family's severity ({family['severity']}) no longer applies to the"
                     " detached rows: severity belongs to a family, never to a row"
                 )
-        outcome.written = commit(
-            edited, written, total, dry_run=options.dry_run, header_changed=True
-        )
+        outcome.written = edited.commit(written, total, header_changed=True)
         return outcome
-    except EditRefused as error:
-        raise named(path, error) from None
 
 
 # --- accept ----------------------------------------------------------------------------------
 
 
 @dataclass
-class AcceptOutcome:
+class AcceptOutcome(EditOutcome):
     #: row id -> the derived values accepted: field path -> how the import derived it
     accepted: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: rows named that had nothing (matching) to accept
@@ -590,18 +527,13 @@ class AcceptOutcome:
     unmatched_fields: list[str] = field(default_factory=list)
     #: every field still derived in the rows in scope, before this acceptance
     derived_fields: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    #: None when there was nothing to accept: the file is left as it is
-    written: Rewrite | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def details(self) -> dict[str, Any]:
         return {
             "accepted": self.accepted,
             "nothingToAccept": self.nothing,
             "unmatchedFields": self.unmatched_fields,
             "derivedFields": self.derived_fields,
-            "notes": self.notes,
-            **_written(self.written),
         }
 
 
@@ -618,7 +550,6 @@ def _import_record(row: Any) -> dict[str, Any] | None:
     return record or None
 
 
-@one_edit
 def accept_derived(
     path: StrPath,
     row_ids: Sequence[str] | None,
@@ -629,10 +560,10 @@ def accept_derived(
     only some fields; each accepted entry leaves ``case.extensions["blueprint-import"]``.
 
     Refused, untouched, for an unknown row id. Nothing to accept is not an error: the
-    outcome says so (and which fields are still derived), and the file is left as it is.
+    outcome says so (and which fields are still derived), and the file is left as it is
+    (``written`` None).
     """
-    try:
-        edited, options = _run(path, options)
+    with editing(path, options) as edited:
         wanted = list(dict.fromkeys(row_ids)) if row_ids is not None else None
         if wanted is not None and not wanted:
             raise UsageError("name the rows to accept, or accept every row (--all)")
@@ -680,12 +611,8 @@ def accept_derived(
                 del case["extensions"]
             return row
 
-        outcome.written = commit(
-            edited, _rows_changed(edited, accepted), total, dry_run=options.dry_run
-        )
+        outcome.written = edited.commit(edited.changed(accepted), total)
         return outcome
-    except EditRefused as error:
-        raise named(path, error) from None
 
 
 # --- promote ---------------------------------------------------------------------------------
@@ -705,7 +632,7 @@ class PromoteRequest:
 
 
 @dataclass
-class PromoteOutcome:
+class PromoteOutcome(EditOutcome):
     provenance: str
     reviewer: str
     reviewed_at: str
@@ -713,18 +640,14 @@ class PromoteOutcome:
     promoted: dict[str, str] = field(default_factory=dict)
     #: row id -> derived values accepted with the promotion
     accepted: dict[str, dict[str, Any]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    written: Rewrite | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def details(self) -> dict[str, Any]:
         return {
             "provenance": self.provenance,
             "reviewer": self.reviewer,
             "reviewedAt": self.reviewed_at,
             "promoted": self.promoted,
             "acceptedDerived": self.accepted,
-            "notes": self.notes,
-            **_written(self.written),
         }
 
 
@@ -736,14 +659,12 @@ def utc_stamp(moment: datetime | None = None) -> str:
     return moment.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-@one_edit
 def promote(
     path: StrPath, request: PromoteRequest, options: EditOptions | None = None
 ) -> PromoteOutcome:
     """Turn starter or imported rows into gold: a new provenance, and a review record of
     who reviewed them and when under ``case.extensions["blueprint-review"]``."""
-    try:
-        edited, options = _run(path, options)
+    with editing(path, options) as edited:
         if request.provenance not in PROVENANCES:
             raise UsageError(f"{request.provenance!r} is not a provenance")
         if request.provenance not in GOLD_PROVENANCES:
@@ -814,13 +735,5 @@ def promote(
             case["provenance"] = request.provenance
             return row
 
-        outcome.written = commit(
-            edited, _rows_changed(edited, promoted), total, dry_run=options.dry_run
-        )
+        outcome.written = edited.commit(edited.changed(promoted), total)
         return outcome
-    except EditRefused as error:
-        raise named(path, error) from None
-
-
-def _written(written: Rewrite | None) -> dict[str, Any]:
-    return written.to_json() if written is not None else {"written": False}

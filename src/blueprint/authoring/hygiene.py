@@ -12,32 +12,25 @@ of the signature of the rows that start a group: never a row."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from blueprint.authoring.builder import EditRefused
-from blueprint.convert import complete_header
+from blueprint.authoring.editing import EditOptions, editing, output_target
 from blueprint.core import jsonpath
-from blueprint.core.errors import OutputExistsError, ParseError, UsageError
+from blueprint.core.errors import ParseError, UsageError
 from blueprint.core.issues import Issue, make_issue
 from blueprint.formats import (
-    Codec,
     ExportResult,
     SetSource,
     StrPath,
     UnreadableRow,
-    WriteOptions,
     resolve_codec,
 )
-from blueprint.formats.setfile import set_file_for
-from blueprint.io.locking import rewriting_in_place
 from blueprint.validation.inputtext import (
     MIN_WORDS_FOR_NEAR,
     comparable_text,
@@ -672,60 +665,6 @@ def find_duplicates(
 # --- writing a set without its repeats ---------------------------------------------------------
 
 
-def output_target(
-    source: Path, codec: Codec, output: Path | None, force: bool
-) -> tuple[Path, Codec, bool]:
-    """Where a rewritten set goes, with which codec, and whether it may replace a file.
-
-    ``output`` None means in place, which only a canonical format allows (rewriting a vendor
-    file would export the set again, losing what that format cannot hold); an output is
-    written in a canonical format, chosen by its extension, and never replaces a file
-    without ``force``. Checked before anything is read.
-    """
-    if output is None:
-        if not codec.lossless:
-            raise EditRefused(
-                f"{source}: a {codec.name} file is not rewritten in place: writing it would"
-                f" export the set again, and a {codec.name} export leaves out what the format"
-                " has no place for. Write a canonical set with -o (.json, .jsonl or .csv)"
-            )
-        return source, codec, True
-    writer = resolve_codec(output, None, reading=False)
-    if not writer.lossless:
-        raise UsageError(
-            f"{output}: writes a canonical set only (.json, .jsonl or .csv), not {writer.name}"
-        )
-    if output.resolve() == source.resolve():
-        if not codec.lossless or writer.name != codec.name:
-            raise EditRefused(
-                f"{output}: is the {codec.name} set itself; write the result to another file"
-            )
-        if not force:
-            raise OutputExistsError(output)
-    elif output.exists() and not force:
-        raise OutputExistsError(output)
-    return output, writer, force
-
-
-def in_place_guard(source: Path, output: Path | None) -> AbstractContextManager[None]:
-    """For a set rewritten in place (``output`` None or the set itself): its edit lock, and
-    the check at the rename that no other program changed it meanwhile."""
-    if output is not None and output.resolve() != source.resolve():
-        return contextlib.nullcontext()
-    return rewriting_in_place((source, set_file_for(source)))
-
-
-def exactly(rows: Iterator[Any], expected: int, path: Path) -> Iterator[Any]:
-    """Pass rows through; raise (so the writer commits nothing) unless there are
-    ``expected``: the file changed between two reads of it."""
-    count = 0
-    for row in rows:
-        count += 1
-        yield row
-    if count != expected:
-        raise EditRefused(f"{path}: changed while it was read ({count} rows, not {expected})")
-
-
 @dataclass
 class DedupeResult:
     """What writing the last set without its exact repeats did."""
@@ -761,13 +700,13 @@ def remove_duplicates(
     """Find duplicates as :func:`find_duplicates` does, then write the last set to
     ``output`` without its rows whose input exactly repeats an earlier row's (earlier in it,
     or in a set given before it). Near-duplicates are reported, never removed: whether two
-    similar inputs are one case is for a person to decide.
+    similar inputs are one case is for a person to decide. An output that is the set itself
+    rewrites it as an edit does (see :func:`blueprint.authoring.editing.editing`).
     """
     given = distinct_paths(paths)
     last = given[-1]
-    with in_place_guard(last, Path(output)):
-        codec = resolve_codec(last, format, reading=True)
-        target, writer, replace = output_target(last, codec, Path(output), force)
+    target = output_target(last, format, Path(output), force)
+    with editing(last, EditOptions(format), rewrite=target.in_place) as edited:
         report = find_duplicates(given, threshold=threshold, near=near, format=format)
         label = str(last)
         removed = [
@@ -777,14 +716,7 @@ def remove_duplicates(
             if row.set == label
         ]
         left_out = {row.index for row, _ in removed}
-        source = codec.open(last)
-        header, notes = complete_header(source)
-        kept = (row for position, _, row in read_rows(source) if position not in left_out)
-        export = writer.write(
-            dict(header),
-            exactly(kept, report.sets[-1].rows - len(left_out), last),
-            target,
-            WriteOptions(force=replace, strict=True, in_place=target == last),
-        )
+        kept = (row for position, _, row in read_rows(edited.source()) if position not in left_out)
+        export = target.write(edited, kept, report.sets[-1].rows - len(left_out))
     removed.sort(key=lambda pair: pair[0].index)
-    return DedupeResult(report, target, export, removed, notes)
+    return DedupeResult(report, target.path, export, removed, edited.notes)

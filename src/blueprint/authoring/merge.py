@@ -15,7 +15,9 @@ different values keeps A's, and the difference is reported; ``name`` overrides t
 Case families are the union (B's new ones after A's). Header ``extensions`` are merged by
 namespace, A's kept where both have the same namespace with different content (reported).
 
-Rows stream: memory holds the ids of both sets and the rows whose id both use.
+Both sets are opened on the one edit path (:mod:`blueprint.authoring.editing`), locked while
+the merge runs, so that with ``--force`` an output that is one of them replaces it only as it
+was read. Rows stream: memory holds the ids of both sets and the rows whose id both use.
 """
 
 from __future__ import annotations
@@ -29,18 +31,17 @@ from typing import Any, Final, Literal
 
 from blueprint.authoring.editing import (
     EditableSet,
+    EditOptions,
     EditRefused,
-    one_edit,
-    open_for_edit,
+    editing,
     scratch_write,
 )
 from blueprint.core.errors import BlueprintError, OutputError, OutputExistsError, UsageError
 from blueprint.core.model import HEADER_FIELDS, SCHEMA_VERSION
 from blueprint.diff import SetDiff, collect, diff_sets, value_changes
-from blueprint.formats import ExportResult, StrPath, WriteOptions, resolve_codec
+from blueprint.formats import Codec, ExportResult, StrPath, WriteOptions, resolve_codec
 from blueprint.formats.setfile import set_file_for
 from blueprint.io.jsonvalues import dumps_text
-from blueprint.io.locking import replacing_only_as_read
 from blueprint.validation.checks import RowView
 
 Side = Literal["a", "b"]
@@ -211,7 +212,7 @@ def _same(left: Any, right: Any) -> bool:
     return not value_changes(left, right)
 
 
-def _open_input(path: Path, format: str | None, *, dry_run: bool) -> EditableSet:
+def _require_canonical(path: Path, format: str | None) -> None:
     codec = resolve_codec(path, format, reading=True)
     if not codec.lossless:
         raise EditRefused(
@@ -219,10 +220,8 @@ def _open_input(path: Path, format: str | None, *, dry_run: bool) -> EditableSet
             f" it first (blueprint convert {path} {path.with_name(path.stem + '-set.json')}"
             f" --from {codec.name})"
         )
-    return open_for_edit(path, format, dry_run=dry_run)
 
 
-@one_edit
 def merge_sets(
     a: StrPath, b: StrPath, output: StrPath, options: MergeOptions | None = None
 ) -> MergeOutcome:
@@ -241,8 +240,18 @@ def merge_sets(
             f"{output}: merge writes a canonical set (json, jsonl, csv), not {writer.name};"
             " write one and convert it"
         )
-    left = _open_input(a, options.source_format, dry_run=options.dry_run)
-    right = _open_input(b, options.source_format, dry_run=options.dry_run)
+    for given in (a, b):
+        _require_canonical(given, options.source_format)
+    edit = EditOptions(options.source_format, options.dry_run)
+    # a refusal names its sets itself: it is about both
+    with editing(a, edit, named=False) as left, editing(b, edit, named=False) as right:
+        return _merge(left, right, output, writer, options)
+
+
+def _merge(
+    left: EditableSet, right: EditableSet, output: Path, writer: Codec, options: MergeOptions
+) -> MergeOutcome:
+    a, b = left.path, right.path
     # what opening made up (a name for a set without a set file) is not used here: the
     # merged set-level fields are decided below, and every choice is reported
     outcome = MergeOutcome(a, b, output, dry_run=options.dry_run)
@@ -348,9 +357,8 @@ def merge_sets(
         set_file=header is not None,
     )
     if not options.dry_run:
-        # with --force the output may be one of the sets: it must still be as it was read
-        with replacing_only_as_read({**right.stamps, **left.stamps}):
-            outcome.export = writer.write(header or {}, merged(), output, write_options)
+        # with --force the output may be one of the sets, which the edit replaces only as read
+        outcome.export = writer.write(header or {}, merged(), output, write_options)
         outcome.rows = outcome.export.rows
         return outcome
     with scratch_write(writer, header or {}, merged(), output.name, write_options) as (
@@ -359,7 +367,7 @@ def merge_sets(
     ):
         outcome.rows = result.rows
         outcome.diff = diff_sets(
-            collect(left.codec.open(a), str(a)), collect(writer.open(target), str(output))
+            collect(left.source(), str(a)), collect(writer.open(target), str(output))
         )
     return outcome
 

@@ -26,18 +26,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from blueprint.authoring.builder import EditRefused
-from blueprint.authoring.hygiene import (
-    DuplicateIndex,
-    DuplicateOptions,
-    exactly,
-    in_place_guard,
+from blueprint.authoring.editing import (
+    EditableSet,
+    EditOptions,
+    EditRefused,
+    Target,
+    editing,
     output_target,
-    read_rows,
 )
-from blueprint.convert import complete_header
+from blueprint.authoring.hygiene import DuplicateIndex, DuplicateOptions, read_rows
 from blueprint.core.errors import UsageError
-from blueprint.formats import Codec, ExportResult, StrPath, WriteOptions, resolve_codec
+from blueprint.formats import ExportResult, StrPath
 
 #: a stratum: (case family, oracle type); None where the row names none
 Stratum = tuple[str | None, str | None]
@@ -133,21 +132,8 @@ def parse_ratios(text: str) -> tuple[tuple[str, float], ...]:
     return tuple(ratios.items())
 
 
-# --- reading -----------------------------------------------------------------------------------
-
-
-@dataclass
-class _Opened:
-    path: Path
-    codec: Codec
-
-
-def _open(path: Path, format: str | None) -> _Opened:
-    return _Opened(path, resolve_codec(path, format, reading=True))
-
-
-def _rows(opened: _Opened) -> Iterator[tuple[int, int | None, Any]]:
-    return read_rows(opened.codec.open(opened.path))
+def _rows(opened: EditableSet) -> Iterator[tuple[int, int | None, Any]]:
+    return read_rows(opened.source())
 
 
 # --- split -------------------------------------------------------------------------------------
@@ -240,13 +226,11 @@ def split_set(
     canonical format) or, when ``output`` is None, back in place (canonical formats only).
 
     Refuses, writing nothing, when rows already carry a split (unless ``reassign``) or a row
-    has no metadata object to hold one.
+    has no metadata object to hold one. In place, the set is rewritten as an edit rewrites
+    it (see :func:`blueprint.authoring.editing.editing`).
     """
-    with in_place_guard(Path(path), Path(output) if output else None):
-        opened = _open(Path(path), format)
-        target, writer, force = output_target(
-            opened.path, opened.codec, Path(output) if output else None, options.force
-        )
+    target = output_target(Path(path), format, Path(output) if output else None, options.force)
+    with editing(path, EditOptions(format), rewrite=target.in_place) as opened:
         index = DuplicateIndex(options.duplicates)
         strata: dict[Stratum, int] = {}
         stratum_ids = array("l")
@@ -284,28 +268,22 @@ def split_set(
         assigned = _assign(options, strata, stratum_ids, group_first)
 
         names = options.names
-        header, notes = complete_header(opened.codec.open(opened.path))
 
         def with_splits() -> Iterator[Any]:
             for position, _, row in _rows(opened):
                 row["metadata"]["split"] = names[assigned[position]]
                 yield row
 
-        export = writer.write(
-            dict(header),
-            exactly(with_splits(), total, opened.path),
-            target,
-            WriteOptions(force=force, strict=True, in_place=target == opened.path),
-        )
+        export = target.write(opened, with_splits(), total)
     result = SplitResult(
         source=opened.path,
-        output=target,
+        output=target.path,
         export=export,
         options=options,
         strata=_strata_report(options, strata, stratum_ids, assigned),
         totals={name: 0 for name in names},
         replaced=existing,
-        notes=notes,
+        notes=opened.notes,
     )
     for split in assigned:
         result.totals[names[split]] += 1
@@ -439,8 +417,12 @@ def sample_set(
     """Write a stratified, seeded sample of ``options.size`` rows to ``output`` (a canonical
     format), in the set's order, with the set-level fields and only the case families the
     sampled rows use."""
-    opened = _open(Path(path), format)
-    target, writer, force = output_target(opened.path, opened.codec, Path(output), options.force)
+    target = output_target(Path(path), format, Path(output), options.force)
+    with editing(path, EditOptions(format), rewrite=target.in_place) as opened:
+        return _sample(opened, target, options)
+
+
+def _sample(opened: EditableSet, target: Target, options: SampleOptions) -> SampleResult:
     strata: dict[Stratum, list[int]] = {}
     for position, _, row in _rows(opened):
         strata.setdefault(stratum_of(row), []).append(position)
@@ -467,14 +449,12 @@ def sample_set(
         report.append(StratumSample(stratum[0], stratum[1], len(strata[stratum]), size))
     del strata
 
-    header, notes = complete_header(opened.codec.open(opened.path))
-
     def sampled() -> Iterator[Any]:
         for position, _, row in _rows(opened):
             if position in chosen:
                 yield row
 
-    header = dict(header)
+    header = opened.header
     families = header.get("caseFamilies")
     # the strata name every family a sampled row uses, so the header is known before the rows
     sampled_families = {stratum[0] for stratum, size in zip(ordered, sizes, strict=True) if size}
@@ -484,12 +464,7 @@ def sample_set(
             for family in families
             if not isinstance(family, dict) or family.get("id") in sampled_families
         ]
-    export = writer.write(
-        header,
-        exactly(sampled(), options.size, opened.path),
-        target,
-        WriteOptions(force=force, strict=True),
-    )
+    export = target.write(opened, sampled(), options.size)
     kept = [
         family["id"]
         for family in header.get("caseFamilies") or []
@@ -497,11 +472,11 @@ def sample_set(
     ]
     return SampleResult(
         source=opened.path,
-        output=target,
+        output=target.path,
         export=export,
         options=options,
         rows=total,
         strata=report,
         families=kept,
-        notes=notes,
+        notes=opened.notes,
     )

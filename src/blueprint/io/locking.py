@@ -141,21 +141,6 @@ def _unlock(lock_path: Path) -> None:
     os.close(held.descriptor)
 
 
-@contextmanager
-def releasing_locks() -> Iterator[None]:
-    """Every lock taken within the block is released when it ends, however it ends: an edit
-    refused half-way leaves no lock (and no lock file) behind."""
-    before = {path: held.holders for path, held in _HELD.items()}
-    try:
-        yield
-    finally:
-        for path, held in list(_HELD.items()):
-            if path not in before:
-                _unlock(path)
-            else:
-                held.holders = min(held.holders, before[path])
-
-
 def _acquire(path: Path, lock_path: Path) -> int | None:
     """Lock ``lock_path`` without waiting; None where no lock can be taken (no flock, a
     folder this process may not write: the edit then relies on the check at the rename)."""
@@ -212,8 +197,8 @@ _HOLDER_READS: Final = 10
 
 @contextmanager
 def rewriting_in_place(files: tuple[Path, ...]) -> Iterator[None]:
-    """For a command that rewrites a set it opened itself (dedupe, split): the set's lock is
-    held, and its ``files`` (the set first) replaced only as read, for the whole block."""
+    """For the edit path (``authoring.editing``): the set's lock is held, and its ``files``
+    (the set first) are replaced only as they were read, for the whole block."""
     lock = EditLock(files[0])
     try:
         with replacing_only_as_read({file: stamp_of(file) for file in files}):
