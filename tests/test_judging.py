@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
 from blueprint.reports import judging
-from blueprint.reports.judging import statistics
 from blueprint.reports.judging import (
     PASS_FAIL,
     BootstrapOptions,
@@ -30,6 +29,7 @@ from blueprint.reports.judging import (
     krippendorff_alpha,
     read_labels,
     read_set_families,
+    statistics,
 )
 from blueprint.validation.validate import validate_file
 from conftest import document, row, write_json
