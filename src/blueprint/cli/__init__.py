@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import io
 import itertools
 import os
 import signal
@@ -84,10 +86,40 @@ def _install_signal_handlers() -> None:
             signal.signal(stopping, _stop)
 
 
+#: the error handler of the standard streams: what their encoding cannot spell is escaped
+_ESCAPE: Final = "blueprint-escape"
+
+
+def _escape(error: UnicodeError) -> tuple[str, int]:
+    """``\\u00e9`` for a character the stream's encoding lacks (surrogate pairs beyond the
+    Basic Plane): inside JSON it is the same string, and text stays readable."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    units = error.object[error.start : error.end].encode("utf-16-be", "surrogatepass")
+    escaped = "".join(
+        f"\\u{int.from_bytes(units[at : at + 2], 'big'):04x}" for at in range(0, len(units), 2)
+    )
+    return escaped, error.end
+
+
+def _encodable_streams() -> None:
+    """A terminal, pipe or locale whose encoding cannot spell every character
+    (``PYTHONIOENCODING=ascii``, ``LANG=C`` on an old Python) gets escapes instead of a
+    UnicodeEncodeError half-way through the output."""
+    codecs.register_error(_ESCAPE, _escape)
+    for stream in (sys.stdout, sys.stderr):
+        # strict, or surrogateescape (a C locale's stdout): both fail on a character the
+        # encoding lacks; backslashreplace (stderr's default there) never does
+        if isinstance(stream, io.TextIOWrapper) and stream.errors in ("strict", "surrogateescape"):
+            with contextlib.suppress(ValueError, OSError):  # closed, or not reconfigurable
+                stream.reconfigure(errors=_ESCAPE)
+
+
 def main() -> None:
     """The console script. A signal that stops it (SIGINT, SIGTERM, SIGHUP) removes its
     temporary files and exits with 128 + the signal's number, as a shell reports it."""
     _install_signal_handlers()
+    _encodable_streams()
     try:
         _run()
     except _Stopped as stopped:

@@ -24,6 +24,14 @@ def is_set_file(path: Path) -> bool:
 
 
 def set_file_for(data_path: Path) -> Path:
+    """The set file beside a data file. A path with no name of its own (``.``, ``..``, ``/``)
+    is named by the folder it stands for, so that a folder given where a file belongs is
+    refused as a folder, not failed on."""
+    if data_path.name in ("", ".", ".."):
+        absolute = data_path.resolve()
+        if not absolute.name:  # the root of a file system
+            return absolute / SUFFIX
+        data_path = absolute
     return data_path.with_name(data_path.name + SUFFIX)
 
 
