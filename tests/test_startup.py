@@ -173,9 +173,11 @@ def test_the_lazy_root_help_is_what_registering_every_command_prints():
     from typer.testing import CliRunner
 
     from blueprint import cli
-    from blueprint.cli._commands import COMMANDS
+    from blueprint.cli._commands import COMMANDS, TidyGroup
 
+    # registered eagerly, with the help tidying the lazy group does too
     eager = typer.Typer(
+        cls=TidyGroup,
         name="blueprint",
         help=cli.app.info.help,
         no_args_is_help=True,

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
+import re
 from dataclasses import dataclass
 from typing import Any, Final
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ COMMANDS: Final[dict[str, CommandEntry]] = {
     "convert": CommandEntry(
         "blueprint.cli.convert",
         "convert_command",
-        "Convert a set to another format; every dropped field, left-out row and weakened rule\n"
+        "Convert a set to another format; every dropped field, left-out row and weakened rule "
         "is reported.",
     ),
     "diff": CommandEntry(
@@ -124,21 +126,21 @@ COMMANDS: Final[dict[str, CommandEntry]] = {
     "summary": CommandEntry(
         "blueprint.cli.reports",
         "summary_command",
-        "A set at a glance: rows by oracle type, evaluator, case family, provenance and split;\n"
+        "A set at a glance: rows by oracle type, evaluator, case family, provenance and split; "
         "linked-concern coverage; the action-risk matrix; what each vendor export leaves out;"
-        " and\nthe retired cases.",
+        " and the retired cases.",
     ),
     "risk": CommandEntry(
         "blueprint.cli.reports",
         "risk_command",
-        "The action-risk matrix: reversibility (R0-R3) by blast radius (B0-B3), and the\n"
-        "high-risk cases (R3, B3, or R2+ with B2+) that lack an escalation expectation or an\n"
+        "The action-risk matrix: reversibility (R0-R3) by blast radius (B0-B3), and the "
+        "high-risk cases (R3, B3, or R2+ with B2+) that lack an escalation expectation or an "
         "expert reviewer.",
     ),
     "render": CommandEntry(
         "blueprint.cli.reports",
         "render_command",
-        "Render the set as a page for the people who review it: case families with their\n"
+        "Render the set as a page for the people who review it: case families with their "
         "rows, provenance, linked concerns, action risk, judge validation and vendor exports.",
     ),
     "packs": CommandEntry(
@@ -170,6 +172,55 @@ def click_exceptions(name: str) -> tuple[type[Exception], ...]:
 _USAGE_ERRORS: Final = click_exceptions("UsageError")
 
 
+#: a paragraph that is laid out by hand, and keeps its line breaks: click's \b marker, or a
+#: line after the first that is indented or starts a list item
+_LAID_OUT: Final = re.compile(r"\A\x08|\n(?:\s|[-*\u2022] |\d+[.)] )")
+
+
+def reflow(text: str | None) -> str | None:
+    """Help text with each paragraph on one line, for the terminal to wrap at its own width:
+    docstrings are broken at 100 columns, and rich panels print those breaks as they are,
+    leaving short orphan lines at 80 (paragraphs laid out by hand keep their breaks)."""
+    if text is None:
+        return None
+    help_text, marker, rest = inspect.cleandoc(text).partition("\f")
+    paragraphs = [
+        paragraph if _LAID_OUT.search(paragraph) else " ".join(paragraph.split())
+        for paragraph in help_text.strip().split("\n\n")
+    ]
+    return "\n\n".join(paragraphs) + marker + rest
+
+
+def _tidy_own_help(command: Any, ctx: Any) -> None:
+    command.help = reflow(command.help)
+    for param in command.get_params(ctx) if ctx is not None else command.params:
+        if isinstance(param, TyperOption) and param.is_bool_flag and param.metavar is None:
+            param.metavar = ""  # typer shows a metavar that is set, and shows "" as nothing
+
+
+def tidy_help(command: Any, ctx: Any = None) -> Any:
+    """A command (and, for a group, its subcommands) with its help reflowed and no metavar on
+    its flags: a flag takes no value, so typer's ``<bool>`` beside one misleads. Without a
+    context, the --help option (made per context) is left until a context tidies it."""
+    _tidy_own_help(command, ctx)
+    for subcommand in getattr(command, "commands", {}).values():
+        tidy_help(subcommand, ctx)
+    return command
+
+
+class TidyGroup(TyperGroup):
+    """A group whose help, and that of the commands it hands out, goes through ``tidy_help``
+    (the eager registration the start-up test compares with uses it too)."""
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        return None if command is None else tidy_help(command, ctx)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _tidy_own_help(self, ctx)  # not its commands: a listing need not build them
+        super().format_help(ctx, formatter)
+
+
 def build_command(name: str) -> Any:
     """The click command of one entry, built by typer exactly as ``app.command(name)`` or
     ``app.add_typer(..., name=name)`` would build it (the import happens here)."""
@@ -180,10 +231,10 @@ def build_command(name: str) -> Any:
         holder.add_typer(target, name=name)
     else:
         holder.command(name)(target)
-    return typer.main.get_group(holder).commands[name]
+    return tidy_help(typer.main.get_group(holder).commands[name])
 
 
-class LazyCommands(TyperGroup):
+class LazyCommands(TidyGroup):
     """The root group: a command's module is imported when the command runs (or its own
     --help is asked for), never to list it; the listing reads the summaries above."""
 
@@ -203,7 +254,7 @@ class LazyCommands(TyperGroup):
             return TyperCommand(name=cmd_name, help=COMMANDS[cmd_name].summary)
         if cmd_name not in self._built:
             self._built[cmd_name] = build_command(cmd_name)
-        return self._built[cmd_name]
+        return tidy_help(self._built[cmd_name], ctx)
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         try:

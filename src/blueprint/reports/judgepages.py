@@ -142,7 +142,10 @@ def bars_svg(
 ) -> Markup:
     """Horizontal bars on a 0-1 axis with a whisker for each interval and a tick for each
     threshold: ``(label, value, interval, threshold)`` per bar (kappa below 0 is drawn at 0)."""
-    left, scale_width, bar, gap = 170, 300, 16, 14
+    # The labels are right-aligned against the axis: the margin grows with the longest (at
+    # about 7 px a character at 12 px) so a long family id is not cut off at the left edge.
+    longest = max((len(label) for label, *_ in rows), default=0)
+    left, scale_width, bar, gap = max(170, 16 + 7 * longest), 300, 16, 14
     height = 30 + len(rows) * (bar + gap)
     width = left + scale_width + 70
     parts = [
