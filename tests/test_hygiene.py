@@ -21,7 +21,7 @@ from blueprint.authoring.hygiene import (
     lsh_bands,
     remove_duplicates,
 )
-from blueprint.core.errors import OutputExistsError, ParseError, UsageError
+from blueprint.core.errors import OutputExistsError, ParseError, UnknownFormatError, UsageError
 from blueprint.formats import resolve_codec
 from blueprint.validation.inputtext import comparable_text, jaccard, shingles
 from conftest import document, row, write_json
@@ -294,6 +294,7 @@ def test_remove_duplicates_writes_canonical_formats_only(tmp_path: Path) -> None
         remove_duplicates([promptfoo], promptfoo, force=True)
     as_json = promptfoo.with_suffix(".json")
     as_json.write_bytes(before)
-    with pytest.raises((UsageError, EditRefused)):
+    # YAML in a .json file is no promptfoo JSON: refused as read, before any writing
+    with pytest.raises((UsageError, EditRefused, UnknownFormatError)):
         remove_duplicates([as_json], as_json, force=True, format="promptfoo")
     assert promptfoo.read_bytes() == before == as_json.read_bytes()

@@ -273,3 +273,18 @@ def test_runs_are_removed_after_an_error_mid_stream(
     gc.collect()
     assert seen_on_disk
     assert _left_behind() == []
+
+
+def test_row_ids_read_back_from_memory_and_from_the_scratch_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(rowindex, "IDS_MEMORY_BYTES", 64)  # most ids reach the file
+    ids = rowindex.RowIds()
+    values = [None if n % 7 == 0 else f"case-{n}-é" * (n % 4) for n in range(500)]
+    values[3] = "x" * 300  # a length of two bytes
+    for value in values:
+        ids.append(value)
+    assert [ids[n] for n in range(len(values))] == values
+    with pytest.raises(IndexError):
+        ids[len(values)]
+    ids.close()

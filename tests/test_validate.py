@@ -606,6 +606,18 @@ def test_duplicates_name_the_first_rows_line_past_blank_lines(tmp_path: Path) ->
     assert "line 3" in found["duplicate-input", 6]
 
 
+def test_a_duplicate_input_names_the_first_rows_id(tmp_path: Path) -> None:
+    first, repeat, across = row("refund-1"), row("refund-2"), row("refund-3")
+    for data, split in ((first, "dev"), (repeat, "dev"), (across, "test")):
+        data["metadata"]["split"] = split
+        data["input"] = first["input"]
+    path = tmp_path / "set.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in (first, repeat, across)), "utf-8")
+    found = {i.code: i.message for i in validate_file(path).issues}
+    assert "row 0, 'refund-1' (line 1)" in found["duplicate-input"]
+    assert "row 0, 'refund-1' (line 1)" in found["duplicate-input-across-splits"]
+
+
 def test_validation_leaves_the_garbage_collector_as_it_found_it() -> None:
     import gc
 

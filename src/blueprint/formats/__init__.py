@@ -27,7 +27,7 @@ from blueprint.formats.base import (
     WriteOptions,
 )
 from blueprint.formats.setfile import set_file_for
-from blueprint.formats.sniffing import first_record_complete
+from blueprint.formats.sniffing import Fit, first_record_complete
 
 
 @dataclass(frozen=True)
@@ -293,6 +293,8 @@ def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:
         codec = get_codec(name)
         if reading and not codec.can_read:
             raise UnknownFormatError(f"the format {codec.name!r} can be written but not read")
+        if reading:
+            _refuse_unfit(path, codec)
         if not reading and not codec.can_write:
             raise UnknownFormatError(f"the format {codec.name!r} can be read but not written")
         if not reading and _extension(path) in codec.refused_forms:
@@ -386,6 +388,42 @@ def _sniff(path: Path, candidates: list[Codec]) -> Codec:
     raise UnknownFormatError(
         f"{path}: the content fits none of the formats that read {what}"
         f" ({tried}); name one with --from if you know it"
+    )
+
+
+def _refuse_unfit(path: Path, codec: Codec) -> None:
+    """Refuse a file that the named vendor format's own sniffing says it does not fit: read
+    anyway, an OpenAI Evals file named as promptfoo imports every line as an empty row.
+
+    Only a certain "no" refuses, so a codec opts in with ``sniff_named``, which judges a
+    named file more loosely than detection does: a file it reads only when told to (DeepEval
+    goldens under custom key names, a promptfoo vars file) is not refused, and a broken file
+    of the format is left to its reader, which names the line and field. A canonical
+    format's reader names every broken field itself, and a head that is unreadable or stops
+    before its first record ends leaves it open.
+    """
+    sniff = getattr(codec, "sniff_named", None)
+    if codec.lossless or sniff is None:
+        return
+    head = b"" if path.is_dir() else _head(path)
+    if head is None or (head and not first_record_complete(head)):
+        return
+    fit: Fit = sniff(path, head)
+    if fit.ok:
+        return
+    others = [
+        other.name
+        for other in (REGISTRY[facts.name] for facts in _facts_reading(path))
+        if other.name != codec.name and other.sniff(path, head).ok
+    ]
+    what = "folders" if path.is_dir() else f"{_extension(path) or 'such'} files"
+    fitting = (
+        f"it fits {', '.join(others)}: name that with --from, or leave --from out"
+        if others
+        else f"it fits none of the formats that read {what}"
+    )
+    raise UnknownFormatError(
+        f"{path}: the content does not fit --from {codec.name} ({fit.why}); {fitting}"
     )
 
 

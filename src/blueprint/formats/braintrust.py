@@ -161,6 +161,20 @@ class BraintrustCodec(VendorCodec):
             return Fit.yes()
         return Fit.no(why)
 
+    def sniff_named(self, path: Path, head: bytes) -> Fit:
+        """Whether a file named as Braintrust records is one: more loosely than detection, it
+        needs only an input or expected and none of another format's answer keys (a record
+        with fields of its own, or a Blueprint row, is read as a record when named)."""
+        if path.suffix.lower() == ".json":
+            outline = json_head(head)
+            keys = set(outline.keys) if outline.kind == "array" else set()
+        else:
+            first = first_line_object(head)
+            keys = set(first) if isinstance(first, dict) else set()
+        if not keys & {"input", "expected"} or keys & _OTHER_ANSWERS:
+            return self.sniff(path, head)
+        return Fit.yes()
+
 
 #: the answer keys of other formats' records that share the input key (Inspect's target,
 #: OpenAI Evals' ideal and criteria), which a Braintrust record never has

@@ -314,6 +314,30 @@ class DeepevalCodec(VendorCodec):
             return Fit.yes()
         return Fit.no(why)
 
+    def sniff_named(self, path: Path, head: bytes) -> Fit:
+        """Whether a file named as DeepEval goldens is one: more loosely than detection, since
+        DeepEval loads goldens under custom key names (``input_key_name="query"``), goldens
+        with an input and nothing else, and scenarios without turns yet."""
+        fit = self.sniff(path, head)
+        if fit.ok:
+            return fit
+        suffix = path.suffix.lower()
+        if suffix == ".csv":
+            first: Any = dict.fromkeys(csv_header(head), "")
+        elif suffix == ".jsonl":
+            first = first_line_object(head)
+        else:
+            outline = json_head(head)
+            first = outline.first if outline.kind == "array" else None
+        if not isinstance(first, dict):
+            return fit
+        # a golden's input is text: a list there (OpenAI Evals' chat input) is another format
+        if isinstance(first.get("input"), str) or first.keys() & (
+            GOLDEN_KEYS | {"scenario", "expected_outcome"}
+        ):
+            return Fit.yes()
+        return fit
+
 
 def _csv_goldens(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Goldens from DeepEval's CSV layout: lists joined with "|", tools and metadata as JSON."""

@@ -29,7 +29,7 @@ from blueprint.core.model import (
 from blueprint.core.schema import accepts, validator_for
 from blueprint.io.jsonvalues import dumps_text, json_type
 from blueprint.validation.inputtext import input_key, split_of, text_key
-from blueprint.validation.rowindex import FirstSeen, RowLines
+from blueprint.validation.rowindex import FirstSeen, RowIds, RowLines
 
 if TYPE_CHECKING:  # jsonschema is imported only to describe a failure (see schema.py)
     from jsonschema import ValidationError
@@ -281,6 +281,8 @@ class SetState:
     first_use: FirstSeen = field(default_factory=FirstSeen)
     #: the line each row starts on (0 when unknown)
     lines: RowLines = field(default_factory=RowLines)
+    #: the id of each row (None when it has none), for findings that name an earlier row
+    ids: RowIds = field(default_factory=RowIds)
     #: family -> field -> (value, row index, row id) of the first row that gave it; bounded by
     #: the number of families, not rows
     family_firsts: dict[str, dict[str, tuple[Any, int, str | None]]] = field(default_factory=dict)
@@ -376,8 +378,24 @@ def duplicate_id_issues(row: RowView, state: SetState, key: int) -> Iterator[Iss
 
 
 def _row_where(state: SetState, index: int) -> str:
+    """An earlier row as a finding names it: its index, its id and its line, as known."""
     line = state.lines[index] if index < len(state.lines) else 0
-    return f"row {index}" + (f" (line {line})" if line else "")
+    row_id = _row_id(state, index)
+    named = f", {_shown_id(row_id)}" if row_id is not None else ""
+    return f"row {index}{named}" + (f" (line {line})" if line else "")
+
+
+def _row_id(state: SetState, index: int) -> str | None:
+    return state.ids[index] if index < len(state.ids) else None
+
+
+def _shown_id(row_id: str) -> str:
+    # an id of a few hundred characters would drown the message
+    return repr(row_id if len(row_id) <= _SHOWN_ID else row_id[: _SHOWN_ID - 1] + "…")
+
+
+#: characters of an earlier row's id that a message shows
+_SHOWN_ID: Final = 80
 
 
 def check_duplicate_input(row: RowView, state: SetState) -> Iterator[Issue]:

@@ -449,3 +449,96 @@ class RowLines:
 
 #: the offset recorded for rows whose line is unknown (no line is this far before its index)
 _UNKNOWN_LINE: Final = -(2**62)
+
+
+#: bytes of ids a :class:`RowIds` keeps in memory before it moves them to a scratch file
+IDS_MEMORY_BYTES: Final = 8 * 2**20
+#: rows of one group of a :class:`RowIds`: memory holds where each group starts (8 bytes
+#: for this many rows), and finding an id reads at most one group
+ID_GROUP_ROWS: Final = 64
+
+
+class RowIds:
+    """The id of each row, by index, so that a finding can name the row it points back to.
+
+    Ids are kept once, as length-prefixed UTF-8 (no id: length 0), with only the offset of
+    every :data:`ID_GROUP_ROWS`-th row in memory; past :data:`IDS_MEMORY_BYTES` they go on
+    to a scratch file. Looking one up reads its group; only findings that point back do so.
+    """
+
+    __slots__ = ("_buffer", "_count", "_file", "_groups", "_written")
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        #: bytes already moved to the file (the buffer continues after them)
+        self._written = 0
+        self._file: IO[bytes] | None = None
+        self._groups = array("Q")
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def append(self, row_id: str | None) -> None:
+        """The id of the next row; None when it has none (or it was unreadable)."""
+        if self._count % ID_GROUP_ROWS == 0:
+            self._groups.append(self._written + len(self._buffer))
+        self._count += 1
+        encoded = b"" if row_id is None else row_id.encode("utf-8", "surrogatepass")
+        size = len(encoded) + (row_id is not None)
+        # a varint length: most ids take one byte more than their text
+        while size >= 0x80:
+            self._buffer.append(size & 0x7F | 0x80)
+            size >>= 7
+        self._buffer.append(size)
+        self._buffer += encoded
+        if len(self._buffer) > IDS_MEMORY_BYTES:
+            self._spill()
+
+    def __getitem__(self, index: int) -> str | None:
+        """The id of row ``index``; None when it has none."""
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        group = index // ID_GROUP_ROWS
+        start = self._groups[group]
+        end = self._groups[group + 1] if group + 1 < len(self._groups) else None
+        data = self._read(start, end)
+        at = 0
+        for _ in range(index % ID_GROUP_ROWS + 1):
+            size = shift = 0
+            while True:
+                byte = data[at]
+                at += 1
+                size |= (byte & 0x7F) << shift
+                shift += 7
+                if byte < 0x80:
+                    break
+            found, at = data[at : at + size - 1] if size else None, at + max(size - 1, 0)
+        return None if found is None else bytes(found).decode("utf-8", "surrogatepass")
+
+    def _read(self, start: int, end: int | None) -> bytes:
+        total = self._written + len(self._buffer)
+        stop = total if end is None else end
+        if start >= self._written:
+            return bytes(self._buffer[start - self._written : stop - self._written])
+        assert self._file is not None
+        on_disk = _read_at(self._file, min(stop, self._written) - start, start)
+        return on_disk + bytes(self._buffer[: max(stop - self._written, 0)])
+
+    def _spill(self) -> None:
+        try:
+            if self._file is None:
+                # a file with no name where the system allows: nothing is left behind
+                self._file = tempfile.TemporaryFile(prefix="blueprint-ids-")  # noqa: SIM115
+            self._file.seek(self._written)
+            self._file.write(self._buffer)
+            self._file.flush()
+        except OSError as error:
+            raise _no_room(Path(tempfile.gettempdir()), error) from None
+        self._written += len(self._buffer)
+        self._buffer.clear()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

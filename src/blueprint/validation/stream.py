@@ -135,6 +135,7 @@ class StreamValidator:
         report.rows += 1
         state.lines.append(item.line or 0)
         if isinstance(item, UnreadableRow):
+            state.ids.append(None)
             report.unreadable = True
             if self.options.row_ids:
                 report.row_ids.append(None)
@@ -142,6 +143,7 @@ class StreamValidator:
             self.emit([issue])
             return [issue]
         row = checks.RowView(item.index, item.data, item.line)
+        state.ids.append(row.id)
         self.count_row(row.id, row.is_starter)
         found: list[Issue] = []
         if self.check_schema:

@@ -372,6 +372,14 @@ class PromptfooCodec(VendorCodec):
             return {"description", "extensions.promptfoo"} & _present(header)
         return set()
 
+    def sniff_named(self, path: Path, head: bytes) -> Fit:
+        """Whether a file named as promptfoo is one. JSON and JSON Lines tests are told by
+        their keys, as detection tells them; YAML and CSV are not refused when named: promptfoo
+        reads any YAML mapping of vars as a test, and every plain CSV column as a var."""
+        if path.suffix.lower() in (".json", ".jsonl"):
+            return self.sniff(path, head)
+        return Fit.yes()
+
     def sniff(self, path: Path, head: bytes) -> Fit:
         suffix = path.suffix.lower()
         test_keys = {"vars", "assert", "description", "options", "threshold", "providerOutput"}
