@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from blueprint.cli import app
 from blueprint.convert import ConvertOptions, convert, data_rows, roundtrip
-from blueprint.core.errors import ParseError, UnknownFormatError
+from blueprint.core.errors import EveryRowExcluded, ParseError, UnknownFormatError
 from blueprint.formats import REGISTRY, UnreadableRow, WriteOptions, resolve_codec
 from blueprint.formats.apollia import answer_of, any_of_pattern, exact_pattern
 from blueprint.formats.vendor import InvalidRowForExport
@@ -312,6 +312,10 @@ def test_any_valid_set_exports_to_a_strict_suite(
         result = CODEC.write(header, iter(doc["rows"]), target, options)
     except InvalidRowForExport:
         return  # an inadmissible pairing never reaches a vendor
+    except EveryRowExcluded as refused:  # nothing written: a suite of no task is no export
+        assert doc["rows"]
+        assert _left_out(refused) == {r["id"] for r in doc["rows"]}
+        return
     suite = assert_strict_suite(target.read_text(encoding="utf-8"))
     assert suite["name"] == doc["name"]
     assert [task["id"] for task in suite.get("tasks", [])] == [
@@ -356,8 +360,9 @@ def test_cli_llm_judge_flag(tmp_path: Path) -> None:
     )
     target = tmp_path / "out.toml"
     left = runner.invoke(app, ["convert", str(source), str(target), "--to", "apollia"])
-    assert left.exit_code == 0, left.output
-    assert "tasks" not in tomllib.loads(target.read_text(encoding="utf-8"))
+    # its one row left out: nothing is written, and the refusal names the flag
+    assert left.exit_code == 1, left.output
+    assert "--llm-judge" in left.output and not target.exists()
     written = runner.invoke(
         app, ["convert", str(source), str(target), "--to", "apollia", "--llm-judge", "--force"]
     )

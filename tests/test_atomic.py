@@ -16,7 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blueprint.core.errors import OutputError, OutputExistsError
-from blueprint.io.atomic import AtomicFolder, AtomicOutputs, scratch_folder, stale
+from blueprint.io import atomic
+from blueprint.io.atomic import (
+    AtomicFolder,
+    AtomicOutputs,
+    scratch_folder,
+    stale,
+    stale_partials,
+)
 
 
 def test_all_files_appear_together(tmp_path: Path) -> None:
@@ -196,8 +203,130 @@ def test_what_a_killed_writer_left_is_removed_by_the_next(tmp_path: Path) -> Non
         path.write_text("half")
     with AtomicOutputs([tmp_path / "a.json"], force=False) as outputs:
         outputs.open(tmp_path / "a.json").write("x")
-    assert not left.exists() and running.exists() and other.exists()
+    # another target's, its writer ended too: swept as well, whichever output comes next
+    assert not left.exists() and running.exists() and not other.exists()
     assert all(path.exists() for path in absurd)
+
+
+def test_any_write_sweeps_the_partials_killed_writers_left_in_its_folder(tmp_path: Path) -> None:
+    dead = _dead_pid()
+    file_partial = tmp_path / f".report.html.{dead}.k2_x9q0z.partial"
+    folder_partial = tmp_path / f".dataset.{dead}.abcd1234.partial"  # an AtomicFolder's
+    file_partial.write_text("half")
+    (folder_partial / "data").mkdir(parents=True)
+    (folder_partial / "data" / "train.jsonl").write_text("half")
+    with AtomicOutputs([tmp_path / "a.json"], force=False) as outputs:
+        outputs.open(tmp_path / "a.json").write("x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json"]
+    file_partial.write_text("half")
+    with AtomicFolder(tmp_path / "out", force=False) as folder:
+        (folder / "card.md").write_text("x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "out"]
+
+
+def test_a_partial_whose_writer_is_alive_is_kept(tmp_path: Path) -> None:
+    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        partial = tmp_path / f".b.json.{writer.pid}.abcd1234.partial"
+        folder = tmp_path / f".c.{writer.pid}.abcd1234.partial"
+        partial.write_text("still writing")
+        folder.mkdir()
+        with AtomicOutputs([tmp_path / "a.json"], force=False) as outputs:
+            outputs.open(tmp_path / "a.json").write("x")
+        with AtomicFolder(tmp_path / "d", force=False):
+            pass
+        assert partial.read_text() == "still writing" and folder.is_dir()
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def test_files_named_almost_like_partials_are_kept(tmp_path: Path) -> None:
+    dead = _dead_pid()
+    names = [
+        f".a.json.{dead}.abcd1234.partial.bak",
+        f"a.json.{dead}.abcd1234.partial",  # no leading dot
+        f".a.json.{dead}.ABCD1234.partial",  # tempfile's random part is lower case
+        f".a.json.{dead}.abcd123.partial",  # and eight characters
+        f".a.json.{dead}.abcd12345.partial",
+        f".a.json.0{dead}.abcd1234.partial",
+        f".{dead}.abcd1234.partial",  # no output name
+        f".a.json.{dead}.abcd1234.old",  # an aside, only its own target's run puts it back
+        f".a.json.{dead}.abcd1234",
+        "notes.partial",
+    ]
+    for name in names:
+        (tmp_path / name).write_text("theirs")
+    with AtomicOutputs([tmp_path / "a.json"], force=False) as outputs:
+        outputs.open(tmp_path / "a.json").write("x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*names, "a.json"])
+
+
+def test_a_link_named_like_a_partial_is_neither_followed_nor_removed(tmp_path: Path) -> None:
+    dead = _dead_pid()
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "folder").mkdir(parents=True)
+    (elsewhere / "folder" / "keep.txt").write_text("keep")
+    (elsewhere / "file.txt").write_text("keep")
+    out = tmp_path / "out"
+    out.mkdir()
+    to_folder = out / f".x.{dead}.abcd1234.partial"
+    to_file = out / f".y.{dead}.abcd1234.partial"
+    to_folder.symlink_to(elsewhere / "folder", target_is_directory=True)
+    to_file.symlink_to(elsewhere / "file.txt")
+    with AtomicOutputs([out / "a.json"], force=False) as outputs:
+        outputs.open(out / "a.json").write("x")
+    assert to_folder.is_symlink() and to_file.is_symlink()
+    assert (elsewhere / "folder" / "keep.txt").read_text() == "keep"
+    assert (elsewhere / "file.txt").read_text() == "keep"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs chown")
+def test_a_partial_of_another_user_is_kept(tmp_path: Path) -> None:
+    partial = tmp_path / f".b.json.{_dead_pid()}.abcd1234.partial"
+    partial.write_text("theirs")
+    os.chown(partial, 54321, 54321)
+    with AtomicOutputs([tmp_path / "a.json"], force=False) as outputs:
+        outputs.open(tmp_path / "a.json").write("x")
+    assert partial.exists()
+
+
+def test_a_sweep_that_fails_never_fails_the_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    left = tmp_path / f".b.json.{_dead_pid()}.abcd1234.partial"
+    left.mkdir()
+
+    def refused(path: object, *args: object, **kwargs: object) -> Any:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+    for name in ("scandir", "rmtree"):  # a folder it may not list, a partial it may not remove
+        with monkeypatch.context() as patched:
+            patched.setattr(atomic.os if name == "scandir" else atomic.shutil, name, refused)
+            target = tmp_path / f"{name}.json"
+            with AtomicOutputs([target], force=False) as outputs:
+                outputs.open(target).write("x")
+            assert target.read_text() == "x" and left.exists()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    names=st.lists(
+        # near misses of .<name>.<pid>.<random>.partial, and hits (dead pids mostly)
+        st.from_regex(
+            r"\.[a-z.]{0,4}\.[0-9]{1,11}\.[0-9a-zA-Z_.]{6,10}\.partia?l?", fullmatch=True
+        ),
+        max_size=6,
+    )
+)
+def test_only_partial_names_a_writer_made_are_ever_swept(names: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        for name in set(names):
+            (Path(folder) / name).write_text("")
+        for path in stale_partials(Path(folder)):
+            *name, pid, random_part, suffix = path.name[1:].split(".")
+            assert name and pid.isdigit() and not pid.startswith("0")
+            assert len(random_part) == 8 and suffix == "partial"
 
 
 @settings(max_examples=60, deadline=None)

@@ -267,3 +267,109 @@ def test_a_case_in_both_the_dev_and_the_test_set_fails(tmp_path: Path, monkeypat
         'duplicates = "off"\ninclude = ["*.json"]\n', encoding="utf-8"
     )
     assert run("check").exit_code == 0
+
+
+# --- the configuration stays inside the project ------------------------------------------
+
+
+@pytest.fixture
+def outside(repo: Path) -> Path:
+    """A folder beside the project (not under it) holding a valid set."""
+    folder = repo.parent / f"{repo.name}-outside"
+    folder.mkdir()
+    convert(EXAMPLE, folder / "elsewhere.json")
+    return folder
+
+
+def configure(repo: Path, text: str) -> None:
+    (repo / "blueprint.toml").write_text(text, encoding="utf-8")
+
+
+def test_an_include_glob_leading_out_of_the_project_is_refused(repo: Path, outside: Path) -> None:
+    pattern = f"../{outside.name}/*.json"
+    configure(repo, f'include = ["evals/*.json", "{pattern}"]\n')
+    result = run("check", "-q")
+    assert result.exit_code == 2, result.output
+    assert pattern in result.output and "blueprint.toml:1" in result.output
+
+
+def test_allow_path_lets_the_configuration_name_that_folder(repo: Path, outside: Path) -> None:
+    configure(repo, f'include = ["evals/*.json", "../{outside.name}/*.json"]\n')
+    result = run("check", "-q", "--report", "json", "--allow-path", outside)
+    assert result.exit_code == 0, result.output
+    checked = {Path(item["path"]).name for item in json.loads(result.stdout)["sets"]}
+    assert checked == {"refunds.json", "elsewhere.json"}
+
+
+def test_a_committed_link_to_a_file_outside_is_refused(repo: Path, outside: Path) -> None:
+    (repo / "evals" / "evil.json").symlink_to(outside / "elsewhere.json")
+    result = run("check", "-q")
+    assert result.exit_code == 2, result.output
+    assert "evil.json" in result.output
+    # excluded, it is never read, so it may lead anywhere
+    configure(repo, CONFIG.replace("ignore =", 'exclude = ["evals/evil.json"]\nignore =', 1))
+    assert run("check", "-q").exit_code == 0
+
+
+def test_a_link_inside_the_project_is_followed(repo: Path) -> None:
+    (repo / "shared").mkdir()
+    convert(EXAMPLE, repo / "shared" / "common.json")
+    (repo / "evals" / "common.json").symlink_to(repo / "shared" / "common.json")
+    result = run("check", "-q", "--report", "json")
+    assert result.exit_code == 0, result.output
+    assert "common.json" in {Path(item["path"]).name for item in json.loads(result.stdout)["sets"]}
+
+
+@pytest.mark.parametrize("include", ["evals/*", "evals", "evals/linked/*.json"])
+def test_a_linked_folder_leading_outside_is_refused(
+    repo: Path, outside: Path, include: str
+) -> None:
+    (repo / "evals" / "linked").symlink_to(outside, target_is_directory=True)
+    configure(repo, f'include = ["{include}"]\n')
+    result = run("check", "-q")
+    # a walk never enters a linked folder; a glob that names one is refused
+    assert result.exit_code == (0 if include == "evals" else 2), result.output
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        'judge-reports = ["../{name}/judge.json"]\ninclude = ["evals/*.json"]\n',
+        '[[set]]\npath = "evals/refunds.json"\njudge-reports = ["../{name}/judge.json"]\n',
+        '[[set]]\npath = "evals/refunds.json"\n'
+        'export = [{{format = "promptfoo", path = "../{name}/refunds.yaml"}}]\n',
+        '[[set]]\npath = "../{name}/elsewhere.json"\n',
+        'include = ["evals/*.json"]\nexclude = ["../{name}/**"]\n',
+    ],
+    ids=["judge-report", "set-judge-report", "export", "set-path", "exclude"],
+)
+def test_every_configured_path_must_lie_inside(repo: Path, outside: Path, config: str) -> None:
+    configure(repo, config.format(name=outside.name))
+    result = run("check", "-q")
+    assert result.exit_code == 2, result.output
+    assert f"../{outside.name}/" in result.output
+
+
+def test_an_export_that_would_leave_out_every_row_fails_as_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    human = [
+        row("behaviour-only", "expected-behavior-only"),
+        row("expert", evaluator="human-expert", reviewerExpertise="refund policy"),
+    ]
+    write_json(tmp_path / "human.json", document(*human))
+    (tmp_path / "goldens.json").write_text("[]\n", encoding="utf-8")
+    (tmp_path / "blueprint.toml").write_text(
+        '[[set]]\npath = "human.json"\nroundtrip = ["deepeval"]\n'
+        'export = [{format = "deepeval", path = "goldens.json"}]\n',
+        encoding="utf-8",
+    )
+    result = run("check", "--report", "json")
+    assert result.exit_code == 1
+    steps = {step["name"]: step for step in json.loads(result.stdout)["sets"][0]["steps"]}
+    refused = steps["export deepeval goldens.json"]
+    assert (refused["status"], refused["summary"]) == ("failed", "refused")
+    assert any("--include-human-review" in problem for problem in refused["problems"])
+    # a round trip still shows the loss (all of it, declared) rather than refusing
+    assert steps["round-trip via deepeval"]["status"] == "passed"

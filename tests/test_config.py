@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from blueprint.formats.base import ReadOptions, reading_with
 from blueprint.project.config import ConfigError, find_config, load_project, read_config
 from blueprint.validation.stream import resolve_codes
 
@@ -154,3 +155,18 @@ def test_bad_limit_names_file_line_and_key(tmp_path: Path) -> None:
     path.write_text("[limits]\nmax-depth = -1\n")
     with pytest.raises(ConfigError):
         read_config(path)
+
+
+def test_a_path_outside_the_project_names_its_pyproject_line(tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.blueprint]\njudge-reports = ["../judge.json"]\n',
+        encoding="utf-8",
+    )
+    project = load_project(tmp_path / "proj" / "pyproject.toml")
+    with pytest.raises(ConfigError) as caught:
+        project.refuse_outside_paths()
+    assert caught.value.exit_code == 2
+    assert "pyproject.toml:5" in str(caught.value) and "../judge.json" in str(caught.value)
+    with reading_with(ReadOptions(allowed_paths=(tmp_path,))):
+        project.refuse_outside_paths()

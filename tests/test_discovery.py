@@ -9,7 +9,8 @@ import pytest
 
 from blueprint.convert import ConvertOptions, convert
 from blueprint.core.errors import UsageError
-from blueprint.project.config import load_project
+from blueprint.formats.base import ReadOptions, reading_with
+from blueprint.project.config import ConfigError, load_project
 from blueprint.project.discovery import expand, project_sets, select
 from conftest import EXAMPLES, document, row, write_json
 
@@ -108,3 +109,63 @@ def test_a_named_set_file_stands_for_its_set(tree: Path) -> None:
         "evals/dev/refunds.csv",
         "evals/dev/refunds.jsonl",
     ]
+
+
+def test_a_walk_refuses_a_link_leading_outside(tree: Path) -> None:
+    outside = tree.parent / f"{tree.name}-outside"
+    outside.mkdir()
+    write_json(outside / "secret.json", document(row("secret")))
+    (tree / "evals" / "evil.json").symlink_to(outside / "secret.json")
+    with pytest.raises(UsageError) as caught:
+        expand(["evals"])
+    assert caught.value.exit_code == 2 and "evil.json" in str(caught.value)
+    # named on the command line, it is trusted as the user gave it
+    assert names(expand(["evals/evil.json"])) == ["evals/evil.json"]
+    with reading_with(ReadOptions(allowed_paths=(outside,))):
+        assert "evals/evil.json" in names(expand(["evals"]))
+
+
+def test_a_walk_follows_a_link_into_the_working_folder(tree: Path) -> None:
+    write_json(tree / "shared.json", document(row("shared")))
+    (tree / "evals" / "dev" / "shared.json").symlink_to(tree / "shared.json")
+    assert "evals/dev/shared.json" in names(expand(["evals/dev"]))
+
+
+def test_configured_paths_outside_the_project_are_refused(tree: Path) -> None:
+    (tree / "proj" / "sets").mkdir(parents=True)
+    write_json(tree / "proj" / "sets" / "a.json", document(row("a1")))
+    (tree / "proj" / "sets" / "up.json").symlink_to(tree / "evals" / "a.json")
+    (tree / "proj" / "blueprint.toml").write_text('include = ["sets/*.json"]\n', encoding="utf-8")
+    project = load_project(tree / "proj" / "blueprint.toml")
+    # the working folder holds the link's target, but the project's folder does not
+    with pytest.raises(ConfigError) as caught:
+        project_sets(project)
+    assert caught.value.exit_code == 2 and "blueprint.toml:1" in str(caught.value)
+    with reading_with(ReadOptions(allowed_paths=(tree / "evals",))):
+        assert len(project_sets(project).sets) == 2
+
+
+def test_what_reading_a_set_opens_must_lie_inside_too(tree: Path) -> None:
+    outside = tree.parent / f"{tree.name}-outside"
+    outside.mkdir()
+    (outside / "stolen.json").write_text("{}", encoding="utf-8")
+    project_folder = tree / "proj"
+    (project_folder / "sets").mkdir(parents=True)
+    convert(EXAMPLE, project_folder / "sets" / "hub", ConvertOptions(target_format="huggingface"))
+    convert(EXAMPLE, project_folder / "sets" / "table.csv")
+    (project_folder / "blueprint.toml").write_text('include = ["sets"]\n', encoding="utf-8")
+    project = load_project(project_folder / "blueprint.toml")
+    assert len(project_sets(project).sets) == 2
+    # a file inside a dataset folder, or the set file beside a CSV, read with the set
+    for link in (
+        project_folder / "sets" / "hub" / "extra.json",
+        project_folder / "sets" / "table.csv.set.json",
+    ):
+        saved = link.read_bytes() if link.exists() else None
+        link.unlink(missing_ok=True)
+        link.symlink_to(outside / "stolen.json")
+        with pytest.raises(ConfigError):
+            project_sets(project)
+        link.unlink()
+        if saved is not None:
+            link.write_bytes(saved)

@@ -316,6 +316,38 @@ def test_a_conversion_killed_as_it_finishes_leaves_the_old_output_or_the_new_one
     assert outcomes, "no round ran"
 
 
+def test_a_partial_a_sigkill_left_is_swept_by_the_next_write_to_its_folder(
+    launcher: Launcher, tmp_path: Path, tmpdir_: Path
+) -> None:
+    """SIGKILL runs no handler: the killed conversion's partial stays until another
+    command, writing any output to that folder, finds its process gone."""
+    source = generated_set(tmp_path / "in.jsonl", 50_000)
+    out = tmp_path / "out"
+    out.mkdir()
+    child = launcher.start("convert", source, out / "big.jsonl", tmpdir=tmpdir_)
+    own = f".big.jsonl.{child.pid}."
+
+    def partial_written() -> bool:
+        for path in out.iterdir():
+            with contextlib.suppress(FileNotFoundError):  # renamed into place meanwhile
+                if path.name.startswith(own) and path.stat().st_size > 0:
+                    return True
+        return False
+
+    assert wait_until(partial_written, child), "the conversion ended before it began writing"
+    os.kill(child.pid, signal.SIGKILL)
+    code, _ = child.finish()
+    assert code == -signal.SIGKILL
+    left = leftovers(out)
+    assert left and all(name.startswith(own) for name in left)
+    small = generated_set(tmp_path / "small.jsonl", 20)
+    code, stderr = finished("convert", small, out / "small.json", tmpdir=tmpdir_)
+    assert code == 0, stderr
+    assert leftovers(out) == []
+    assert sorted(p.name for p in out.iterdir()) == ["small.json"]
+    assert len(json.loads((out / "small.json").read_text(encoding="utf-8"))["rows"]) == 20
+
+
 def test_a_killed_roundtrip_leaves_its_temporary_folder_to_the_next_run(
     tmp_path: Path, tmpdir_: Path
 ) -> None:

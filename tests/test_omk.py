@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from blueprint.cli import app
 from blueprint.convert import ConvertOptions, convert, data_rows, roundtrip
-from blueprint.core.errors import EmptyExportRefused
+from blueprint.core.errors import EmptyExportRefused, EveryRowExcluded
 from blueprint.formats import REGISTRY, WriteOptions, resolve_codec
 from blueprint.formats.omk import (
     SCHEMA_VERSION,
@@ -253,12 +253,16 @@ def test_an_export_with_nothing_omk_can_hold_writes_nothing(tmp_path: Path) -> N
     )
     source = write_json(tmp_path / "set.json", doc)
     target = tmp_path / "eval-samples.json"
-    with pytest.raises(EmptySampleSet):
+    with pytest.raises(EveryRowExcluded):
         convert(source, target, ConvertOptions(target_format="omk"))
     assert not target.exists()
     result = runner.invoke(app, ["convert", str(source), str(target), "--to", "omk"])
     assert result.exit_code == 1
     assert not target.exists()
+    # a set of no rows is refused too: omk's loader refuses an empty sample set
+    empty = write_json(tmp_path / "empty.json", document())
+    with pytest.raises(EmptySampleSet):
+        convert(empty, target, ConvertOptions(target_format="omk"))
 
 
 def test_an_empty_prompt_is_left_out(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from blueprint.convert import ConvertOptions, convert
+from blueprint.core.errors import EveryRowExcluded
 from blueprint.formats import REGISTRY
 from blueprint.reports.summary import NONE, SummaryOptions, summarize
 from conftest import EXAMPLES, document, row, write_json
@@ -119,13 +120,18 @@ def test_exclusions_are_what_convert_reports(example: str, tmp_path: Path) -> No
     assert sorted(checks) == sorted(VENDORS)
     for name in VENDORS:
         extension = REGISTRY[name].extensions[0] if REGISTRY[name].extensions else ""
-        result = convert(
-            source, tmp_path / f"{name}{extension}", ConvertOptions(target_format=name)
-        )
-        excluded = [item for item in result.export.lossy if item.kind == "excluded"]
+        try:
+            result = convert(
+                source, tmp_path / f"{name}{extension}", ConvertOptions(target_format=name)
+            )
+        except EveryRowExcluded as refused:  # convert writes nothing, and says what it left out
+            lossy, written = refused.lossy, 0
+        else:
+            lossy, written = result.export.lossy, result.export.rows
+        excluded = [item for item in lossy if item.kind == "excluded"]
         assert checks[name].refused is None
         assert checks[name].excluded == excluded, name
-        assert checks[name].written == result.export.rows
+        assert checks[name].written == written
 
 
 def test_an_invalid_set_has_every_export_refused() -> None:
@@ -223,3 +229,17 @@ def test_every_canonical_format_gives_the_same_summary(extension: str, tmp_path:
         data.pop("source")
         data.pop("format")
     assert again == first
+
+
+def test_exports_that_would_leave_out_every_row_still_list_what_they_leave_out(
+    tmp_path: Path,
+) -> None:
+    human = [
+        row("behaviour-only", "expected-behavior-only"),
+        row("expert", evaluator="human-expert", reviewerExpertise="refund policy"),
+    ]
+    summary = summarize(write_json(tmp_path / "set.json", document(*human)))
+    assert sorted(check.format for check in summary.exports) == sorted(VENDORS)
+    for check in summary.exports:
+        assert check.refused is None, check.format
+        assert (check.written, check.left_out) == (0, 2), check.format

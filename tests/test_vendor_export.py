@@ -9,12 +9,17 @@ from typing import Any
 
 import pytest
 import yaml
+from typer.testing import CliRunner
 
+from blueprint.cli import app
+from blueprint.convert import ConvertOptions, convert
+from blueprint.core.errors import EmptyExportRefused, EveryRowExcluded
 from blueprint.core.model import EVALUATOR_TYPES, ORACLE_TYPES
 from blueprint.formats import REGISTRY, WriteOptions, promptfoo
 from blueprint.formats.langsmith import example_id
+from blueprint.formats.mapping import load_mapping
 from blueprint.formats.vendor import ExportRow
-from conftest import row
+from conftest import document, row, write_json
 
 HEADER = {"schemaVersion": "blueprint.eval-set/v1", "name": "t"}
 
@@ -325,3 +330,89 @@ def test_a_lost_row_field_takes_the_reason_of_its_nearest_mapped_field() -> None
     assert mapping.row_loss_reason("metadata.case.provenance") == "three values only"
     assert mapping.row_loss_reason("metadata.case.severity") == "no place for the profile"
     assert "deepeval" in mapping.row_loss_reason("metadata.team")
+
+
+# --- an export that would leave out every row ------------------------------------------------
+
+VENDORS = sorted(name for name, codec in REGISTRY.items() if not codec.lossless and codec.can_write)
+
+
+def human_review_rows() -> list[dict[str, Any]]:
+    """Rows no automated grader may score: every vendor mapping leaves them out by default."""
+    return [
+        row("behaviour-only", "expected-behavior-only"),
+        row("expert", evaluator="human-expert", reviewerExpertise="refund policy"),
+    ]
+
+
+def vendor_target(folder: Path, fmt: str) -> Path:
+    extensions = REGISTRY[fmt].extensions
+    return folder / f"out{extensions[0] if extensions else ''}"
+
+
+@pytest.mark.parametrize("fmt", VENDORS)
+def test_an_export_that_leaves_out_every_row_writes_nothing(fmt: str, tmp_path: Path) -> None:
+    assert "human-review" in load_mapping(fmt).excluded  # what makes every row left out
+    source = write_json(tmp_path / "set.json", document(*human_review_rows()))
+    folder = tmp_path / "out"
+    folder.mkdir()
+    with pytest.raises(EveryRowExcluded) as raised:
+        convert(source, vendor_target(folder, fmt), ConvertOptions(target_format=fmt))
+    assert raised.value.exit_code == 1
+    assert isinstance(raised.value, EmptyExportRefused)
+    excluded = [item for item in raised.value.lossy if item.kind == "excluded"]
+    assert sorted(i for item in excluded for i in item.row_ids) == ["behaviour-only", "expert"]
+    assert list(folder.iterdir()) == []  # no file, no partial, no set file
+
+
+@pytest.mark.parametrize("fmt", VENDORS)
+def test_an_empty_set_is_still_exported_as_an_empty_file(fmt: str, tmp_path: Path) -> None:
+    source = write_json(tmp_path / "set.json", document())
+    target = vendor_target(tmp_path, fmt)
+    try:
+        result = convert(source, target, ConvertOptions(target_format=fmt))
+    except EmptyExportRefused as refused:
+        # omk's loader refuses an empty sample set, so omk alone refuses: not as left out
+        assert fmt == "omk" and not isinstance(refused, EveryRowExcluded)
+        return
+    assert result.export.rows == 0 and target.exists()
+
+
+def test_the_cli_refuses_an_export_of_no_rows_naming_the_flag(tmp_path: Path) -> None:
+    source = write_json(tmp_path / "set.json", document(*human_review_rows()))
+    target = tmp_path / "out.json"
+    result = CliRunner().invoke(app, ["convert", str(source), str(target), "--to", "deepeval"])
+    assert result.exit_code == 1
+    assert "--include-human-review" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["set.json"]
+    included = CliRunner().invoke(
+        app,
+        ["convert", str(source), str(target), "--to", "deepeval", "--include-human-review"],
+    )
+    assert included.exit_code == 0 and len(json.loads(target.read_text())) == 2
+
+
+def test_a_promptfoo_csv_without_assertions_is_not_exported_as_nothing(tmp_path: Path) -> None:
+    source = tmp_path / "tests.csv"
+    source.write_text("question,__description\nWhat is 2+2?,sum\nCapital of France?,capital\n")
+    result = CliRunner().invoke(
+        app, ["convert", str(source), str(tmp_path / "out.json"), "--to", "deepeval"]
+    )
+    assert result.exit_code == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tests.csv"]
+
+
+def test_a_partial_export_succeeds_with_its_report_and_strict_refuses_it(tmp_path: Path) -> None:
+    graded = row("graded", evaluator="exact-or-programmatic", expected="Paris")
+    source = write_json(tmp_path / "set.json", document(graded, *human_review_rows()))
+    target = tmp_path / "out.json"
+    result = convert(source, target, ConvertOptions(target_format="deepeval"))
+    assert result.export.rows == 1
+    excluded = [item for item in result.export.lossy if item.kind == "excluded"]
+    assert [item.count for item in excluded] == [2]
+    target.unlink()
+    strict = CliRunner().invoke(
+        app, ["convert", str(source), str(target), "--to", "deepeval", "--strict"]
+    )
+    assert strict.exit_code == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["set.json"]

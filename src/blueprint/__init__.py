@@ -28,6 +28,7 @@ _PUBLIC: Final = {
     "diff_files": "blueprint.diff",
     "AmbiguousFormatError": "blueprint.core.errors",
     "BlueprintError": "blueprint.core.errors",
+    "EveryRowExcluded": "blueprint.core.errors",
     "InvalidSetError": "blueprint.core.errors",
     "LossyExportRefused": "blueprint.core.errors",
     "OutputExistsError": "blueprint.core.errors",
@@ -80,6 +81,7 @@ __all__ = [
     "ConvertResult",
     "DuplicateReport",
     "EvalSet",
+    "EveryRowExcluded",
     "ExportResult",
     "InvalidSetError",
     "Issue",
@@ -228,6 +230,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     from blueprint.core.errors import (
         AmbiguousFormatError,
         BlueprintError,
+        EveryRowExcluded,
         InvalidSetError,
         LossyExportRefused,
         OutputExistsError,

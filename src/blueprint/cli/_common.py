@@ -123,8 +123,10 @@ AllowPath = Annotated[
         metavar="DIR",
         exists=True,
         file_okay=False,
-        help="A folder files a set refers to (promptfoo's tests: file://...) may also be read"
-        " from, beyond the set's own folder and the working folder (repeatable).",
+        help="A folder files may also be read from (repeatable): files a set refers to"
+        " (promptfoo's tests: file://...) beyond the set's own folder and the working folder,"
+        " files a walk of a named folder finds beyond it, and paths a project configuration"
+        " names beyond the project's folder.",
         show_default=False,
     ),
 ]

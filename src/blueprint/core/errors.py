@@ -137,6 +137,27 @@ class EmptyExportRefused(BlueprintError, ValueError):
     exit_code = 1
 
 
+class EveryRowExcluded(EmptyExportRefused):
+    """A vendor export would leave out every row of a set that has rows, so nothing was
+    written: a file of no records is no export. ``lossy`` holds what the export would have
+    reported, its exclusions among them."""
+
+    def __init__(self, format_name: str, lossy: Sequence[Any]) -> None:
+        self.format = format_name
+        self.lossy = list(lossy)
+        left_out = [item for item in self.lossy if item.kind == "excluded"]
+        total = sum(item.count for item in left_out)
+        listed = "; ".join(
+            f"{item.count} row(s) ({', '.join(item.row_ids[:5])}"
+            f"{' and more' if item.count > 5 else ''}): {item.reason}"
+            for item in left_out
+        )
+        super().__init__(
+            f"refused: the {format_name} export would leave out every row of the set"
+            f" ({total} row(s)), so nothing was written; it leaves out {listed}"
+        )
+
+
 class ConversionRefused(BlueprintError, ValueError):
     """A conversion read a set that is not valid, so it wrote nothing. ``report`` holds the
     validation report of what was read."""

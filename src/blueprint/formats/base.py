@@ -180,6 +180,10 @@ class WriteOptions:
     #: refuse to write anything when the export would leave out a row (it may still drop
     #: set-level fields or weaken rules, which the result reports)
     every_row: bool = False
+    #: write a file of no records when the export leaves out every row of the set, as a
+    #: round trip does to show what a format loses; without it, nothing is written and the
+    #: export is refused (EveryRowExcluded), for a file of no records is no export
+    allow_empty: bool = False
     #: export rows no automated grader may score, marked for human review
     include_human_review: bool = False
     #: write rubric rows as LLM-judge assertions in a format whose runner does not grade
@@ -245,15 +249,33 @@ def reading_with(options: ReadOptions) -> Iterator[ReadOptions]:
         _read_options = saved
 
 
-def confined(target: Path, base: Path) -> bool:
-    """Whether a file a set refers to lies inside ``base``, the working folder or an allowed
-    path, once symbolic links are resolved (``..`` and links cannot lead out)."""
+def confined(target: Path, base: Path, *, working_folder: bool = True) -> bool:
+    """Whether a file a set (or a project configuration) refers to lies inside ``base``, the
+    working folder or an allowed path, once symbolic links are resolved (``..`` and links
+    cannot lead out). ``working_folder=False`` leaves the working folder out: a project's
+    configuration speaks for its own folder, wherever the command runs."""
     try:
         resolved = target.resolve()
     except (OSError, RuntimeError):  # a link loop
         return False
-    roots = (base, Path.cwd(), *_read_options.allowed_paths)
+    roots = (base, *((Path.cwd(),) if working_folder else ()), *_read_options.allowed_paths)
     return any(resolved.is_relative_to(root.resolve()) for root in roots)
+
+
+def outside_reason(target: Path, folders: str, what: str = "referenced files") -> str:
+    """The one wording for a path :func:`confined` refuses: where a link leads, the folders
+    allowed and how to allow another; to follow the path as the user wrote it."""
+    try:
+        resolved = target.resolve()
+        # abspath only tidies ".." away, links untouched: a difference is a link on the way
+        written = Path(os.path.abspath(target))  # noqa: PTH100
+        where = f" ({target} is {resolved})" if resolved != written else ""
+    except (OSError, RuntimeError):
+        where = f" ({target} is a link that leads nowhere)"
+    return (
+        f"{where} leads outside {folders}; Blueprint reads {what} only there"
+        " (allow another folder with --allow-path DIR)"
+    )
 
 
 class Codec(Protocol):

@@ -17,7 +17,7 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -30,6 +30,10 @@ from blueprint.io.locking import check_unchanged
 _DISK_FULL: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 #: what tempfile adds after a prefix: our process id, then its eight random characters
 _OWNED_NAME: Final = re.compile(r"([1-9]\d{0,9})\.[a-z0-9_]{8}")
+#: an unfinished output of any target: ``.<name>.`` then the above, then ``.partial``
+_PARTIAL_NAME: Final = re.compile(r"\..+\.([1-9]\d{0,9})\.[a-z0-9_]{8}\.partial")
+#: whose leftovers a sweep may remove (None where files have no owner id: Windows)
+_OWN_UID: Final = os.getuid() if hasattr(os, "getuid") else None
 
 
 def _alive(pid: int) -> bool:
@@ -47,18 +51,60 @@ def _alive(pid: int) -> bool:
 def stale(folder: Path, prefix: str, suffix: str = "") -> list[Path]:
     """Entries of ``folder`` named ``prefix<pid>.<random>suffix`` whose process has ended:
     what a killed run left there."""
+
+    def writer(name: str) -> int | None:
+        if not (name.startswith(prefix) and name.endswith(suffix)):
+            return None
+        owned = _OWNED_NAME.fullmatch(name[len(prefix) : len(name) - len(suffix)])
+        return None if owned is None else int(owned.group(1))
+
+    return _left_by_ended(folder, writer)
+
+
+def stale_partials(folder: Path) -> list[Path]:
+    """The unfinished outputs (``.<name>.<pid>.<random>.partial``) of any target in
+    ``folder`` whose writer has ended: a SIGKILL, which no handler sees, leaves them."""
+
+    def writer(name: str) -> int | None:
+        owned = _PARTIAL_NAME.fullmatch(name)
+        return None if owned is None else int(owned.group(1))
+
+    return _left_by_ended(folder, writer)
+
+
+def _left_by_ended(folder: Path, writer: Callable[[str], int | None]) -> list[Path]:
+    """Entries of ``folder`` whose name ``writer`` reads a process id from, that process
+    having ended. Only this user's own files and folders: a symbolic link is never one
+    Blueprint made (so it is neither followed nor removed), and neither is a file of
+    another user, whose processes this one cannot see the end of."""
     found = []
     try:
-        names = [entry.name for entry in os.scandir(folder)]
+        entries = list(os.scandir(folder))
     except OSError:
         return []
-    for name in names:
-        if not (name.startswith(prefix) and name.endswith(suffix)):
+    for entry in entries:
+        pid = writer(entry.name)
+        if pid is None or _alive(pid):
             continue
-        owned = _OWNED_NAME.fullmatch(name[len(prefix) : len(name) - len(suffix)])
-        if owned is not None and not _alive(int(owned.group(1))):
-            found.append(folder / name)
+        try:
+            if entry.is_symlink() or not (
+                entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False)
+            ):
+                continue
+            if _OWN_UID is not None and entry.stat(follow_symlinks=False).st_uid != _OWN_UID:
+                continue
+        except OSError:
+            continue
+        found.append(folder / entry.name)
     return found
+
+
+def sweep_partials(folder: Path) -> None:
+    """Remove what killed writers left in ``folder``; a sweep that cannot (a folder it may
+    not list, a file it may not remove) leaves things as they are and never fails a write."""
+    for left in stale_partials(folder):
+        with contextlib.suppress(OSError):
+            _remove(left)
 
 
 def _remove(path: Path) -> None:
@@ -198,9 +244,8 @@ class AtomicOutputs:
             if target.exists() and not force:
                 raise OutputExistsError(target)
         self.force = force
-        for target in self.targets:
-            for left in stale(target.parent, f".{target.name}.", ".partial"):
-                _remove(left)
+        for folder in dict.fromkeys(target.parent for target in self.targets):
+            sweep_partials(folder)
         self._pending: dict[Path, tuple[Path, IO[bytes] | IO[str]]] = {}
         self._last_opened: Path | None = None
 
@@ -336,11 +381,11 @@ class AtomicFolder:
         self._temporary: Path | None = None
 
     def _recover_stale(self) -> None:
-        """Clear what a killed run left beside the target: its unfinished folder, and the old
-        folder it had set aside to replace, put back if the new one never took its place."""
+        """Clear what a killed run left beside the target: unfinished outputs (its own and
+        those of other targets in the folder), and the old folder it had set aside to
+        replace, put back if the new one never took its place."""
         prefix = f".{self.target.name}."
-        for left in stale(self.target.parent, prefix, ".partial"):
-            _remove(left)
+        sweep_partials(self.target.parent)
         for aside in stale(self.target.parent, prefix, ".old"):
             if not self.target.exists():
                 with contextlib.suppress(OSError):

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from blueprint.core.errors import BlueprintError, ParseError
 from blueprint.formats import REGISTRY, refuse_special_file
+from blueprint.formats.base import confined, outside_reason
 from blueprint.io import limits
 from blueprint.io.toml_positions import KeyPath, Positions
 from blueprint.validation.stream import ValidationOptions, resolve_codes
@@ -259,6 +260,47 @@ class Project:
 
     def resolve(self, relative: str) -> Path:
         return self.root / relative
+
+    def refuse_outside(self, target: Path, location: KeyPath, written: str) -> None:
+        """Refuse (exit 2) a path the configuration names, or a file it leads to, that lies
+        outside the project's folder once ``..`` and symbolic links are resolved, unless
+        ``--allow-path`` allows the folder it is in: a pull request can change the
+        configuration and commit links, and must not make CI read the rest of the machine."""
+        if confined(target, self.root, working_folder=False):
+            return
+        key = ".".join(str(part) for part in location)
+        reason = outside_reason(target, f"the project's folder ({self.root})", "configured files")
+        raise ConfigError(f"{self.where(location)}{key}: {written!r}: {target}{reason}")
+
+    def where(self, location: KeyPath) -> str:
+        """``file:line: `` for a key of the configuration, as its other errors name it."""
+        if self.path is None:
+            return ""
+        prefix: KeyPath = ("tool", "blueprint") if self.path.name == PYPROJECT else ()
+        try:
+            line = Positions(self.path.read_text(encoding="utf-8")).line(prefix + location)
+        except (OSError, UnicodeDecodeError):
+            line = None  # it was read a moment ago: the file name alone still says enough
+        return f"{self.path}:{line}: " if line is not None else f"{self.path}: "
+
+    def refuse_outside_paths(self) -> None:
+        """Every judge report and committed export the configuration names must lie inside
+        the project (its sets and globs are checked as they are found)."""
+        named: list[tuple[KeyPath, str]] = [
+            (("judge-reports", index), report)
+            for index, report in enumerate(self.config.judge_reports)
+        ]
+        for number, entry in enumerate(self.config.set):
+            named += [
+                (("set", number, "judge-reports", index), report)
+                for index, report in enumerate(entry.judge_reports)
+            ]
+            named += [
+                (("set", number, "export", index, "path"), spec.path)
+                for index, spec in enumerate(entry.export)
+            ]
+        for location, written in named:
+            self.refuse_outside(self.resolve(written), location, written)
 
 
 def find_config(start: Path) -> Path | None:

@@ -10,7 +10,7 @@ its CSV) is passed over with a note. Hidden folders and tool folders (``.venv``,
 from __future__ import annotations
 
 import glob
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -22,10 +22,12 @@ from blueprint.core.errors import (
     UsageError,
 )
 from blueprint.formats import FOLDER, REGISTRY, codecs_reading, get_codec, resolve_codec
+from blueprint.formats.base import confined, outside_reason
 from blueprint.formats.setfile import SUFFIX as SET_FILE_SUFFIX
-from blueprint.formats.setfile import is_set_file
+from blueprint.formats.setfile import is_set_file, set_file_for
 
 if TYPE_CHECKING:
+    from blueprint.io.toml_positions import KeyPath
     from blueprint.project.config import Project, SetEntry
 
 #: folders a walk never enters: they hold tools and caches, not a project's sets
@@ -79,7 +81,12 @@ def _is_dataset_folder(path: Path) -> bool:
     return any(codec.sniff(path, b"").ok for codec in codecs_reading(path))
 
 
-def _walk(folder: Path, notes: list[str]) -> Iterator[Path]:
+#: called on every file (or dataset folder) a walk finds, before anything reads it: raises
+#: when the file may not be read (a link leading out of the project)
+Guard = Callable[[Path], None]
+
+
+def _walk(folder: Path, notes: list[str], guard: Guard) -> Iterator[Path]:
     extensions = _readable_extensions()
     for child in sorted(folder.iterdir()):
         if child.is_symlink() and child.is_dir():
@@ -88,14 +95,28 @@ def _walk(folder: Path, notes: list[str]) -> Iterator[Path]:
             if child.name.startswith(".") or child.name in SKIPPED_FOLDERS:
                 continue
             if _is_dataset_folder(child):
+                _guard_set(child, guard)
                 yield child
             else:
-                yield from _walk(child, notes)
+                yield from _walk(child, notes, guard)
         elif child.is_file() and child.suffix.lower() in extensions and not is_set_file(child):
+            # before sniffing: a committed link to /etc/passwd must not even be opened
+            _guard_set(child, guard)
             if _fits_a_format(child):
                 yield child
             else:
                 notes.append(f"{child}: not a golden set in any format Blueprint reads; skipped")
+
+
+def _guard_set(path: Path, guard: Guard) -> None:
+    """Guard everything reading a set opens: the file and the set file beside it, or every
+    file of a folder read as one set."""
+    guard(path)
+    if path.is_dir():
+        for inside in sorted(path.rglob("*")):
+            guard(inside)
+    elif set_file_for(path).is_symlink():
+        guard(set_file_for(path))
 
 
 def _fits_a_format(path: Path) -> bool:
@@ -113,7 +134,10 @@ def expand(arguments: Iterable[str | Path], *, format: str | None = None) -> Dis
 
     A folder is one set when ``format`` names a format that reads folders, or when it is a
     dataset folder with its card. A glob that matches nothing is a usage error (exit 2); a
-    file that does not exist is left for the reader to report.
+    file that does not exist is left for the reader to report. What the command line names
+    is trusted as it is, links and all; a file found by walking a folder is not (it may come
+    from a pull request): one that leads outside the folder named, the working folder and
+    ``--allow-path`` folders is a usage error.
     """
     folders_are_sets = format is not None and FOLDER in get_codec(format).read_extensions
     found = Discovery()
@@ -147,9 +171,23 @@ def _expand_one(path: Path, notes: list[str]) -> Iterator[Path]:
     # a named file that does not exist is still a set to read: reading it says so, in the
     # report, with the file's name
     if path.is_dir() and not _is_dataset_folder(path):
-        yield from _walk(path, notes)
+        yield from _walk(path, notes, _inside_named(path))
     else:
         yield path
+
+
+def _inside_named(folder: Path) -> Guard:
+    """The rule for files a walk of a named folder finds: the rule promptfoo references keep,
+    with the named folder as the set's folder."""
+
+    def guard(found: Path) -> None:
+        if not confined(found, folder):
+            folders = f"the folder named ({folder}) and the working folder ({Path.cwd()})"
+            raise UsageError(
+                f"{found}{outside_reason(found, folders, 'the files it finds in a folder')}"
+            )
+
+    return guard
 
 
 def _unique(sets: list[FoundSet]) -> list[FoundSet]:
@@ -165,39 +203,64 @@ def _unique(sets: list[FoundSet]) -> list[FoundSet]:
 
 def project_sets(project: Project) -> Discovery:
     """Every set the configuration names: its ``include`` globs and its ``set`` entries,
-    less its ``exclude`` globs. The first entry whose path or glob matches a set speaks for it."""
+    less its ``exclude`` globs. The first entry whose path or glob matches a set speaks for it.
+
+    Every path the configuration names, and every file its globs find, must lie inside the
+    project once links are resolved (:meth:`Project.refuse_outside`); an excluded one is
+    never read, so it may lead anywhere."""
+    project.refuse_outside_paths()
     found = Discovery()
     root = project.root
     excluded = {
-        match.resolve() for pattern in project.config.exclude for match in _glob(root, pattern)
+        match.resolve()
+        for index, pattern in enumerate(project.config.exclude)
+        for match in _glob(project, pattern, ("exclude", index))
     }
 
     def kept(path: Path) -> bool:
         resolved = path.resolve()
         return resolved not in excluded and not any(p in excluded for p in resolved.parents)
 
+    def guard_for(location: KeyPath, written: str) -> Guard:
+        def guard(path: Path) -> None:
+            if kept(path):
+                project.refuse_outside(path, location, written)
+
+        return guard
+
     candidates: list[Path] = []
-    for pattern in project.config.include:
-        matches = _glob(root, pattern)
+    for index, pattern in enumerate(project.config.include):
+        guard = guard_for(("include", index), pattern)
+        matches = _glob(project, pattern, ("include", index))
         if not matches:
             found.notes.append(f"include pattern {pattern!r} matches no file under {root}")
         for match in matches:
+            if not kept(match):
+                continue
+            guard(match)
             if match.is_dir() and not _is_dataset_folder(match):
-                candidates.extend(_walk(match, found.notes))
+                candidates.extend(_walk(match, found.notes, guard))
             elif not is_set_file(match):
+                _guard_set(match, guard)
                 candidates.append(match)
     entry_matches: list[tuple[SetEntry, list[Path]]] = []
-    for entry in project.config.set:
+    for number, entry in enumerate(project.config.set):
+        guard = guard_for(("set", number, "path"), entry.path)
         if is_glob(entry.path):
-            matches = [m for m in _glob(root, entry.path) if not is_set_file(m)]
+            matches = [
+                m for m in _glob(project, entry.path, ("set", number, "path")) if not is_set_file(m)
+            ]
             if not matches:
                 found.notes.append(f"set pattern {entry.path!r} matches no file under {root}")
         else:
             target = root / entry.path
+            guard(target)
             if not target.exists():
                 found.missing.append((target, entry))
                 continue
             matches = [target]
+        for match in matches:
+            _guard_set(match, guard)
         entry_matches.append((entry, matches))
         candidates.extend(matches)
     for path in candidates:
@@ -227,10 +290,25 @@ def _shown(path: Path) -> Path:
         return path
 
 
-def _glob(root: Path, pattern: str) -> list[Path]:
+def _glob(project: Project, pattern: str, location: KeyPath) -> list[Path]:
+    root = project.root
     if Path(pattern).is_absolute():
         raise UsageError(f"{pattern}: configuration paths are relative to {root}")
+    # the folder the glob lists, the part before the first wildcard, is checked before it
+    # is listed ("../../**" would walk the whole disk); a path without one lists nothing but
+    # its folder. Every match is checked where it is used (an excluded link is never read)
+    parts = Path(pattern).parts
+    fixed = list(_before_wildcard(parts))
+    listed = root.joinpath(*fixed) if len(fixed) < len(parts) else (root / pattern).parent
+    project.refuse_outside(listed, location, pattern)
     return sorted(root.glob(pattern))
+
+
+def _before_wildcard(parts: Iterable[str]) -> Iterator[str]:
+    for part in parts:
+        if is_glob(part):
+            return
+        yield part
 
 
 def select(discovered: Discovery, arguments: Iterable[str | Path]) -> Discovery:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
 from blueprint.convert import ConvertOptions, complete_header, convert, open_set
-from blueprint.core.errors import BlueprintError
+from blueprint.core.errors import BlueprintError, EveryRowExcluded
 from blueprint.core.issues import CODES, ValidationReport
 from blueprint.core.model import EVALUATOR_TYPES, ORACLE_TYPES, PROVENANCES, STARTER_PROVENANCES
 from blueprint.formats import FOLDER, REGISTRY, LossyField, SourceRow, StrPath
@@ -472,6 +472,10 @@ def check_exports(path: StrPath, source_format: str | None = None) -> list[Expor
                 result = convert(
                     path, target, ConvertOptions(source_format=source_format, target_format=name)
                 )
+            except EveryRowExcluded as error:
+                # convert writes nothing then, but what it would leave out is the answer here
+                check.written = 0
+                check.excluded = [item for item in error.lossy if item.kind == "excluded"]
             except BlueprintError as error:
                 check.refused = str(error).replace(str(target), f"the {name} file")
             else:

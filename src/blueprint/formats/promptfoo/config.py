@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from blueprint.core.errors import ParseError
 from blueprint.formats._io import read_json_lines
-from blueprint.formats.base import UnreadableRow, confined
+from blueprint.formats.base import UnreadableRow, confined, outside_reason
 from blueprint.formats.promptfoo.cases import Suite, _csv_tests
 from blueprint.formats.vendor import read_json_document
 from blueprint.formats.yaml12 import read_yaml
@@ -197,15 +197,10 @@ class _Inclusion:
 
     def confine(self, target: Path, config: Path, entry: str) -> None:
         if not confined(target, self.base):
-            try:
-                where = f" ({target} is {target.resolve()})" if target.is_symlink() else ""
-            except (OSError, RuntimeError):
-                where = f" ({target} is a link that leads nowhere)"
+            folders = f"the config's folder ({self.base}) and the working folder ({Path.cwd()})"
             raise ParseError(
                 config,
-                f"tests: {entry}{where} leads outside the config's folder ({self.base}) and the"
-                f" working folder ({Path.cwd()}); Blueprint reads referenced files only there"
-                " (allow another folder with --allow-path DIR)",
+                f"tests: {entry}{outside_reason(target, folders)}",
                 line=_line_naming(config, entry),
             )
         from blueprint.formats import refuse_special_file  # the registry imports this module

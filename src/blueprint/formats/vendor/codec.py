@@ -272,6 +272,9 @@ class VendorCodec:
                 for record in records:
                     collected.append(record)
                     tally.written += 1
+                if not collected:
+                    # before the document, which may itself refuse to hold no record (omk)
+                    tally.refuse(header, options)
                 handle.write(self.document_bytes(collected, context))
                 tally.notes += self.document_notes(collected, path, context)
                 return tally.finish(header, [path], options)

@@ -10,7 +10,7 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from blueprint.core import admissibility, jsonpath
-from blueprint.core.errors import BlueprintError, LossyExportRefused
+from blueprint.core.errors import BlueprintError, EveryRowExcluded, LossyExportRefused
 from blueprint.core.model import (
     EVALUATOR_TYPES,
     EXPECTED_SHAPES,
@@ -214,15 +214,24 @@ class ExportTally:
         ]
         return losses
 
-    def finish(
-        self, header: dict[str, Any], files: list[Path], options: WriteOptions
-    ) -> ExportResult:
-        """The export result; raises (so nothing is committed) for a refused strict export."""
+    def refuse(self, header: dict[str, Any], options: WriteOptions) -> list[LossyField]:
+        """What the export lost; raises when the options refuse that loss, or when it left
+        out every row of a set that had rows (an empty set writes an empty file) unless
+        ``allow_empty`` says to write that."""
         lossy = self.lossy(header, options.derived_fields)
         if options.strict and lossy:
             raise LossyExportRefused(self.mapping.format, lossy)
         if options.every_row and any(item.kind == "excluded" for item in lossy):
             raise LossyExportRefused(self.mapping.format, lossy, every_row=True)
+        if not self.written and self.excluded and not options.allow_empty:
+            raise EveryRowExcluded(self.mapping.format, lossy)
+        return lossy
+
+    def finish(
+        self, header: dict[str, Any], files: list[Path], options: WriteOptions
+    ) -> ExportResult:
+        """The export result; raises (so nothing is committed) for a refused strict export."""
+        lossy = self.refuse(header, options)
         return ExportResult(
             format=self.mapping.format,
             files=files,
