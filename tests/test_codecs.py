@@ -146,7 +146,11 @@ def test_sniff_recognises_own_output_among_codecs_sharing_its_extension(
     target = tmp_path / f"out{codec.extensions[0]}"
     rows = list(data_rows(REGISTRY["json"].open(source)))
     codec.write(
-        {"schemaVersion": "blueprint.eval-set/v1", "name": "t"}, iter(rows), target, WriteOptions()
+        {"schemaVersion": "blueprint.eval-set/v1", "name": "t"},
+        iter(rows),
+        target,
+        # a format that holds none of these rows still writes its empty file, to be sniffed
+        WriteOptions(allow_empty=True),
     )
     # a folder format (huggingface) is recognised by its folder, not by bytes
     head = target.read_bytes()[:65536] if target.is_file() else b""

@@ -162,16 +162,18 @@ class BraintrustCodec(VendorCodec):
         return Fit.no(why)
 
     def sniff_named(self, path: Path, head: bytes) -> Fit:
-        """Whether a file named as Braintrust records is one: more loosely than detection, it
-        needs only an input or expected and none of another format's answer keys (a record
-        with fields of its own, or a Blueprint row, is read as a record when named)."""
+        """Whether a file named as Braintrust records is one: more loosely than detection, a
+        record needs none of its keys (every field of a record is optional, and one with
+        fields of its own is read as such when named); only another format's marks (OpenAI
+        Evals' ideal, Inspect's target, a chat transcript's messages) without an expected
+        value leave it to detection."""
         if path.suffix.lower() == ".json":
             outline = json_head(head)
             keys = set(outline.keys) if outline.kind == "array" else set()
         else:
             first = first_line_object(head)
             keys = set(first) if isinstance(first, dict) else set()
-        if not keys & {"input", "expected"} or keys & _OTHER_ANSWERS:
+        if keys & _OTHER_MARKS and "expected" not in keys:
             return self.sniff(path, head)
         return Fit.yes()
 
@@ -179,6 +181,8 @@ class BraintrustCodec(VendorCodec):
 #: the answer keys of other formats' records that share the input key (Inspect's target,
 #: OpenAI Evals' ideal and criteria), which a Braintrust record never has
 _OTHER_ANSWERS: Final = frozenset({"target", "ideal", "criteria"})
+#: and, for a file named as Braintrust records, a chat fine-tuning file's messages too
+_OTHER_MARKS: Final = _OTHER_ANSWERS | {"messages"}
 
 #: fields only a record Braintrust stored has
 _STORED_MARKS: Final = frozenset(
