@@ -624,3 +624,21 @@ def test_validation_leaves_the_garbage_collector_as_it_found_it() -> None:
     before = (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled())
     validate_document(document(row("a"), row("b")))
     assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before
+
+
+def test_ids_are_kept_only_for_the_findings_that_name_an_earlier_row() -> None:
+    from blueprint.core.issues import ValidationReport
+    from blueprint.formats import SourceRow
+    from blueprint.validation.stream import StreamValidator
+
+    for options, kept in (
+        (ValidationOptions(), 2),
+        (ValidationOptions(ignore=frozenset({"duplicate-input"})), 2),
+        (ValidationOptions(select=frozenset({"schema", "duplicate-id"})), 0),
+    ):
+        validator = StreamValidator(ValidationReport(source="<memory>", format="json"), options)
+        validator.check_header(document())
+        for index, data in enumerate([row("a"), row("b")]):
+            validator.check_row(SourceRow(index, index + 1, data), "json")
+        assert len(validator.state.ids) == kept
+        assert len(validator.state.lines) == 2

@@ -377,6 +377,10 @@ def duplicate_id_issues(row: RowView, state: SetState, key: int) -> Iterator[Iss
         yield row.issue("duplicate-id", "id", id=row.id, first_index=first, first_where=where)
 
 
+#: the codes whose findings name an earlier row by its id (see :func:`_row_where`)
+NAMING_EARLIER_ROWS: Final = ("duplicate-input", "duplicate-input-across-splits")
+
+
 def _row_where(state: SetState, index: int) -> str:
     """An earlier row as a finding names it: its index, its id and its line, as known."""
     line = state.lines[index] if index < len(state.lines) else 0

@@ -433,8 +433,7 @@ class _Merger:
             if self.watched is not None:
                 self._count(SourceRow(index, line, data))
             report.rows += 1
-            state.lines.append(line)
-            state.ids.append(row.id)
+            validator.place_row(line, row.id)
             validator.count_row(row_id, bool(span.starter[offset]))
             found = [
                 (position, self._placed(issue, index, offset, line))

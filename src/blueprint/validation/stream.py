@@ -102,6 +102,8 @@ class StreamValidator:
             rule for rule in checks.ROW_RULES if any(options.wants(c) for c in rule.codes)
         ]
         self.check_schema = options.wants("schema")
+        #: the findings that name an earlier row by its id; without them no id is kept
+        self.names_earlier_rows = any(options.wants(code) for code in checks.NAMING_EARLIER_ROWS)
         self.reading_notes: list[Issue] = []
         self.reading_notes_seen = 0
         self.reported_once: frozenset[tuple[str, ...]] = frozenset()
@@ -133,9 +135,8 @@ class StreamValidator:
         """Check one row; returns its findings (already added to the report)."""
         report, state = self.report, self.state
         report.rows += 1
-        state.lines.append(item.line or 0)
         if isinstance(item, UnreadableRow):
-            state.ids.append(None)
+            self.place_row(item.line or 0, None)
             report.unreadable = True
             if self.options.row_ids:
                 report.row_ids.append(None)
@@ -143,7 +144,7 @@ class StreamValidator:
             self.emit([issue])
             return [issue]
         row = checks.RowView(item.index, item.data, item.line)
-        state.ids.append(row.id)
+        self.place_row(item.line or 0, row.id)
         self.count_row(row.id, row.is_starter)
         found: list[Issue] = []
         if self.check_schema:
@@ -155,6 +156,12 @@ class StreamValidator:
         for rule in self.rules:
             found.extend(rule.check(row, state))
         return self.emit_row(found, row.case.get("caseFamily"))
+
+    def place_row(self, line: int, row_id: str | None) -> None:
+        """Remember the next row's line, and its id where a later finding may name it."""
+        self.state.lines.append(line)
+        if self.names_earlier_rows:
+            self.state.ids.append(row_id)
 
     def count_row(self, row_id: str | None, starter: bool) -> None:
         """Count a readable row in the report (its line is already in the index)."""
