@@ -4,6 +4,7 @@ over sets written in Blueprint."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -67,4 +68,18 @@ def test_an_imported_vendor_file_goes_through_every_format_with_its_declared_los
             # written elsewhere with those paths still resolving: a known limit
             assert via == fmt == "promptfoo" and "no such file" in str(error), str(error)
             continue
+        if via == fmt == "promptfoo" and _names_prompt_files(imported):
+            # so are its prompt files: written elsewhere, its tests read back with their vars
+            # as input, and only what the prompts gave changes
+            assert all(
+                lost.startswith(("input", "extensions.promptfoo.prompts", "metadata.case.ext"))
+                for _, lost in result.undeclared
+            ), result.undeclared[:5]
+            continue
         assert result.exact, (via, result.undeclared[:5], result.unobserved[:5])
+
+
+def _names_prompt_files(path: Path) -> bool:
+    header = json.loads(path.read_text(encoding="utf-8"))
+    config = header.get("extensions", {}).get("promptfoo", {}).get("config", {})
+    return "file://" in json.dumps(config.get("prompts"))

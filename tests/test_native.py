@@ -182,7 +182,9 @@ def test_editing_one_var_keeps_the_others_as_the_suite_wrote_them(tmp_path: Path
     from blueprint.formats.promptfoo import read_yaml
 
     def edit(rows: list[dict[str, Any]]) -> None:
-        rows[0]["input"]["other"] = "edited {{ text }}"
+        # the config's one prompt cannot be rendered plainly (its vars load a file, expand a
+        # list): the input is the prompt and the vars
+        rows[0]["input"]["vars"]["other"] = "edited {{ text }}"
 
     result = _edit_and_export(
         tmp_path,

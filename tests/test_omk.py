@@ -376,6 +376,12 @@ def test_import_keeps_every_omk_key_and_writes_it_back(suffix: str, tmp_path: Pa
     else:
         path.write_text(yaml.safe_dump(FULL, sort_keys=False), encoding="utf-8")
     source = CODEC.open(path)
+    assert source.header is not None
+    # a YAML file's text is kept too, so writing the set back edits it in place
+    kept_text = source.header["extensions"]["omk"].pop("source", None)
+    assert kept_text == (
+        None if suffix == ".json" else {"file": path.name, "text": path.read_text("utf-8")}
+    )
     assert source.header == {
         "schemaVersion": "blueprint.eval-set/v1",
         "name": "eval-samples",

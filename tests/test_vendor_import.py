@@ -61,10 +61,18 @@ def test_promptfoo_config_inference() -> None:
     assert [c["name"] for c in tools["expected"]["calls"]] == ["find_restaurant", "book_table"]
     assert "expected" in derived(tools)
     programmatic = rows["test-4"]
-    assert programmatic["input"] == {"question": "Where do I send returns?", "locale": "en-GB"}
+    # the prompt {{input}} takes a var the test does not have: the prompt and the vars
+    assert programmatic["input"] == {
+        "prompt": "{{input}}",
+        "vars": {"question": "Where do I send returns?", "locale": "en-GB"},
+    }
     case = programmatic["metadata"]["case"]
-    assert (case["oracleType"], case["evaluator"]) == ("reference-answer", "exact-or-programmatic")
-    assert programmatic["expected"] == "returns centre"
+    # icontains is a substring check, not an equality: a rubric stating it, no answer
+    assert case["oracleType"] == "rubric" and "evaluator" not in case
+    assert "expected" not in programmatic
+    assert case["evaluationCriteria"] == [
+        'output contains "returns centre", ignoring case (promptfoo icontains)'
+    ]
     assert "icontains 'returns centre'" in case["passLogic"]
     kept = case["extensions"]["promptfoo"]["native"]["assert"]["value"]
     assert kept == [{"type": "icontains", "value": "returns centre"}]  # written back as it was
@@ -77,7 +85,10 @@ def test_promptfoo_csv_expected_grammar() -> None:
     assert rows[0]["metadata"]["tags"] == ["easy", "smoke"]
     assert rows[1]["expected"] == "necessary"  # a bare cell means equals
     contains = rows[2]["metadata"]["case"]
-    assert (contains["oracleType"], rows[2]["expected"]) == ("reference-answer", "Bonjour")
+    assert contains["oracleType"] == "rubric" and "expected" not in rows[2]
+    assert contains["evaluationCriteria"] == [
+        'output contains "Bonjour", matching case (promptfoo contains)'
+    ]
     assert "contains 'Bonjour'" in contains["passLogic"]
 
 
@@ -169,10 +180,18 @@ def test_negated_checks_are_never_an_expected_answer(tmp_path) -> None:
     )
     negated, mixed = (row["metadata"]["case"] for row in rows)
     assert "expected" not in rows[0] and negated["oracleType"] == "rubric"
-    assert negated["unacceptableBehavior"] == ["contains 'idiot' (promptfoo contains)"]
+    assert negated["unacceptableBehavior"] == [
+        'output contains "idiot", matching case (promptfoo not-contains)'
+    ]
     assert "evaluator" not in negated  # promptfoo runs it as code; no evaluator is claimed
-    assert rows[1]["expected"] == "thanks" and mixed["oracleType"] == "reference-answer"
-    assert mixed["unacceptableBehavior"] == ["equals 'I cannot help' (promptfoo equals)"]
+    assert "expected" not in rows[1] and mixed["oracleType"] == "rubric"
+    assert mixed["unacceptableBehavior"] == [
+        'output equals "I cannot help" exactly (promptfoo not-equals)'
+    ]
+    assert mixed["evaluationCriteria"] == [
+        'output contains "thanks", ignoring case (promptfoo icontains)',
+        'output does not equal "I cannot help" (promptfoo not-equals)',
+    ]
 
 
 def test_checks_that_name_no_answer_become_criteria(tmp_path) -> None:
@@ -184,8 +203,8 @@ def test_checks_that_name_no_answer_become_criteria(tmp_path) -> None:
     case = row["metadata"]["case"]
     assert case["oracleType"] == "rubric" and "expected" not in row
     assert case["evaluationCriteria"] == [
-        "is valid JSON (promptfoo is-json)",
-        "passes the JavaScript check 'output.length < 100' (promptfoo javascript)",
+        "output is valid JSON (promptfoo is-json)",
+        'output passes the JavaScript check "output.length < 100" (promptfoo javascript)',
     ]
 
 

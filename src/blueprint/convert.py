@@ -26,6 +26,7 @@ from blueprint.formats import (
     get_codec,
     resolve_codec,
 )
+from blueprint.formats.native import without_kept_text
 from blueprint.formats.setfile import set_file_for
 from blueprint.formats.vendor import VendorCodec
 from blueprint.io.atomic import scratch_folder
@@ -51,6 +52,8 @@ class ConvertOptions:
     data_format: str | None = None
     #: in a CSV output, write cells a spreadsheet would run as formulas with a leading '
     spreadsheet_safe: bool = False
+    #: write a vendor file with no Blueprint key at all (for a team that leaves)
+    clean: bool = False
 
 
 @dataclass
@@ -120,6 +123,11 @@ def convert(
             if not forms
             else f"--data-format {options.data_format}: {writer.name} writes {', '.join(forms)}"
         )
+    if options.clean and writer.lossless:
+        raise UsageError(
+            f"--clean is for vendor formats: a {writer.name} file is Blueprint's own, with no"
+            " Blueprint key to leave out"
+        )
     source = reader.open(source_path)
     header, notes = complete_header(source)
     made_up = frozenset(header) - frozenset(source.header or {}) | source.made_up
@@ -162,6 +170,7 @@ def convert(
             derived_fields=made_up,
             data_format=options.data_format,
             spreadsheet_safe=options.spreadsheet_safe,
+            clean=options.clean,
             accepted=accepted,
         ),
     )
@@ -236,8 +245,11 @@ def _covers(lossy: LossyField, path: str) -> bool:
     return name == "*" or path == name or path.startswith((name + ".", name + "["))
 
 
-def roundtrip(path: StrPath, via: str, *, source_format: str | None = None) -> RoundtripResult:
-    """Export ``path`` through ``via``, read it back, and compare with the original."""
+def roundtrip(
+    path: StrPath, via: str, *, source_format: str | None = None, clean: bool = False
+) -> RoundtripResult:
+    """Export ``path`` through ``via``, read it back, and compare with the original
+    (``clean``: the export writes no Blueprint key, as ``convert --clean`` does)."""
     path = Path(path)
     codec = get_codec(via)
     original_source = open_set(path, source_format)
@@ -249,7 +261,9 @@ def roundtrip(path: StrPath, via: str, *, source_format: str | None = None) -> R
     with _scratch(name, beside=path if native else None) as target:
         made_up = frozenset(header) - frozenset(original_source.header or {})
         # a format that holds no row of the set still proves its loss: all of it, declared
-        options = WriteOptions(derived_fields=made_up | original_source.made_up, allow_empty=True)
+        options = WriteOptions(
+            derived_fields=made_up | original_source.made_up, allow_empty=True, clean=clean
+        )
         export = codec.write(header, iter(original.rows.values()), target, options)
         back_source = codec.open(target)
         back = collect(back_source, f"{path.name} via {via}")
@@ -278,7 +292,12 @@ def roundtrip(path: StrPath, via: str, *, source_format: str | None = None) -> R
     actual: list[tuple[str, str]] = [("(set)", c.path.removeprefix("$.")) for c in diff.header]
     if back.header is None and original.header is not None:
         # the format has no set-level fields at all: every one the original had is gone
-        actual += [("(set)", name) for name in original.header if name != "schemaVersion"]
+        # (the text kept of the file the set was read from says nothing of the set)
+        actual += [
+            ("(set)", name)
+            for name in without_kept_text(original.header)
+            if name != "schemaVersion"
+        ]
     actual += [(row_id, "*") for row_id in diff.removed]
     actual += [(row_id, "*") for row_id in diff.added]
     for row in diff.changed:

@@ -19,6 +19,7 @@ from blueprint.core import jsonpath
 from blueprint.core.errors import ParseError
 from blueprint.core.model import HEADER_FIELDS
 from blueprint.formats import Codec, SetSource, StrPath, UnreadableRow, resolve_codec
+from blueprint.formats.native import without_kept_text
 from blueprint.io import jsonvalues
 
 
@@ -355,9 +356,11 @@ def diff_sets(left: ComparedSet, right: ComparedSet) -> SetDiff:
     result = SetDiff(left=left.label, right=right.label)
     result.not_compared.extend(left.notes + right.notes)
     if left.header is not None and right.header is not None:
-        for name in dict.fromkeys([*HEADER_FIELDS, *left.header, *right.header]):
-            before = left.header.get(name, ABSENT)
-            after = right.header.get(name, ABSENT)
+        old_header = without_kept_text(left.header)
+        new_header = without_kept_text(right.header)
+        for name in dict.fromkeys([*HEADER_FIELDS, *old_header, *new_header]):
+            before = old_header.get(name, ABSENT)
+            after = new_header.get(name, ABSENT)
             if before is ABSENT or after is ABSENT:
                 if before is not after:
                     kind = "added" if before is ABSENT else "removed"

@@ -222,6 +222,14 @@ IncludeHumanReview = Annotated[
         help="Export rows no automated grader may score, marked for human review.",
     ),
 ]
+Clean = Annotated[
+    bool,
+    typer.Option(
+        "--clean",
+        help="Write the vendor file with no Blueprint key at all, for a team that leaves"
+        " Blueprint: what the records alone do not say is reported as dropped.",
+    ),
+]
 SpreadsheetSafe = Annotated[
     bool,
     typer.Option(

@@ -9,6 +9,7 @@ import typer
 
 from blueprint.cli._common import (
     AllowPath,
+    Clean,
     Force,
     FormatName,
     FromFormat,
@@ -48,6 +49,7 @@ def convert_command(
     include_human_review: IncludeHumanReview = False,
     llm_judge: LlmJudge = False,
     spreadsheet_safe: SpreadsheetSafe = False,
+    clean: Clean = False,
     allow_invalid: Annotated[
         bool,
         typer.Option(
@@ -88,6 +90,7 @@ def convert_command(
         allow_invalid=allow_invalid,
         spreadsheet_safe=spreadsheet_safe,
         data_format=data_format,
+        clean=clean,
     )
     result = convert(source, destination, options)
     for note in result.notes:
@@ -118,6 +121,7 @@ def roundtrip_command(
     file: InputFile,
     via: Annotated[FormatName, typer.Option("--via", help="The format to go through.")],
     source_format: FromFormat = None,
+    clean: Clean = False,
     report: Report = SimpleReport.text,
     allow_path: AllowPath = None,
     quiet: Quiet = False,
@@ -126,7 +130,7 @@ def roundtrip_command(
 
     Exit 0 when the loss is exactly what the export declared, 1 otherwise.
     """
-    result = roundtrip(file, via.value, source_format=value_of(source_format))
+    result = roundtrip(file, via.value, source_format=value_of(source_format), clean=clean)
     if report is SimpleReport.json:
         print_json(_roundtrip_json(result))
     _print_roundtrip(result)

@@ -28,7 +28,10 @@ _INDENT: Final = "    "
 
 
 def location(source: str, issue: Issue) -> str:
-    return f"{source}:{issue.line}" if issue.line is not None else source
+    """``file:line`` of a finding: the file its line is in, which for a test a promptfoo
+    config includes is that tests file, not the config."""
+    where = issue.file or source
+    return f"{where}:{issue.line}" if issue.line is not None else where
 
 
 def row_label(issue: Issue) -> str:

@@ -336,17 +336,23 @@ class Issue:
     row_index: int | None = None
     row_id: str | None = None
     line: int | None = None
+    #: the file ``line`` is in, when it is not the report's own (a tests file a promptfoo
+    #: config includes); None for the file the report is about
+    file: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "code": self.code,
             "severity": self.severity,
             "rowIndex": self.row_index,
             "rowId": self.row_id,
             "path": self.path,
             "line": self.line,
-            "message": self.message,
         }
+        if self.file is not None:
+            found["file"] = self.file
+        found["message"] = self.message
+        return found
 
 
 def make_issue(

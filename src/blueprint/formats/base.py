@@ -30,6 +30,9 @@ class SourceRow:
     index: int
     line: int | None
     data: Any
+    #: the file the row is written in, when it is not the set's own file (a tests file a
+    #: promptfoo config includes): ``line`` is a line of that file
+    file: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,8 @@ class UnreadableRow:
     line: int | None
     column: int | None
     reason: str
+    #: the file the row is written in, when it is not the set's own file (see SourceRow)
+    file: Path | None = None
 
 
 #: set by a front end to watch the rows of every set opened while it is set (the command
@@ -184,6 +189,9 @@ class WriteOptions:
     #: round trip does to show what a format loses; without it, nothing is written and the
     #: export is refused (EveryRowExcluded), for a file of no records is no export
     allow_empty: bool = False
+    #: write vendor files with no Blueprint key at all (for a team that leaves): what the
+    #: records alone do not say is declared lost
+    clean: bool = False
     #: export rows no automated grader may score, marked for human review
     include_human_review: bool = False
     #: write rubric rows as LLM-judge assertions in a format whose runner does not grade

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Final
 from blueprint.core.errors import ParseError
 from blueprint.formats._io import read_json_lines
 from blueprint.formats.base import SetSource
+from blueprint.formats.canonical_json import element_lines
 from blueprint.formats.native import ABSENT, NativeShape, same
 from blueprint.formats.sniffing import Fit, first_line_object, json_head
 from blueprint.formats.vendor import (
@@ -27,6 +28,7 @@ from blueprint.formats.vendor import (
     imported_row,
     oracle_for_expected,
     read_json_document,
+    read_json_text,
 )
 from blueprint.io import jsonvalues
 
@@ -171,7 +173,7 @@ class LangsmithCodec(VendorCodec):
         keys are kept so the export writes the same object."""
         if path.suffix.lower() != ".json":
             return None, read_json_lines(path)
-        document = read_json_document(path)
+        document, text = read_json_text(path)
         if not isinstance(document, dict) or not isinstance(document.get("examples"), list):
             if not isinstance(document, list):
                 raise ParseError(
@@ -179,14 +181,17 @@ class LangsmithCodec(VendorCodec):
                     "a JSON file of LangSmith examples is an array of them, or a dataset"
                     " object with an examples array",
                 )
-            return None, [(None, example) for example in document]
+            return None, list(zip(element_lines(text, len(document)), document, strict=True))
+        examples = document["examples"]
+        lines = element_lines(text, len(examples), "examples")
+        del text  # a large file should not stay in memory twice
         header: dict[str, Any] = {}
         for key in ("name", "description"):
             if isinstance(document.get(key), str) and document[key]:
                 header[key] = document[key]
         rest = {k: v for k, v in document.items() if k not in header and k != "examples"}
         header["extensions"] = {"langsmith": {"dataset": rest, "keys": list(document)}}
-        return header, [(None, example) for example in document["examples"]]
+        return header, list(zip(lines, examples, strict=True))
 
     def framing(self, path: Path, context: WriteContext) -> Framing:
         parts = _dataset_head(context.header, context.options.derived_fields)

@@ -211,3 +211,105 @@ def rebuild(
     if isinstance(more, dict):
         extension.update(more)
     return extension
+
+
+# --- the compact bookkeeping of a record written back to its own format ----------------------
+#
+# A record written back to the format it came from reads back, most often, as exactly the row
+# it was written from: then it needs no bookkeeping at all. Otherwise (the row was edited in
+# Blueprint, or says what the format has no place for) the record carries one key: a digest
+# of the record as written and the changes that turn the row the record reads back as into
+# the row it was written from, as JSON Pointer operations ([pointer, value] sets a value,
+# [pointer] removes one).
+
+
+def digest(record: Any) -> str:
+    """A short digest of a record as written, to tell whether it was edited since."""
+    return hashlib.sha256(jsonvalues.dumps(record, sort_keys=True)).hexdigest()[:16]
+
+
+def _step(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _key(step: str) -> str:
+    return step.replace("~1", "/").replace("~0", "~")
+
+
+def changes(before: Any, after: Any, at: str = "") -> list[list[Any]]:
+    """The operations that turn ``before`` into ``after``: objects are compared key by key,
+    any other value that differs is set whole."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        found: list[list[Any]] = [[f"{at}/{_step(key)}"] for key in before if key not in after]
+        for key, value in after.items():
+            pointer = f"{at}/{_step(key)}"
+            if key in before:
+                found += changes(before[key], value, pointer)
+            else:
+                found.append([pointer, value])
+        return found
+    return [] if same(before, after) else [[at, after]]
+
+
+def apply_changes(document: dict[str, Any], operations: list[Any]) -> dict[str, Any]:
+    """``document`` with ``operations`` (from :func:`changes`) applied; ValueError when one
+    does not fit it (the bookkeeping was damaged)."""
+    document = _copied(document)
+    for operation in operations:
+        if not isinstance(operation, list) or len(operation) not in (1, 2):
+            raise ValueError("an operation is not [pointer] or [pointer, value]")
+        pointer = operation[0]
+        if not isinstance(pointer, str) or not pointer.startswith("/"):
+            raise ValueError("an operation's pointer is not a JSON Pointer into the row")
+        *parents, last = [_key(step) for step in pointer[1:].split("/")]
+        holder: Any = document
+        for step in parents:
+            holder = holder.get(step) if isinstance(holder, dict) else None
+        if not isinstance(holder, dict):
+            raise ValueError(f"{pointer} names no place in the row")
+        if len(operation) == 2:
+            holder[last] = operation[1]
+        elif holder.pop(last, ABSENT) is ABSENT:
+            raise ValueError(f"{pointer} names no value to remove")
+    return document
+
+
+def _copied(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return value
+
+
+# --- the text of a file read into a set, kept so writing it back can edit it in place ------
+
+#: the largest text a set keeps of a YAML file it was read from: beyond it, a re-export
+#: writes the file anew (as it does for a set that did not come from YAML)
+KEPT_TEXT_LIMIT: Final = 8 * 1024 * 1024
+
+
+def without_kept_text(header: dict[str, Any]) -> dict[str, Any]:
+    """A set's fields without the text kept of the files it was read from: how a file was
+    written, which writing the set changes by nature, not what the set says (diffs leave it
+    out)."""
+    extensions = header.get("extensions")
+    if not isinstance(extensions, dict):
+        return header
+    kept = {}
+    for name, extension in extensions.items():
+        if isinstance(extension, dict) and isinstance(extension.get("source"), dict):
+            extension = {key: value for key, value in extension.items() if key != "source"}
+            if not extension:
+                continue
+        kept[name] = extension
+    if kept == extensions:
+        return header
+    if not kept:
+        return {key: value for key, value in header.items() if key != "extensions"}
+    return {**header, "extensions": kept}
+
+
+def kept_text(text: str) -> str | None:
+    """The text to keep of a YAML file read into a set, or None when it is too large."""
+    return text if len(text) <= KEPT_TEXT_LIMIT else None

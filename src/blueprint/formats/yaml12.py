@@ -255,8 +255,29 @@ def _not_json(value: Any) -> str | None:
 
 
 def read_yaml(path: Path) -> Any:
-    data = yamlload.load(read_text(path), path, loader=Yaml12Loader)
+    return read_yaml_nodes(path)[0]
+
+
+def read_yaml_nodes(path: Path) -> tuple[Any, yaml.Node | None]:
+    """The document and its node tree, composed once: the tree's marks give the line each
+    record starts on (:func:`item_lines`)."""
+    data, node = yamlload.load_with_nodes(read_text(path), path, loader=Yaml12Loader)
     problem = _not_json(data)
     if problem:
         raise ParseError(path, problem)
-    return data
+    return data, node
+
+
+def item_lines(node: yaml.Node | None, count: int, key: str | None = None) -> list[int | None]:
+    """The 1-based line each of the ``count`` items of a YAML sequence starts on: the
+    document's own, or the one under its top-level ``key``; None for each where the
+    document has no such sequence of that length."""
+    if key is not None and isinstance(node, yaml.MappingNode):
+        node = next(
+            (value for name, value in node.value if name.tag == _STR and name.value == key),
+            None,
+        )
+    items = node.value if isinstance(node, yaml.SequenceNode) else []
+    if len(items) != count:
+        return [None] * count
+    return [item.start_mark.line + 1 for item in items]

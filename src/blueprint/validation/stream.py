@@ -8,7 +8,7 @@ findings are added to the report in.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from blueprint.core import jsonpath
@@ -141,6 +141,8 @@ class StreamValidator:
             if self.options.row_ids:
                 report.row_ids.append(None)
             issue = parse_issue(format_name, item.reason, item.line, item.column, item.index)
+            if item.file is not None:
+                issue = replace(issue, file=str(item.file))
             self.emit([issue])
             return [issue]
         row = checks.RowView(item.index, item.data, item.line)
@@ -155,6 +157,8 @@ class StreamValidator:
             found.extend(schema)
         for rule in self.rules:
             found.extend(rule.check(row, state))
+        if item.file is not None and found:  # its line is in that file, not the set's
+            found = [replace(issue, file=str(item.file)) for issue in found]
         return self.emit_row(found, row.case.get("caseFamily"))
 
     def place_row(self, line: int, row_id: str | None) -> None:

@@ -97,6 +97,7 @@ class HuggingfaceCodec(VendorCodec):
     what: ClassVar[str] = "a Hugging Face dataset row"
     shape: ClassVar[NativeShape] = _SHAPE
     metadata_key: ClassVar[str] = NAMESPACE
+    compact: ClassVar[bool] = False
     #: the forms its data files can take (``--data-format``)
     data_formats: ClassVar[tuple[str, ...]] = DATA_FORMATS
 

@@ -6,9 +6,13 @@ import re
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
+import yaml
+
 from blueprint.core.errors import EmptyExportRefused, ParseError
 from blueprint.core.issues import Issue, make_issue
 from blueprint.core.model import KEBAB_CASE
+from blueprint.formats import native
+from blueprint.formats._io import read_text
 from blueprint.formats.base import SetSource
 from blueprint.formats.native import ABSENT, NativeShape, same
 from blueprint.formats.omk.files import (
@@ -17,6 +21,7 @@ from blueprint.formats.omk.files import (
     ambiguity,
     check_file,
     read_document,
+    read_document_nodes,
 )
 from blueprint.formats.omk.rules import SCHEMA_VERSION, Problem, check_document
 from blueprint.formats.omk.samples import grading_of, oracle_of, prompt_of
@@ -81,12 +86,19 @@ class OmkCodec(VendorCodec):
         return self._read(path)[1]
 
     def open(self, path: Path) -> SetSource:
-        document = read_document(path)
-        header, records = self._parts(path, document)
+        document, node = read_document_nodes(path)
+        header, records = self._parts(path, document, node)
+        text = _yaml_text(path, document)
+        if text is not None:
+            # the file as its author wrote it, so writing the set back edits it in place
+            kept = {**_root_extension(header or {}), "source": {"file": path.name, "text": text}}
+            header = {"extensions": {self.name: kept}}
         source = self.source(path, header, self.rows(records))
         if header is not None:
             source.header_origin = "the document"
-        source.notes = [self._issue(problem, document) for problem in check_file(path, document)]
+        problems = check_file(path, document, node)
+        del node  # the lines are found: a large file's tree should not stay in memory
+        source.notes = [self._issue(problem, document) for problem in problems]
         if path.suffix.lower() == ".json":
             starts = _sample_lines(path)
             source.line_of = lambda index: starts[index] if index < len(starts) else None
@@ -115,10 +127,13 @@ class OmkCodec(VendorCodec):
         )
 
     def _read(self, path: Path) -> tuple[dict[str, Any] | None, Records]:
-        return self._parts(path, read_document(path))
+        return self._parts(path, *read_document_nodes(path))
 
-    def _parts(self, path: Path, document: Any) -> tuple[dict[str, Any] | None, Records]:
-        """The set-level fields and the samples of a parsed document."""
+    def _parts(
+        self, path: Path, document: Any, node: yaml.Node | None = None
+    ) -> tuple[dict[str, Any] | None, Records]:
+        """The set-level fields and the samples of a parsed document (``node``: its YAML
+        node tree, which gives the line each sample starts on)."""
         if isinstance(document, list):
             samples: Any = document  # the legacy shape: read, and reported by the checker
             kept: dict[str, Any] = {}
@@ -138,7 +153,7 @@ class OmkCodec(VendorCodec):
             raise ParseError(path, "samples must be an array of samples")
         # a file with nothing at its root but the samples has no set-level fields at all
         header = {"extensions": {self.name: kept}} if kept else None
-        lines = _yaml_sample_lines(path, len(samples))
+        lines = _yaml_sample_lines(node, len(samples))
         return header, [(lines[index], sample) for index, sample in enumerate(samples)]
 
     def values_of(self, record: dict[str, Any], native_mode: bool, suite: Any) -> Values:
@@ -212,7 +227,9 @@ class OmkCodec(VendorCodec):
         return self._sample(row)
 
     def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
-        return {"extensions.omk"} if _root_extension(header) else set()
+        if _root_extension(header) or (context.form == "yaml" and _kept_text(header)):
+            return {"extensions.omk"}
+        return set()
 
     def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:
         if not records:
@@ -224,6 +241,20 @@ class OmkCodec(VendorCodec):
             )
         document = _document(records, context)
         if context.form == "yaml":
+            text = _kept_text(context.header)
+            if text is not None:
+                from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
+
+                as_list = isinstance(yamlkeep.document_of(text), list)
+                head = {key: value for key, value in document.items() if key != "samples"}
+                edited = yamlkeep.rewrite(
+                    text,
+                    None if as_list else "samples",
+                    [(record, record) for record in records],
+                    None if as_list else head,
+                )
+                if edited is not None:
+                    return edited.encode("utf-8")
             return dump_yaml(document)
         return jsonvalues.dumps(document, indent=True) + b"\n"
 
@@ -277,7 +308,33 @@ def _document(records: list[dict[str, Any]], context: WriteContext) -> dict[str,
     return document
 
 
-def _root_extension(header: dict[str, Any]) -> dict[str, Any]:
+def _extension(header: dict[str, Any]) -> dict[str, Any]:
     extensions = header.get("extensions")
     kept = extensions.get("omk") if isinstance(extensions, dict) else None
     return kept if isinstance(kept, dict) else {}
+
+
+def _root_extension(header: dict[str, Any]) -> dict[str, Any]:
+    """The root keys of the sample set an import kept (the text of its file apart)."""
+    return {key: value for key, value in _extension(header).items() if key != "source"}
+
+
+def _kept_text(header: dict[str, Any]) -> str | None:
+    source = _extension(header).get("source")
+    text = source.get("text") if isinstance(source, dict) else None
+    return text if isinstance(text, str) else None
+
+
+def _yaml_text(path: Path, document: Any) -> str | None:
+    """The text of a YAML sample set small enough to keep in the set, else None (and None
+    for a file whose root has a key of that name: omk has none, and it stays the file's)."""
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        return None
+    if isinstance(document, dict) and "source" in document:
+        return None
+    try:
+        if path.stat().st_size > native.KEPT_TEXT_LIMIT:
+            return None
+    except OSError:
+        return None
+    return native.kept_text(read_text(path))

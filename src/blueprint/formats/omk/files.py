@@ -15,7 +15,7 @@ from blueprint.formats.canonical_json import row_start_lines
 from blueprint.formats.native import ABSENT
 from blueprint.formats.omk.rules import Problem, _key_path, check_document
 from blueprint.formats.vendor import read_json_document
-from blueprint.formats.yaml12 import Yaml12Loader, read_yaml
+from blueprint.formats.yaml12 import Yaml12Loader, item_lines, read_yaml_nodes
 from blueprint.io import yamlload
 
 #: the file names omk discovers by itself; both in one folder is an error
@@ -42,27 +42,39 @@ def ambiguity(path: Path) -> Problem | None:
 
 def read_document(path: Path) -> Any:
     """The parsed document of an omk file: JSON for .json, YAML (1.2, as omk reads it) else."""
+    return read_document_nodes(path)[0]
+
+
+def read_document_nodes(path: Path) -> tuple[Any, yaml.Node | None]:
+    """The parsed document and, for YAML, the node tree it was built from, whose marks give
+    the lines of its samples and problems without parsing the file again (None for JSON)."""
     if path.suffix.lower() == ".json":
-        return read_json_document(path)
-    return read_yaml(path)
+        return read_json_document(path), None
+    return read_yaml_nodes(path)
 
 
-def check_file(path: Path, document: Any = ABSENT) -> list[Problem]:
+def check_file(path: Path, document: Any = ABSENT, node: yaml.Node | None = None) -> list[Problem]:
     """Every way an omk file breaks omk's rules, each with the line it starts on where known
-    (``document``: the file's parsed document, when it has been read already)."""
+    (``document``: the file's parsed document, when it has been read already; ``node``: its
+    YAML node tree, likewise)."""
     if document is ABSENT:
-        document = read_document(path)
+        document, node = read_document_nodes(path)
     found = [problem for problem in [ambiguity(path)] if problem]
     found += check_document(document)
-    lines = _lines(path)
+    if not found:
+        return []
+    lines = _lines(path, node)
     return [
         Problem(problem.rule, problem.path, problem.message, lines(problem.path))
         for problem in found
     ]
 
 
-def _lines(path: Path) -> Any:
-    """A function giving the line a JSON path starts on in the file (None where unknown)."""
+def _lines(path: Path, node: yaml.Node | None = None) -> Any:
+    """A function giving the line a JSON path starts on in the file (None where unknown);
+    a YAML file's node tree, when given, is not composed again."""
+    if node is not None:
+        return _yaml_lines(node)
     try:
         text = read_text(path)
     except ParseError:
@@ -78,9 +90,14 @@ def _lines(path: Path) -> Any:
 
         return of_json
     try:
-        node = yamlload.compose(text, path, loader=Yaml12Loader)
+        composed = yamlload.compose(text, path, loader=Yaml12Loader)
     except ParseError:
         return lambda where: None
+    return _yaml_lines(composed)
+
+
+def _yaml_lines(node: yaml.Node | None) -> Any:
+    """The line function of a YAML file's node tree: where each key and value starts."""
     marks: dict[str, int] = {}
 
     def walk(current: Any, at: str) -> None:
@@ -126,19 +143,7 @@ def _sample_lines(path: Path) -> tuple[int, ...]:
         return ()
 
 
-def _yaml_sample_lines(path: Path, count: int) -> list[int | None]:
-    """The line each sample starts on, for a YAML file (JSON lines are found when asked)."""
-    if path.suffix.lower() == ".json":
-        return [None] * count
-    try:
-        node = yamlload.compose(read_text(path), path, loader=Yaml12Loader)
-    except ParseError:
-        return [None] * count
-    samples: Any = None
-    if isinstance(node, yaml.SequenceNode):
-        samples = node
-    elif isinstance(node, yaml.MappingNode):
-        samples = next((v for k, v in node.value if k.value == "samples"), None)
-    items = samples.value if isinstance(samples, yaml.SequenceNode) else []
-    lines: list[int | None] = [item.start_mark.line + 1 for item in items]
-    return (lines + [None] * count)[:count]
+def _yaml_sample_lines(node: yaml.Node | None, count: int) -> list[int | None]:
+    """The line each sample starts on, from a YAML file's node tree (a JSON file has none:
+    its lines are found when asked)."""
+    return item_lines(node, count, None if isinstance(node, yaml.SequenceNode) else "samples")

@@ -13,6 +13,12 @@ from typing import Any, Final
 from blueprint.core.errors import ParseError
 from blueprint.formats._io import read_text
 from blueprint.formats.native import ABSENT
+from blueprint.formats.promptfoo.prompts import (
+    Prompts,
+    prompt_input,
+    read_prompts,
+    vars_from_text,
+)
 from blueprint.formats.promptfoo.templating import literal, risky, unliteral
 from blueprint.io import jsonvalues
 
@@ -59,6 +65,8 @@ class Suite:
     #: the config's keys other than tests and description, as it wrote them
     config: dict[str, Any] | None = None
     description: Any = ABSENT
+    #: the config's prompts, as far as they could be read (None: it names none)
+    prompts: Prompts | None = None
 
 
 def merged_vars(test: dict[str, Any], suite: Suite) -> Any:
@@ -71,6 +79,91 @@ def merged_vars(test: dict[str, Any], suite: Suite) -> Any:
     return own  # a file reference or a list of them: kept as it is
 
 
+def native_input(test: dict[str, Any], suite: Suite) -> tuple[Any, str | None]:
+    """The input a promptfoo test gives, with how it was derived from the config's prompts.
+
+    With one prompt the input is that prompt as the test sends it (see
+    :func:`~blueprint.formats.promptfoo.prompts.prompt_input`); with several, or one that
+    cannot be read, or vars in a file, it is the test's vars, and the note says why."""
+    variables = merged_vars(test, suite)
+    value = input_from_vars(variables, authored=False)
+    prompts = suite.prompts
+    if prompts is None:
+        return value, None
+    if prompts.several:
+        count = (
+            f"{len(prompts.texts)} prompts"
+            if prompts.texts is not None
+            else f"{prompts.entries} prompt entries"
+        )
+        return value, (
+            f"the config has {count}, so the test does not hold one input: the input is its"
+            " vars, which promptfoo renders into each prompt"
+        )
+    if prompts.texts is None:
+        return value, f"the input is the test's vars: {prompts.unread or 'the prompt is not read'}"
+    if not isinstance(variables, dict):
+        return value, (
+            "the test's vars are in a file promptfoo loads at run time, so the config's prompt"
+            " is not rendered: the input is the vars"
+        )
+    own = test.get("options")
+    defaults = suite.defaults.get("options")
+    rendering = prompt_input(
+        prompts.texts[0],
+        variables,
+        own if isinstance(own, dict) else {},
+        defaults if isinstance(defaults, dict) else {},
+    )
+    return rendering.value, rendering.note
+
+
+def moved_prompts(suite: Suite | None, path: Path | None) -> str | None:
+    """What to say when the config is written where its prompts read otherwise than where it
+    was read (its prompt files are not beside it), or None."""
+    if suite is None or suite.prompts is None or suite.prompts.texts is None or path is None:
+        return None
+    there = read_prompts(suite.config, path.parent)
+    if there == suite.prompts:
+        return None
+    return (
+        f"the config's prompts name files that are not beside {path.name} as they were where"
+        " it was read: promptfoo would not find them there, nor would Blueprint reading the"
+        " file back (its tests would have their vars as input); copy the prompt files beside it"
+    )
+
+
+def vars_of_input(
+    value: Any, suite: Suite | None, original: Any = ABSENT
+) -> tuple[Any, str | None]:
+    """What a test's vars say, given a row's input as :func:`native_input` made it: the vars
+    of a ``{"prompt", "vars"}`` input whose prompt is the config's; the vars of an edited
+    rendered prompt read back into the vars the prompt takes (the test's ``original`` vars
+    otherwise kept); else the input itself. The note says when vars were read back."""
+    prompts = suite.prompts if suite is not None else None
+    if prompts is None or prompts.several or prompts.texts is None:
+        return value, None
+    if isinstance(value, dict) and set(value) == {"prompt", "vars"}:
+        given = value["vars"]
+        return (given, None) if isinstance(given, dict) else (value, None)
+    if not isinstance(value, str):
+        return value, None
+    before = original if isinstance(original, dict) else {}
+    defaults = suite.defaults.get("vars") if suite is not None else None
+    merged = {**(defaults if isinstance(defaults, dict) else {}), **before}
+    found = vars_from_text(prompts.texts[0], value, merged)
+    if found is None:
+        return value, None
+    changed = [key for key, item in found.items() if key not in merged or merged[key] != item]
+    own = {key: item for key, item in found.items() if key in before or key in changed}
+    note = (
+        f"the edited input is read back into the vars {', '.join(changed)} of the config's prompt"
+        if changed
+        else None
+    )
+    return own, note
+
+
 def suite_of_header(header: dict[str, Any]) -> Suite:
     extensions = header.get("extensions")
     ours = extensions.get("promptfoo") if isinstance(extensions, dict) else None
@@ -78,10 +171,13 @@ def suite_of_header(header: dict[str, Any]) -> Suite:
     if not isinstance(config, dict):
         return Suite()
     defaults = config.get("defaultTest")
+    if not isinstance(defaults, dict) and isinstance(ours, dict):
+        defaults = ours.get("defaultTest")  # a defaultTest file, as it was read
     return Suite(
         defaults=defaults if isinstance(defaults, dict) else {},
         config=config,
         description=header.get("description", ABSENT),
+        prompts=Prompts.of_kept(ours.get("prompts")) if isinstance(ours, dict) else None,
     )
 
 

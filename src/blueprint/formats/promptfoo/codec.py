@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from blueprint.formats.base import SetSource
+from blueprint.core.errors import ParseError
+from blueprint.formats import native
+from blueprint.formats._io import read_text
+from blueprint.formats.base import SetSource, SourceRow, UnreadableRow
 from blueprint.formats.native import ABSENT, NativeShape, Restored, same
 from blueprint.formats.promptfoo.assertions import (
     _flat,
@@ -20,11 +25,15 @@ from blueprint.formats.promptfoo.cases import (
     Suite,
     input_from_vars,
     merged_vars,
+    moved_prompts,
+    native_input,
     suite_of_header,
     vars_for,
+    vars_of_input,
 )
-from blueprint.formats.promptfoo.config import load
-from blueprint.formats.promptfoo.templating import _TEMPLATE, risky
+from blueprint.formats.promptfoo.config import References, load, tests_at
+from blueprint.formats.promptfoo.prompts import read_prompts
+from blueprint.formats.promptfoo.templating import _TEMPLATE, risky, unliteral
 from blueprint.formats.sniffing import Fit, csv_header, first_line_object, json_head, text_of
 from blueprint.formats.vendor import (
     ExportRow,
@@ -37,6 +46,7 @@ from blueprint.formats.vendor import (
     extras_of,
     imported_row,
 )
+from blueprint.formats.vendor.importing import kept_form, payload_of
 from blueprint.formats.yaml12 import YamlDate, date_paths, dump_yaml, mark_dates
 from blueprint.io import jsonvalues
 
@@ -87,12 +97,27 @@ class PromptfooCodec(VendorCodec):
     def open(self, path: Path) -> SetSource:
         loaded = load(path)
         suite = loaded.suite
+        # the prompts are read once, and kept: writing reads each test as this import did
+        suite.prompts = read_prompts(suite.config, path.parent)
         header: dict[str, Any] | None = None
+        kept: dict[str, Any] = {}
         if suite.config is not None:
-            header = {"extensions": {"promptfoo": {"config": suite.config}}}
+            kept["config"] = suite.config
+            if suite.defaults and not isinstance(suite.config.get("defaultTest"), dict):
+                # the defaultTest is in another file: what it said, as read, so writing
+                # grades and reads each test as reading did
+                kept["defaultTest"] = suite.defaults
+        if suite.prompts is not None:
+            kept["prompts"] = suite.prompts.kept()
+        text = _yaml_text(path)
+        if text is not None:
+            # the file as its author wrote it, so writing the set back edits it in place
+            kept["source"] = {"file": path.name, "text": text}
+        if kept:
+            header = {"extensions": {"promptfoo": kept}}
             if suite.description is not ABSENT:
                 header = {"description": suite.description, **header}
-        return self.source(path, header, self.rows(loaded.tests, suite))
+        return self.source(path, header, _placed(self.rows(loaded.tests, suite), loaded.origins))
 
     def native_row(self, record: dict[str, Any], position: int, suite: Any) -> dict[str, Any]:
         suite = suite or Suite()
@@ -111,14 +136,22 @@ class PromptfooCodec(VendorCodec):
         value = values.input
         if value is ABSENT:
             value = {}
-        self._flag_vars(record, suite, value, derived)
+        variables = input_from_vars(merged_vars(record, suite), authored=False)
+        if variables is ABSENT:
+            variables = {}
+        self._flag_vars(record, suite, variables, derived)
+        prompt_note = native_input(record, suite)[1]
+        if prompt_note:
+            derived["input"] = "; ".join(filter(None, (prompt_note, derived.get("input"))))
         own = record.get("assert")
         defaults = suite.defaults.get("assert")
         assertions = [
             *(defaults if isinstance(defaults, list) else []),
             *(own if isinstance(own, list) else []),
         ]
-        inference = infer(assertions, value if isinstance(value, dict) else {"input": value})
+        inference = infer(
+            assertions, variables if isinstance(variables, dict) else {"input": variables}
+        )
         derived.update(inference.derived)
         derived["metadata.case.oracleType"] = (
             "inferred from the assertions ("
@@ -193,7 +226,7 @@ class PromptfooCodec(VendorCodec):
         if isinstance(metadata, dict) and isinstance(metadata.get("id"), str) and metadata["id"]:
             extras.pop("id", None)  # it is the row's id
         return Values(
-            input=input_from_vars(merged_vars(record, suite), authored=False),
+            input=native_input(record, suite)[0],
             expected=ABSENT,
             extras=extras,
         )
@@ -220,9 +253,12 @@ class PromptfooCodec(VendorCodec):
         return test
 
     def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        entry = ((row.extension(self.name) or {}).get("native") or {}).get("vars")
+        original = entry.get("value", ABSENT) if isinstance(entry, dict) else ABSENT
+        given = vars_of_input(row.input, context.suite, original)[0]
         test: dict[str, Any] = {
             "description": row.case["expectedBehavior"],
-            "vars": vars_for(row.input),
+            "vars": vars_for(given),
         }
         assertions = assertions_for(row)
         if assertions:
@@ -245,7 +281,14 @@ class PromptfooCodec(VendorCodec):
         # Blueprint's, literal, and a list among them must not multiply the test
         entry = restored.payload["entries"].get("vars")
         original = entry.get("value") if isinstance(entry, dict) else None
-        value = row.input if isinstance(row.input, dict) else {"input": row.input}
+        # what the vars say, as native_record made them of the input (the config's prompt
+        # and its vars, or an edited prompt read back into its vars)
+        value = {key: unliteral(item) for key, item in variables.items()}
+        if isinstance(row.input, str) and "input" not in variables:
+            restored.notes.append(
+                f"{row.id}: the edited input is read back into the vars"
+                f" {', '.join(variables)} of the config's prompt"
+            )
         authored_list = False
         edited = []
         for key, item in list(variables.items()):
@@ -299,6 +342,9 @@ class PromptfooCodec(VendorCodec):
         self, row: ExportRow, context: WriteContext, tally: ExportTally
     ) -> dict[str, Any] | None:
         record = super().record_for(row, context, tally)
+        if "prompts" not in tally.memo:
+            tally.memo["prompts"] = moved_prompts(context.suite, context.path)
+            tally.notes += [tally.memo["prompts"]] if tally.memo["prompts"] else []
         if record is not None and context.form == "jsonl" and context.suite.defaults:
             # a JSON Lines tests file has no config: the defaultTest goes into every test,
             # so promptfoo still grades each test as the suite did
@@ -335,8 +381,16 @@ class PromptfooCodec(VendorCodec):
         return None
 
     def payload_value(self, payload: dict[str, Any]) -> Any:
-        # promptfoo would load file:// strings in metadata too; JSON text keeps them inert
-        return jsonvalues.dumps_text(payload) if risky(payload) else payload
+        # promptfoo would load file:// strings in metadata too; JSON text keeps them inert.
+        # Compact bookkeeping is JSON text too, so it takes one line of the test
+        return jsonvalues.dumps_text(payload) if risky(payload) or kept_form(payload) else payload
+
+    def as_read_back(self, record: dict[str, Any], context: WriteContext) -> dict[str, Any]:
+        # only YAML writes a date unquoted: in JSON it is text, and reads back as text
+        if context.form == "yaml" or not date_paths(record):
+            return record
+        undated: dict[str, Any] = jsonvalues.loads(jsonvalues.dumps(record))
+        return undated
 
     def framing(self, path: Path, context: WriteContext) -> Framing:
         suite = suite_of_header(context.header)
@@ -361,6 +415,39 @@ class PromptfooCodec(VendorCodec):
             )
         return super().framing(path, context)
 
+    def whole_document(self, context: WriteContext) -> bool:
+        return context.form == "yaml" and _kept_text(context.header) is not None
+
+    def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:
+        """The YAML file the set was read from, edited to hold these tests (and the config
+        as the set has it): what was not edited keeps its text, comments included."""
+        text = _kept_text(context.header)
+        suite = context.suite or Suite()
+        pairs = [
+            (self._as_written(record) if _compact(record) else record, record) for record in records
+        ]
+        head = _config_head(context.header, suite) if suite.config is not None else None
+        if text is not None and head is not None and context.path is not None:
+            kept = _references_kept(text, head, pairs, context.path)
+            if kept is not None:
+                return kept.encode("utf-8")
+        if text is not None:
+            from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
+
+            edited = yamlkeep.rewrite(
+                text, "tests" if head is not None else None, pairs, head, _as_read
+            )
+            if edited is not None:
+                return edited.encode("utf-8")
+        # the file's shape does not allow editing it (its tests are a flow list, or in
+        # another file): it is written anew
+        framing = self.framing(context.path or Path("tests.yaml"), context)
+        parts = [framing.opening]
+        for number, record in enumerate(records):
+            parts += [framing.first if number == 0 else framing.between, dump_yaml([record])]
+        parts.append(framing.closing if records else framing.empty)
+        return b"".join(parts)
+
     def encode(self, record: dict[str, Any], context: WriteContext) -> bytes:
         if context.form == "yaml":
             # one single-item list per test: the concatenation is the whole list
@@ -370,13 +457,22 @@ class PromptfooCodec(VendorCodec):
     def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
         if context.form in ("yaml", "json") and suite_of_header(header).config is not None:
             return {"description", "extensions.promptfoo"} & _present(header)
+        if context.form == "yaml" and _kept_text(header) is not None:
+            return {"extensions.promptfoo"} & _present(header)  # the file's text, kept
         return set()
 
     def sniff_named(self, path: Path, head: bytes) -> Fit:
         """Whether a file named as promptfoo is one. JSON and JSON Lines tests are told by
         their keys, as detection tells them; YAML and CSV are not refused when named: promptfoo
-        reads any YAML mapping of vars as a test, and every plain CSV column as a var."""
-        if path.suffix.lower() in (".json", ".jsonl"):
+        reads any YAML mapping of vars as a test, and every plain CSV column as a var. A
+        named JSON array of tests may carry keys promptfoo added since (detection asks for
+        known keys only)."""
+        suffix = path.suffix.lower()
+        if suffix == ".json":
+            outline = json_head(head)
+            if outline.kind == "array" and set(outline.keys) & {"vars", "assert"}:
+                return Fit.yes()
+        if suffix in (".json", ".jsonl"):
             return self.sniff(path, head)
         return Fit.yes()
 
@@ -427,6 +523,74 @@ _YAML_KEYS: Final = re.compile(
     r"[\"']?\s*:(?:\s|$)",
     re.MULTILINE,
 )
+
+
+def _placed(
+    rows: Iterator[SourceRow | UnreadableRow], origins: dict[int, Path]
+) -> Iterator[SourceRow | UnreadableRow]:
+    """The rows, each from a file the config includes named with that file, whose line
+    it has."""
+    for row in rows:
+        origin = origins.get(row.index)
+        yield row if origin is None else dataclasses.replace(row, file=origin)
+
+
+def _yaml_text(path: Path) -> str | None:
+    """The text of a YAML file small enough to keep in the set, else None."""
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        return None
+    try:
+        if path.stat().st_size > native.KEPT_TEXT_LIMIT:
+            return None
+    except OSError:
+        return None
+    return native.kept_text(read_text(path))
+
+
+def _kept_text(header: dict[str, Any]) -> str | None:
+    extensions = header.get("extensions")
+    kept = extensions.get("promptfoo") if isinstance(extensions, dict) else None
+    source = kept.get("source") if isinstance(kept, dict) else None
+    text = source.get("text") if isinstance(source, dict) else None
+    return text if isinstance(text, str) else None
+
+
+def _references_kept(
+    text: str, head: dict[str, Any], pairs: list[tuple[dict[str, Any], dict[str, Any]]], path: Path
+) -> str | None:
+    """The config's text, its ``tests: file://...`` references kept, when the files they
+    name beside ``path`` hold the tests to write, unedited: only the config is written.
+    None when its tests are its own, or the files there hold other tests."""
+    from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
+
+    document = yamlkeep.document_of(text)
+    tests = document.get("tests") if isinstance(document, dict) else None
+    named = tests if isinstance(tests, list) else [tests]
+    if not any(isinstance(entry, str) for entry in named):
+        return None
+    if not all(native.same(plain, full) for plain, full in pairs):
+        return None  # a test carries Blueprint's bookkeeping: the files would not say it
+    try:
+        there = tests_at(path, tests)
+    except ParseError:
+        return None
+    records = [plain for plain, _ in pairs]
+    if len(there) != len(records) or not all(
+        native.same(test, record) and date_paths(test) == date_paths(record)
+        for test, record in zip(there, records, strict=True)
+    ):
+        return None
+    return yamlkeep.with_head(text, "tests", head)
+
+
+def _as_read(item: Any, document: Any) -> Any:
+    """A test of a config as reading takes it: its ``$ref`` objects resolved."""
+    return References(document, Path("<kept YAML>")).resolve(item)
+
+
+def _compact(record: dict[str, Any]) -> bool:
+    payload = payload_of(record.get("metadata"))
+    return payload is not None and kept_form(payload)
 
 
 def _merge_defaults(test: dict[str, Any], defaults: dict[str, Any]) -> None:

@@ -6,22 +6,39 @@ import copy
 import glob
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from blueprint.core.errors import ParseError
 from blueprint.formats._io import read_json_lines
 from blueprint.formats.base import UnreadableRow, confined, outside_reason
+from blueprint.formats.canonical_json import element_lines
 from blueprint.formats.promptfoo.cases import Suite, _csv_tests
-from blueprint.formats.vendor import read_json_document
-from blueprint.formats.yaml12 import read_yaml
+from blueprint.formats.vendor import read_json_document, read_json_text
+from blueprint.formats.yaml12 import item_lines, read_yaml, read_yaml_nodes
 from blueprint.io import limits
 
 
 def _document(path: Path) -> Any:
     suffix = path.suffix.lower()
     return read_json_document(path) if suffix == ".json" else read_yaml(path)
+
+
+#: where the items of a file's test list start: ``lines(count, key)``, for the document's
+#: own list (key None) or the list under its top-level key
+LineFinder = Callable[[int, str | None], list[int | None]]
+
+
+def _located(path: Path) -> tuple[Any, LineFinder]:
+    """A JSON or YAML file's document, read once, with where its tests start (from the
+    JSON text, or from the YAML node tree composed on the way to the document)."""
+    if path.suffix.lower() == ".json":
+        document, text = read_json_text(path)
+        return document, lambda count, key: element_lines(text, count, key)
+    document, node = read_yaml_nodes(path)
+    return document, lambda count, key: item_lines(node, count, key)
 
 
 def _pointer(document: Any, pointer: str, path: Path) -> Any:
@@ -37,7 +54,7 @@ def _pointer(document: Any, pointer: str, path: Path) -> Any:
     return target
 
 
-class _References:
+class References:
     """``{$ref: '#/...'}`` objects of one document replaced by what they point at.
 
     Like YAML aliases, references can make a few hundred bytes stand for billions of values:
@@ -88,6 +105,9 @@ class Loaded:
 
     tests: list[tuple[int | None, Any]]
     suite: Suite
+    #: the file each test is written in, by the test's position, for the tests of files
+    #: the loaded file includes (their lines are in those files); the rest are its own
+    origins: dict[int, Path] = field(default_factory=dict)
 
 
 def load(path: Path) -> Loaded:
@@ -129,7 +149,7 @@ class _Inclusion:
         if resolved in self.done:
             loaded, size = self.done[resolved]
             self._count(1 + size, by, entry)
-            return Loaded(copy.deepcopy(loaded.tests), loaded.suite)
+            return Loaded(copy.deepcopy(loaded.tests), loaded.suite, origins=loaded.origins)
         self._count(1, by, entry)
         before = self.included
         loaded = self.load(target)
@@ -159,15 +179,19 @@ class _Inclusion:
                     raise ParseError(path, item.reason, line=item.line, column=item.column)
                 found.append(item)
             return Loaded(found, Suite())
-        data = _document(path)
+        data, lines = _located(path)
         if isinstance(data, dict) and set(data) & CONFIG_KEYS:
-            return _config(path, data, self, top=top)
+            return _config(path, data, self, top=top, lines=lines)
         if isinstance(data, dict):
             data = [data]
         if not isinstance(data, list):
             raise ParseError(path, "a promptfoo tests file is a list of test cases")
-        references = _References(data, path)
-        return Loaded([(None, references.resolve(test)) for test in data], Suite())
+        references = References(data, path)
+        starts = lines(len(data), None)
+        return Loaded(
+            [(line, references.resolve(test)) for line, test in zip(starts, data, strict=True)],
+            Suite(),
+        )
 
     def targets(self, config: Path, entry: str) -> list[Path]:
         """The files a ``tests:`` entry (a file or a glob) names, each checked to lie inside
@@ -279,12 +303,16 @@ _URL: Final = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _GENERATOR: Final = re.compile(r"\.(?:py|js|cjs|mjs|ts|cts|mts)(?::[\w.]+)?$", re.IGNORECASE)
 
 
-def _config(path: Path, config: dict[str, Any], inclusion: _Inclusion, *, top: bool) -> Loaded:
-    references = _References(config, path)
+def _config(
+    path: Path, config: dict[str, Any], inclusion: _Inclusion, *, top: bool, lines: LineFinder
+) -> Loaded:
+    references = References(config, path)
     tests = config.get("tests")
     entries = tests if isinstance(tests, list) else [] if tests is None else [tests]
+    starts = lines(len(entries), "tests") if isinstance(tests, list) else [None] * len(entries)
     found: list[tuple[int | None, Any]] = []
-    for entry in entries:
+    origins: dict[int, Path] = {}
+    for start, entry in zip(starts, entries, strict=True):
         if isinstance(entry, str) and _GENERATOR.search(entry):
             raise ParseError(path, f"tests: {entry} is a test generator, which runs code; not read")
         if isinstance(entry, str) and _URL.match(entry) and not entry.startswith("file://"):
@@ -296,14 +324,14 @@ def _config(path: Path, config: dict[str, Any], inclusion: _Inclusion, *, top: b
             )
         if isinstance(entry, str):
             for target in inclusion.targets(path, entry):
-                found += [
-                    (line, _rebased(test, target.parent, path.parent))
-                    for line, test in inclusion.include(target, by=path, entry=entry).tests
-                ]
+                included = inclusion.include(target, by=path, entry=entry)
+                for number, (line, test) in enumerate(included.tests):
+                    origins[len(found)] = included.origins.get(number, target)
+                    found.append((line, _rebased(test, target.parent, path.parent)))
         elif isinstance(entry, dict) and "path" in entry and "vars" not in entry:
             raise ParseError(path, "test generators (tests: {path: ...}) run code; not read")
         else:
-            found.append((None, references.resolve(entry)))
+            found.append((start, references.resolve(entry)))
     defaults = config.get("defaultTest")
     if isinstance(defaults, str) and defaults.startswith("file://"):
         target = path.parent / defaults.removeprefix("file://")
@@ -314,4 +342,18 @@ def _config(path: Path, config: dict[str, Any], inclusion: _Inclusion, *, top: b
     suite = Suite(defaults=defaults, config=rest if top else None)
     if top and "description" in config:
         suite.description = config["description"]
-    return Loaded(found, suite)
+    return Loaded(found, suite, origins=origins)
+
+
+def tests_at(path: Path, tests: Any) -> list[Any]:
+    """The tests a config at ``path`` holding ``tests: <tests>`` reads, its file references
+    followed from there (ParseError when one cannot be read)."""
+    config = {"tests": tests}
+    loaded = _config(
+        path,
+        config,
+        _Inclusion(path),
+        top=True,
+        lines=lambda count, key: [None] * count,
+    )
+    return [test for _, test in loaded.tests]

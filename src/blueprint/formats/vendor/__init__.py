@@ -46,6 +46,7 @@ from blueprint.formats.vendor.importing import (
     oracle_for_expected,
     payload_of,
     read_json_document,
+    read_json_text,
 )
 
 __all__ = [
@@ -74,4 +75,5 @@ __all__ = [
     "oracle_for_expected",
     "payload_of",
     "read_json_document",
+    "read_json_text",
 ]

@@ -32,11 +32,13 @@ from blueprint.formats.vendor.exporting import (
     export_rows,
 )
 from blueprint.formats.vendor.importing import (
+    IMPORT_EXTENSION,
     Records,
     Values,
     _check_payload,
     _strip_payload,
     _UniqueIds,
+    kept_form,
     payload_of,
 )
 from blueprint.io import jsonvalues
@@ -70,6 +72,10 @@ class VendorCodec:
     #: whose records have no free-form place (a strict schema): what the record cannot say
     #: is then declared lost, field by field, by reading the record back
     metadata_key: ClassVar[str | None] = "metadata"
+    #: whether a record written back to its own format takes compact bookkeeping (none at
+    #: all while it reads back as its row); False for a format whose payload is a column of
+    #: its own rather than a key in the record's metadata
+    compact: ClassVar[bool] = True
     #: whether the format is written only when named (--to), never chosen by an output's
     #: extension alone (omk's .yaml beside promptfoo's)
     named_only: ClassVar[bool] = False
@@ -124,6 +130,11 @@ class VendorCodec:
 
     def framing(self, path: Path, context: WriteContext) -> Framing:
         return JSON_ARRAY if context.form == "json" else JSON_LINES
+
+    def whole_document(self, context: WriteContext) -> bool:
+        """Whether this export writes one document holding every record, though the format
+        can be written record by record (a YAML file edited where it was read from)."""
+        return False
 
     def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:
         """The whole file of a :attr:`document` format, holding every record written."""
@@ -208,16 +219,51 @@ class VendorCodec:
     ) -> dict[str, Any]:
         payload = payload_of(record.get(self.metadata_key)) if self.metadata_key else None
         if payload is None:
-            row = self.native_row(record, position, suite)
-            ids.settle(row, self.name)
-            extensions = row["metadata"]["case"]["extensions"]
-            # the record's keys first: what kind of record it is can depend on them
-            extensions[self.name] = {"keys": list(record)}
-            regenerated = self.native_record(ExportRow.of(row), _READING)
-            extension = native.extension_for(self.shape, record, regenerated, row)
-            extensions[self.name] = {**extension, **self.marks(record)}
-            return row
+            return self.inferred_row(record, position, ids, suite)
+        if kept_form(payload):
+            return self.kept_row(record, payload, position, ids, suite)
         row = self.restored_row(record, payload, suite)
+        ids.settle(row, self.name)
+        return row
+
+    def inferred_row(
+        self, record: dict[str, Any], position: int, ids: _UniqueIds, suite: Any
+    ) -> dict[str, Any]:
+        """The row a record with no bookkeeping reads as, with what is kept of it."""
+        row = self.native_row(record, position, suite)
+        ids.settle(row, self.name)
+        extensions = row["metadata"]["case"]["extensions"]
+        # the record's keys first: what kind of record it is can depend on them
+        extensions[self.name] = {"keys": list(record)}
+        regenerated = self.native_record(ExportRow.of(row), _READING)
+        extension = native.extension_for(self.shape, record, regenerated, row)
+        extensions[self.name] = {**extension, **self.marks(record)}
+        return row
+
+    def kept_row(
+        self,
+        record: dict[str, Any],
+        payload: dict[str, Any],
+        position: int,
+        ids: _UniqueIds,
+        suite: Any,
+    ) -> dict[str, Any]:
+        """A record Blueprint wrote back to its own format with compact bookkeeping: the row
+        it reads as, with the bookkeeping's changes applied while the record is as written.
+        A record edited since keeps only its row's id; the rest is inferred again."""
+        plain = self._as_written(record)
+        # as the export saw it: read alone, its id not yet made unique among the file's
+        row = self.inferred_row(plain, position, _UniqueIds(), suite)
+        operations = payload["patch"]
+        if native.digest(plain) != payload["digest"]:
+            operations = [op for op in operations if isinstance(op, list) and op[:1] == ["/id"]]
+            derived = row["metadata"]["case"]["extensions"][IMPORT_EXTENSION]["derived"]
+            derived["metadata.case"] = (
+                f"{self.what[:1].upper()}{self.what[1:]} was edited after Blueprint wrote it,"
+                " so what Blueprint kept"
+                " of its row no longer applies: the row is read from it again"
+            )
+        row = native.apply_changes(row, operations)
         ids.settle(row, self.name)
         return row
 
@@ -257,7 +303,7 @@ class VendorCodec:
         self, header: dict[str, Any], rows: Iterable[Any], path: Path, options: WriteOptions
     ) -> ExportResult:
         form = self.write_forms.get(path.suffix.lower(), next(iter(self.write_forms.values())))
-        context = WriteContext(header, options, form, self.suite_of(header))
+        context = WriteContext(header, options, form, self.suite_of(header), path)
         tally = ExportTally(load_mapping(self.name))
         tally.set_written = self.set_fields_written(header, context)
         with AtomicOutputs([path], force=options.force, follow_links=options.in_place) as outputs:
@@ -267,7 +313,7 @@ class VendorCodec:
                 for row in export_rows(rows, self.name, header, options.accepted)
                 if (record := self.record_for(row, context, tally)) is not None
             )
-            if self.document:
+            if self.document or self.whole_document(context):
                 collected = []
                 for record in records:
                     collected.append(record)
@@ -342,6 +388,13 @@ class VendorCodec:
         if self.metadata_key is None:
             self.declare_unkept(row, record, context, tally)
             return
+        # a CSV record's keys are the columns of every record, in the file's order: whether
+        # it reads back as its row is not known record by record, so it takes the full payload
+        compact = (
+            restored is not None and self.compact and context.form != "csv"
+        ) or context.options.clean
+        if compact and self.keep_compact(row, record, context, tally):
+            return
         case = row.case
         if "evaluator" not in case and row.family_evaluator is not None:
             # the file cannot hold the case family, so the evaluator the row inherits from it
@@ -398,8 +451,49 @@ class VendorCodec:
             payload["displaced"] = metadata[NAMESPACE]
         record[self.metadata_key] = {**metadata, NAMESPACE: self.payload_value(payload)}
 
+    def keep_compact(
+        self, row: ExportRow, record: dict[str, Any], context: WriteContext, tally: ExportTally
+    ) -> bool:
+        """Bookkeeping for a record written back to its own format, or written clean: none
+        when the record reads back as the row, else one compact key (a digest of the record
+        and the changes from the row it reads back as). With ``clean``, none at all, and
+        every field the record does not give back is declared lost. False when the record's
+        metadata is not an object, so the full payload's rules apply."""
+        key = self.metadata_key
+        assert key is not None
+        metadata = record.get(key, ABSENT)
+        if metadata is not ABSENT and metadata is not None and not isinstance(metadata, dict):
+            return False
+        if isinstance(metadata, dict) and NAMESPACE in metadata:
+            return False  # the vendor's own key of that name: the full payload displaces it
+        again = self.inferred_row(
+            self.as_read_back(record, context), tally.written, _UniqueIds(), context.suite
+        )
+        if context.options.clean:
+            reason = (
+                f"--clean writes the {self.name} file with no Blueprint key, and the"
+                f" {self.what.removeprefix('a ').removeprefix('an ')} alone does not say it"
+            )
+            for path in changed_fields(row.data, again):
+                tally.drop(path, reason, row)
+            return True
+        operations = native.changes(again, row.data)
+        if not operations:
+            return True
+        payload: dict[str, Any] = {"digest": native.digest(record), "patch": operations}
+        if metadata is ABSENT or metadata is None:
+            payload["metadataWas"] = "absent" if metadata is ABSENT else "null"
+            metadata = {}
+        record[key] = {**metadata, NAMESPACE: self.payload_value(payload)}
+        return True
+
     def payload_value(self, payload: dict[str, Any]) -> Any:
         return payload
+
+    def as_read_back(self, record: dict[str, Any], context: WriteContext) -> dict[str, Any]:
+        """A record as reading the written file gives it back, where the form written
+        cannot hold all the record holds (promptfoo's dates, in JSON)."""
+        return record
 
     def declare_unkept(
         self, row: ExportRow, record: dict[str, Any], context: WriteContext, tally: ExportTally
@@ -427,6 +521,18 @@ class VendorCodec:
                 raise ParseError(path, item.reason, line=item.line, column=item.column)
             found.append(self.without_payload(item[1]))
         return found
+
+    def _as_written(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A record with compact bookkeeping as it was before the bookkeeping went in: its
+        keys in their order, its metadata as it was (absent, null or an object)."""
+        plain = {}
+        for key, value in record.items():
+            if key == self.metadata_key:
+                value = _strip_payload(value)
+                if value is ABSENT:
+                    continue
+            plain[key] = value
+        return plain
 
     def without_payload(self, record: Any) -> Any:
         """A record as the vendor sees it: Blueprint's payload taken out of its metadata."""

@@ -202,7 +202,13 @@ class ExportTally:
 
     def lossy(self, header: dict[str, Any], derived: frozenset[str]) -> list[LossyField]:
         # set-level values the reader made up (a name taken from the file) are not losses
-        real = {key: value for key, value in header.items() if key not in derived}
+        # and the text kept of the file a set was read from is how it was written, not what
+        # the set says: no format loses it (diff leaves it out too)
+        real = {
+            key: value
+            for key, value in native.without_kept_text(header).items()
+            if key not in derived
+        }
         losses = self.mapping.set_loss(real, frozenset(self.set_written))
         losses += [self.mapping.exclusion(kind, ids) for kind, ids in self.excluded.items()]
         losses += [
@@ -250,6 +256,8 @@ class WriteContext:
     form: str
     #: what the set says for every record of the format (promptfoo's defaultTest)
     suite: Any = None
+    #: the file being written
+    path: Path | None = None
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from blueprint.core.errors import ParseError
 from blueprint.core.model import EXPECTED_SHAPES, OMITTED_FIELDS, fits
 from blueprint.formats._io import read_text
 from blueprint.formats.base import UnreadableRow
+from blueprint.formats.canonical_json import element_lines
 from blueprint.formats.mapping import NAMESPACE
 from blueprint.formats.native import ABSENT
 from blueprint.io import jsonvalues
@@ -35,9 +36,17 @@ def payload_of(metadata: Any) -> dict[str, Any] | None:
                 payload = jsonvalues.loads(payload)
             except jsonvalues.JSONError:
                 return None
-        if isinstance(payload, dict) and isinstance(payload.get("case"), dict):
+        if isinstance(payload, dict) and (
+            isinstance(payload.get("case"), dict) or kept_form(payload)
+        ):
             return payload
     return None
+
+
+def kept_form(payload: dict[str, Any]) -> bool:
+    """Whether a payload is the compact bookkeeping of a record written back to its own
+    format (a digest and the changes from the row it reads back as), not a case profile."""
+    return isinstance(payload.get("digest"), str) and isinstance(payload.get("patch"), list)
 
 
 @dataclass
@@ -148,18 +157,27 @@ def oracle_for_expected(expected: Any) -> str:
 
 
 def read_json_document(path: Path) -> Any:
+    return read_json_text(path)[0]
+
+
+def read_json_text(path: Path) -> tuple[Any, str]:
+    """A JSON file's document and its text, for a reader that also finds the lines its
+    records start on (:func:`~blueprint.formats.canonical_json.element_lines`)."""
     text = read_text(path)
     try:
-        return jsonvalues.loads(text)
+        return jsonvalues.loads(text), text
     except jsonvalues.JSONError as error:
         raise ParseError(path, error.reason, line=error.line, column=error.column) from None
 
 
 def json_array_records(path: Path, what: str) -> list[tuple[int | None, Any]]:
-    document = read_json_document(path)
+    """The records of a JSON array, each with the line it starts on."""
+    document, text = read_json_text(path)
     if not isinstance(document, list):
         raise ParseError(path, f"a JSON file of {what}s is an array of them")
-    return [(None, item) for item in document]
+    lines = element_lines(text, len(document))
+    del text  # a large file should not stay in memory twice
+    return list(zip(lines, document, strict=True))
 
 
 class _UniqueIds:

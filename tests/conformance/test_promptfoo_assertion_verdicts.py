@@ -1,0 +1,84 @@
+"""An imported promptfoo check means what promptfoo's verdict on it says.
+
+A suite of single-check tests (equals, the contains family, starts-with, regex, levenshtein
+and negations) runs with the echo provider on outputs such as "There's grub in the fridge".
+Wherever the imported row is a reference answer, promptfoo passes exactly the outputs equal
+to its expected value, which is what Blueprint's reference semantics (equality) grade; and
+wherever promptfoo passes an output that is not the check's value, the row is no reference
+answer, so nothing imported grades stricter than promptfoo did.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conformance_tools import promptfoo, promptfoo_eval, quiet_vendors
+
+from blueprint.convert import data_rows
+from blueprint.formats import REGISTRY
+from blueprint.formats.promptfoo import dump_yaml
+
+pytestmark = pytest.mark.conformance
+
+OUTPUTS = ("There's grub in the fridge", "grub", "Grub", "grub!", "milk")
+CHECKS: list[dict[str, Any]] = [
+    {"type": "equals", "value": "grub"},
+    {"type": "icontains", "value": "grub"},
+    {"type": "contains", "value": "grub"},
+    {"type": "starts-with", "value": "grub"},
+    {"type": "regex", "value": "^gr.b$"},
+    {"type": "contains-any", "value": "grub, milk"},
+    {"type": "icontains-any", "value": ["GRUB", "cheese"]},
+    {"type": "contains-all", "value": ["grub", "fridge"]},
+    {"type": "levenshtein", "value": "grub", "threshold": 0.75},
+    {"type": "levenshtein", "value": "grub", "threshold": 5},
+    {"type": "levenshtein", "value": "grub", "threshold": 0},
+    {"type": "not-equals", "value": "grub"},
+    {"type": "not-contains", "value": "milk"},
+    {"type": "not-icontains", "value": "GRUB"},
+    {"type": "not-regex", "value": "fridge"},
+]
+
+
+def reference_grade(output: str, expected: Any) -> bool:
+    """Blueprint's reference semantics: equality (a JSON value compared as a value)."""
+    if isinstance(expected, str):
+        return output == expected
+    try:
+        return bool(json.loads(output) == expected)
+    except ValueError:
+        return False
+
+
+def test_reference_rows_pass_exactly_what_promptfoo_passes(promptfoo: str, tmp_path: Path) -> None:
+    cases = list(product(CHECKS, OUTPUTS))
+    config = tmp_path / "promptfooconfig.yaml"
+    suite = {
+        "prompts": ["{{output}}"],
+        "providers": ["echo"],
+        "tests": [{"vars": {"output": output}, "assert": [check]} for check, output in cases],
+    }
+    config.write_bytes(dump_yaml(suite))
+    verdicts = {
+        row["testIdx"]: row["success"] for row in promptfoo_eval(promptfoo, config)["results"]
+    }
+    rows = list(data_rows(REGISTRY["promptfoo"].open(config)))
+    assert len(verdicts) == len(rows) == len(cases)
+    references = 0
+    for index, ((check, output), row) in enumerate(zip(cases, rows, strict=True)):
+        passed = verdicts[index]
+        oracle = row["metadata"]["case"]["oracleType"]
+        where = f"{check} on {output!r}: promptfoo {'passes' if passed else 'fails'}"
+        if oracle == "reference-answer":
+            references += 1
+            assert passed == reference_grade(output, row["expected"]), where
+        if passed and output != check["value"]:
+            assert oracle != "reference-answer", where
+    # the suite means something: equals and levenshtein below 1 are references; the issue's
+    # case, icontains on "There's grub in the fridge", passes in promptfoo and is none
+    assert references == 3 * len(OUTPUTS)
+    assert verdicts[cases.index((CHECKS[1], OUTPUTS[0]))] is True
