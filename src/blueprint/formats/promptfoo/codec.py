@@ -564,14 +564,16 @@ def _references_kept(
     from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
 
     document = yamlkeep.document_of(text)
-    tests = document.get("tests") if isinstance(document, dict) else None
+    if not isinstance(document, dict):
+        return None
+    tests = document.get("tests")
     named = tests if isinstance(tests, list) else [tests]
     if not any(isinstance(entry, str) for entry in named):
         return None
     if not all(native.same(plain, full) for plain, full in pairs):
         return None  # a test carries Blueprint's bookkeeping: the files would not say it
     try:
-        there = tests_at(path, tests)
+        there = tests_at(path, document)
     except ParseError:
         return None
     records = [plain for plain, _ in pairs]

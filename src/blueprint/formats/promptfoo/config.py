@@ -345,10 +345,9 @@ def _config(
     return Loaded(found, suite, origins=origins)
 
 
-def tests_at(path: Path, tests: Any) -> list[Any]:
-    """The tests a config at ``path`` holding ``tests: <tests>`` reads, its file references
-    followed from there (ParseError when one cannot be read)."""
-    config = {"tests": tests}
+def tests_at(path: Path, config: dict[str, Any]) -> list[Any]:
+    """The tests ``config``, were it at ``path``, reads: its file references followed from
+    there, its ``$ref`` pointers resolved in it (ParseError when one cannot be read)."""
     loaded = _config(
         path,
         config,

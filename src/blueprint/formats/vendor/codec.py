@@ -464,8 +464,11 @@ class VendorCodec:
         metadata = record.get(key, ABSENT)
         if metadata is not ABSENT and metadata is not None and not isinstance(metadata, dict):
             return False
-        if isinstance(metadata, dict) and NAMESPACE in metadata:
-            return False  # the vendor's own key of that name: the full payload displaces it
+        # the vendor's own key of Blueprint's name stays the record's; were it read as
+        # Blueprint's, the full payload displaces it
+        owned = isinstance(metadata, dict) and NAMESPACE in metadata
+        if owned and payload_of(metadata) is not None:
+            return False
         again = self.inferred_row(
             self.as_read_back(record, context), tally.written, _UniqueIds(), context.suite
         )
@@ -480,6 +483,8 @@ class VendorCodec:
         operations = native.changes(again, row.data)
         if not operations:
             return True
+        if owned:
+            return False  # the full payload displaces the vendor's key, and restores it
         payload: dict[str, Any] = {"digest": native.digest(record), "patch": operations}
         if metadata is ABSENT or metadata is None:
             payload["metadataWas"] = "absent" if metadata is ABSENT else "null"
