@@ -214,3 +214,52 @@ def test_the_compact_changes_turn_one_row_into_the_other(before: Any, after: Any
     left, right = {"row": before}, {"row": after}
     assert apply_changes(left, changes(left, right)) == right
     assert changes(right, right) == []
+
+
+def _separate_configs(tree: Path) -> tuple[Path, Path, Path]:
+    """The public config whose tests live in files it names; its set, with the test about
+    climate change edited (a var and a case-profile field)."""
+    original = NATIVE / "promptfoo/public/separate-test-configs/promptfooconfig.yaml"
+    source, imported = _import(tree, original)
+    document = json.loads(imported.read_text("utf-8"))
+    [row] = [
+        row
+        for row in document["rows"]
+        if isinstance(row["input"], dict) and row["input"].get("topic") == "climate change"
+    ]
+    row["input"]["topic"] = "climate policy"
+    row["metadata"]["case"]["reviewerExpertise"] = "policy"
+    imported.write_text(json.dumps(document), encoding="utf-8")
+    return source, imported, source.parent / "tests" / "tests1.yaml"
+
+
+def test_a_test_edited_in_a_file_the_config_names_goes_back_to_that_file(tree: Path) -> None:
+    source, imported, tests_file = _separate_configs(tree)
+    config_before, file_before = source.read_text("utf-8"), tests_file.read_text("utf-8")
+    result = _export(imported, source, "promptfoo", "--force")
+    assert sorted(Path(name).name for name in result["files"]) == [
+        "promptfooconfig.yaml",
+        "tests1.yaml",
+    ]
+    assert source.read_text("utf-8") == config_before  # its file:// references kept
+    before, after = file_before.splitlines(), tests_file.read_text("utf-8").splitlines()
+    assert [line for line in before if line not in after] == ["    topic: climate change"]
+    added = [line.strip().split(":")[0] for line in after if line not in before]
+    # the defaultTest's file:// var is not written into the test: promptfoo merges it in
+    assert added == ["topic", "metadata", "blueprint"]
+    again = tree.parent / "again.json"
+    convert(source, again, ConvertOptions(source_format="promptfoo"))
+    done = runner.invoke(app, ["diff", str(imported), str(again)])
+    assert done.exit_code == 0, done.output
+
+
+def test_without_force_an_edited_named_file_is_left_alone(tree: Path) -> None:
+    source, imported, tests_file = _separate_configs(tree)
+    file_before = tests_file.read_text("utf-8")
+    target = source.with_name("promptfooconfig.back.yaml")
+    result = _export(imported, target, "promptfoo")
+    assert [Path(name).name for name in result["files"]] == ["promptfooconfig.back.yaml"]
+    assert tests_file.read_text("utf-8") == file_before
+    assert any("--force" in note and "tests1.yaml" in note for note in result["notes"])
+    tests = read_yaml(target)["tests"]
+    assert not any(isinstance(entry, str) for entry in tests)  # written inline instead

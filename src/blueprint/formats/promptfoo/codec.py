@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +32,7 @@ from blueprint.formats.promptfoo.cases import (
     vars_for,
     vars_of_input,
 )
-from blueprint.formats.promptfoo.config import References, load, tests_at
+from blueprint.formats.promptfoo.config import References, load, tests_and_origins, tests_at
 from blueprint.formats.promptfoo.prompts import read_prompts
 from blueprint.formats.promptfoo.templating import _TEMPLATE, risky, unliteral
 from blueprint.formats.sniffing import Fit, csv_header, first_line_object, json_head, text_of
@@ -256,6 +257,17 @@ class PromptfooCodec(VendorCodec):
         entry = ((row.extension(self.name) or {}).get("native") or {}).get("vars")
         original = entry.get("value", ABSENT) if isinstance(entry, dict) else ABSENT
         given = vars_of_input(row.input, context.suite, original)[0]
+        defaults = context.suite.defaults.get("vars") if context.suite is not None else None
+        if isinstance(given, dict) and isinstance(defaults, dict):
+            # the input holds the defaultTest's vars too; promptfoo merges them in again, so a
+            # test keeps only its own (a file:// var of the defaultTest stays a file promptfoo
+            # loads, not text written into the test)
+            own = original if isinstance(original, dict) else {}
+            given = {
+                key: value
+                for key, value in given.items()
+                if key in own or key not in defaults or not same(value, defaults[key])
+            }
         test: dict[str, Any] = {
             "description": row.case["expectedBehavior"],
             "vars": vars_for(given),
@@ -415,6 +427,34 @@ class PromptfooCodec(VendorCodec):
             )
         return super().framing(path, context)
 
+    def companion_files(
+        self, records: list[dict[str, Any]], context: WriteContext
+    ) -> tuple[dict[Path, bytes], list[str]]:
+        text = _kept_text(context.header)
+        suite = context.suite or Suite()
+        if text is None or suite.config is None or context.path is None:
+            return {}, []
+        pairs = [
+            (self._as_written(record) if _compact(record) else record, record) for record in records
+        ]
+        head = _config_head(context.header, suite)
+        if _references_kept(text, head, pairs, context.path) is not None:
+            return {}, []
+        written = _references_written(text, head, pairs, context.path)
+        others = {path: value for path, value in written.items() if path != context.path}
+        if not others:
+            return {}, []
+        names = ", ".join(sorted(os.path.relpath(path, context.path.parent) for path in others))
+        if not context.options.force:
+            return {}, [
+                f"tests were edited in files the config names ({names}): without --force they"
+                " are written into the config, its file:// references replaced; with --force"
+                " those files are written back and the references kept"
+            ]
+        return {path: value.encode("utf-8") for path, value in others.items()}, [
+            f"tests edited in the files the config names are written back to them: {names}"
+        ]
+
     def whole_document(self, context: WriteContext) -> bool:
         return context.form == "yaml" and _kept_text(context.header) is not None
 
@@ -429,6 +469,12 @@ class PromptfooCodec(VendorCodec):
         head = _config_head(context.header, suite) if suite.config is not None else None
         if text is not None and head is not None and context.path is not None:
             kept = _references_kept(text, head, pairs, context.path)
+            if kept is None:
+                # tests edited in the files the config names go back there only with --force
+                # (they exist); edited inline tests need nothing more
+                written = _references_written(text, head, pairs, context.path)
+                if written and (context.options.force or set(written) == {context.path}):
+                    kept = written[context.path]
             if kept is not None:
                 return kept.encode("utf-8")
         if text is not None:
@@ -583,6 +629,86 @@ def _references_kept(
     ):
         return None
     return yamlkeep.with_head(text, "tests", head)
+
+
+def _references_written(
+    text: str, head: dict[str, Any], pairs: list[tuple[dict[str, Any], dict[str, Any]]], path: Path
+) -> dict[Path, str]:
+    """The config's text and the text of each YAML tests file it names whose tests were
+    edited, each edited in place, so the config keeps its ``tests: file://...`` references.
+    Empty when that cannot be done: the tests no longer line up with what the config's
+    entries read there (a test added or removed), an edited test is in a file that is not
+    a YAML list of tests, or is a link, or names var files from its own folder."""
+    from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
+
+    document = yamlkeep.document_of(text)
+    if not isinstance(document, dict):
+        return {}
+    tests = document.get("tests")
+    entries = tests if isinstance(tests, list) else [tests]
+    if not any(isinstance(entry, str) for entry in entries):
+        return {}
+    try:
+        there, origins = tests_and_origins(path, document)
+    except ParseError:
+        return {}
+    if len(there) != len(pairs):
+        return {}
+    inline = iter(index for index in range(len(pairs)) if index not in origins)
+    own: list[tuple[Any, Any]] = []
+    for entry in entries:
+        if isinstance(entry, str):
+            own.append((entry, entry))
+            continue
+        index = next(inline, None)
+        if index is None:
+            return {}
+        own.append(pairs[index])
+    if next(inline, None) is not None:
+        return {}
+    by_file: dict[Path, list[int]] = {}
+    for index, origin in origins.items():
+        by_file.setdefault(origin, []).append(index)
+    written: dict[Path, str] = {}
+    for origin, indexes in by_file.items():
+        if all(
+            native.same(there[index], pairs[index][0])
+            and native.same(*pairs[index])
+            and date_paths(there[index]) == date_paths(pairs[index][0])
+            for index in indexes
+        ):
+            continue  # its tests as the file holds them
+        edited = _file_written(origin, [pairs[index] for index in indexes], path.parent)
+        if edited is None:
+            return {}
+        written[origin] = edited
+    config = yamlkeep.rewrite(text, "tests", own, head, _as_read)
+    if config is None:
+        return {}
+    return {path: config, **written}
+
+
+def _file_written(
+    origin: Path, records: list[tuple[dict[str, Any], dict[str, Any]]], base: Path
+) -> str | None:
+    """A YAML tests file a config names, edited to hold ``records`` (None when it cannot
+    be)."""
+    from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
+
+    if origin.suffix.lower() not in (".yaml", ".yml") or origin.is_symlink():
+        return None
+    if origin.parent.resolve() != base.resolve() and any(
+        not isinstance(plain.get("vars", {}), dict) for plain, _ in records
+    ):
+        return None  # var files named from the config's folder, not the file's
+    try:
+        text = read_text(origin)
+    except ParseError:
+        return None
+    held = yamlkeep.document_of(text)
+    if not isinstance(held, list) or len(held) != len(records):
+        return None
+    return yamlkeep.rewrite(text, None, records, None, _as_read)
 
 
 def _as_read(item: Any, document: Any) -> Any:

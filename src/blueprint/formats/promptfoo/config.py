@@ -348,6 +348,12 @@ def _config(
 def tests_at(path: Path, config: dict[str, Any]) -> list[Any]:
     """The tests ``config``, were it at ``path``, reads: its file references followed from
     there, its ``$ref`` pointers resolved in it (ParseError when one cannot be read)."""
+    return tests_and_origins(path, config)[0]
+
+
+def tests_and_origins(path: Path, config: dict[str, Any]) -> tuple[list[Any], dict[int, Path]]:
+    """:func:`tests_at`, with the file each test read from another file is written in, by
+    the test's position."""
     loaded = _config(
         path,
         config,
@@ -355,4 +361,4 @@ def tests_at(path: Path, config: dict[str, Any]) -> list[Any]:
         top=True,
         lines=lambda count, key: [None] * count,
     )
-    return [test for _, test in loaded.tests]
+    return [test for _, test in loaded.tests], loaded.origins

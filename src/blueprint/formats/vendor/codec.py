@@ -140,6 +140,14 @@ class VendorCodec:
         """The whole file of a :attr:`document` format, holding every record written."""
         raise NotImplementedError
 
+    def companion_files(
+        self, records: list[dict[str, Any]], context: WriteContext
+    ) -> tuple[dict[Path, bytes], list[str]]:
+        """Files a :attr:`document` export writes beside its own, with notes: the files a
+        promptfoo config's ``tests: file://...`` names, where their tests were edited. They
+        exist already, so they are written only with ``--force``."""
+        return {}, []
+
     def document_notes(
         self, records: list[dict[str, Any]], path: Path, context: WriteContext
     ) -> list[str]:
@@ -321,9 +329,16 @@ class VendorCodec:
                 if not collected:
                     # before the document, which may itself refuse to hold no record (omk)
                     tally.refuse(header, options)
+                companions, notes = self.companion_files(collected, context)
                 handle.write(self.document_bytes(collected, context))
-                tally.notes += self.document_notes(collected, path, context)
-                return tally.finish(header, [path], options)
+                tally.notes += notes + self.document_notes(collected, path, context)
+                result = tally.finish(header, [path, *companions], options)
+                if companions:
+                    # committed just before the file that names them
+                    with AtomicOutputs(list(companions), force=True) as others:
+                        for companion, content in companions.items():
+                            others.open(companion, "wb").write(content)
+                return result
             framing = self.framing(path, context)
             handle.write(framing.opening)
             for record in records:
