@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Final
 import tomlkit
 
 from blueprint.core.errors import ParseError
+from blueprint.formats import native, tomlkeep
 from blueprint.formats._io import read_text
 from blueprint.formats.base import SetSource, UnreadableRow
 from blueprint.formats.mapping import VendorMapping, load_mapping
@@ -513,6 +514,11 @@ class ApolliaCodec(VendorCodec):
 
     def open(self, path: Path) -> SetSource:
         header, records = read_suite(path)
+        text = read_text(path) if path.stat().st_size <= native.KEPT_TEXT_LIMIT else None
+        if text is not None:
+            # the file as its author wrote it, so writing the set back edits it in place
+            source = {"file": path.name, "text": text}
+            header = {**header, "extensions": {self.name: {"source": source}}}
         return self.source(path, header, self.rows(records))
 
     def values_of(self, record: dict[str, Any], native_mode: bool, suite: Any) -> Values:
@@ -616,24 +622,30 @@ class ApolliaCodec(VendorCodec):
         return record
 
     def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
-        return {"name"}
+        return {"name", "extensions.apollia"} if _kept_text(header) is not None else {"name"}
 
     def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:
         name = context.header.get("name")
         if not isinstance(name, str):
             raise InvalidRowForExport("an apollia-os suite needs a name, and the set has none")
+        for number, record in enumerate(records, start=1):
+            problem = task_problem(record)
+            if problem is not None:
+                raise InvalidRowForExport(
+                    f"{_task_label(record, number)}: {problem.message}, which apollia-os"
+                    " refuses; its case.extensions.apollia was edited into something the"
+                    " suite cannot hold"
+                )
+        text = _kept_text(context.header)
+        if text is not None:
+            edited = tomlkeep.rewrite(text, "tasks", records, {"name": name}, _table, _to_toml)
+            if edited is not None:
+                return edited.encode("utf-8")
         suite = tomlkit.document()
         suite.add("name", _to_toml(name))
         if records:
             tasks = tomlkit.aot()
-            for number, record in enumerate(records, start=1):
-                problem = task_problem(record)
-                if problem is not None:
-                    raise InvalidRowForExport(
-                        f"{_task_label(record, number)}: {problem.message}, which apollia-os"
-                        " refuses; its case.extensions.apollia was edited into something the"
-                        " suite cannot hold"
-                    )
+            for record in records:
                 tasks.append(_table(record))
             suite.add("tasks", tasks)
         return tomlkit.dumps(suite).encode("utf-8")
@@ -645,6 +657,14 @@ class ApolliaCodec(VendorCodec):
         if _TASKS_TABLE.search(text) or _TOP_KEY.search(top):
             return Fit.yes()
         return Fit.no("an apollia-os suite has a top-level name and [[tasks]] tables")
+
+
+def _kept_text(header: dict[str, Any]) -> str | None:
+    extensions = header.get("extensions")
+    kept = extensions.get("apollia") if isinstance(extensions, dict) else None
+    source = kept.get("source") if isinstance(kept, dict) else None
+    text = source.get("text") if isinstance(source, dict) else None
+    return text if isinstance(text, str) else None
 
 
 def _assertion_list(record: dict[str, Any]) -> list[Any]:
