@@ -146,6 +146,40 @@ def _mutate(source: Path, target: Path) -> int:
     return count
 
 
+def _results(source: Path, target: Path) -> int:
+    """Recorded results for every row of a JSON Lines set, each meeting its row's oracle."""
+    import orjson
+
+    count = 0
+    with source.open("rb") as reading, target.open("wb") as writing:
+        for line in reading:
+            row = orjson.loads(line)
+            if not isinstance(row, dict) or "id" not in row:
+                continue  # the set file's header record
+            expected = row.get("expected")
+            result: dict[str, Any] = {"id": row["id"], "output": "an answer"}
+            if isinstance(expected, dict) and "calls" in expected:
+                result["toolCalls"] = expected["calls"]
+            elif isinstance(expected, dict) and "checks" in expected:
+                checks = expected["checks"]
+                result["finalState"] = {
+                    "files": [c["path"] for c in checks if c["kind"] == "file_exists"],
+                    "commands": {c["run"]: c["exitCode"] for c in checks if c["kind"] == "command"},
+                    "records": {
+                        c["description"]: c.get("equals") for c in checks if c["kind"] == "record"
+                    },
+                }
+            elif isinstance(expected, dict) and "acceptable" in expected:
+                result["output"] = expected["acceptable"][-1]
+            elif isinstance(expected, dict) and "graded" in expected:
+                result["output"] = expected["graded"][0]["value"]
+            elif expected is not None:
+                result["output"] = expected
+            writing.write(orjson.dumps(result) + b"\n")
+            count += 1
+    return count
+
+
 def _write(fmt: str, size: int, path: Path) -> int:
     from blueprint.formats import REGISTRY, WriteOptions
 
@@ -178,6 +212,7 @@ CHILD_OPERATIONS: dict[str, Callable[..., Any]] = {
     "baseline-diff": lambda: _baseline_diff(),
     "write": lambda fmt, size, path: _write(fmt, int(size), Path(path)),
     "mutate": lambda source, target: _mutate(Path(source), Path(target)),
+    "results": lambda source, target: _results(Path(source), Path(target)),
     "parse": lambda path: _lines(Path(path)),
     "jsonschema": lambda path: _jsonschema(Path(path)),
     "jsonschema-rs": lambda path: _jsonschema_rs(Path(path)),
@@ -345,6 +380,15 @@ class Bench:
                 f"convert jsonl -> {fmt}",
                 "blueprint",
                 ["cli", "convert", jsonl, str(folder / name), "--to", fmt, "--force"],
+            )
+        if self.wanted("grade"):
+            recorded = folder / "results.jsonl"
+            run_child(["results", jsonl, str(recorded)])
+            self.measure(
+                size,
+                "grade jsonl (a result a row)",
+                "blueprint",
+                ["cli", "grade", jsonl, str(recorded)],
             )
         if self.wanted("diff"):
             changed = folder / "changed.jsonl"

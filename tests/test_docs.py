@@ -30,7 +30,7 @@ def test_docgen_check_exit_codes(tmp_path: Path) -> None:
 
 def test_readme_commands_name_real_files() -> None:
     text = README.read_text(encoding="utf-8")
-    for path in re.findall(r"(examples/[\w./-]+\.json)", text):
+    for path in re.findall(r"(examples/[\w./-]+\.jsonl?)\b", text):
         assert (README.parent / path).is_file(), path
 
 

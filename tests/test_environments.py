@@ -63,6 +63,11 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_json(base / "set.json", document(*rows, name="ünïcode"))
     changed = [*rows[:-1], row(IDS[-1], expected="another ☃")]
     write_json(base / "other.json", document(*changed, name="ünïcode"))
+    recorded = [{"id": key, "output": f"answer ü {key}"} for key in IDS[:-1]]
+    recorded.append({"id": IDS[-1], "output": "not ☃"})
+    (base / "results.jsonl").write_text(
+        "".join(json.dumps(item) + "\n" for item in recorded), encoding="utf-8"
+    )
     work = base / "work"
     work.mkdir()
     return work
@@ -81,6 +86,8 @@ COMMANDS: list[list[str]] = [
     ["diff", "../set.json", "../other.json", "--report", "json"],
     ["summary", "../set.json", "--no-exports"],
     ["risk", "../set.json"],
+    ["grade", "../set.json", "../results.jsonl"],
+    ["grade", "../set.json", "../results.jsonl", "--report", "markdown"],
     ["evaluators"],
     ["formats"],
 ]

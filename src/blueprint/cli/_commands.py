@@ -118,6 +118,11 @@ COMMANDS: Final[dict[str, CommandEntry]] = {
         "sample_command",
         "Write a seeded sample of SIZE rows, stratified by case family and oracle type.",
     ),
+    "grade": CommandEntry(
+        "blueprint.cli.grade",
+        "grade_command",
+        "Grade recorded results against a set: one verdict a row, kept apart by oracle type.",
+    ),
     "judge-report": CommandEntry(
         "blueprint.cli.judge",
         "judge_report_command",

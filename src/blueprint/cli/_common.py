@@ -37,6 +37,12 @@ def escape(text: str) -> str:
     return escape_markup(_CONTROL.sub(_visible, text))
 
 
+def visible(text: str) -> str:
+    """Text from a dataset made safe for a terminal, as :func:`escape` makes it, for output
+    that is not rich markup (a plain report piped to a file)."""
+    return _CONTROL.sub(_visible, text)
+
+
 def _visible(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

@@ -1,0 +1,237 @@
+"""blueprint grade: each recorded result graded as its row's oracle type says, one verdict a row."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+from xml.etree import ElementTree
+
+import typer
+
+from blueprint.cli._common import (
+    Force,
+    FromFormat,
+    InputFile,
+    boundary,
+    err,
+    escape,
+    out,
+    print_json,
+    value_of,
+    visible,
+)
+from blueprint.core.errors import UsageError
+from blueprint.grading import GradingOptions, grade_set, pass_rate
+from blueprint.grading.report import GradeReport
+from blueprint.io.atomic import AtomicOutputs
+
+
+class GradeReportKind(StrEnum):
+    text = "text"
+    json = "json"
+    junit = "junit"
+    markdown = "markdown"
+
+
+class ArgumentMatch(StrEnum):
+    subset = "subset"
+    exact = "exact"
+
+
+@boundary
+def grade_command(
+    set_path: InputFile,
+    results: Annotated[
+        Path,
+        typer.Argument(
+            help="Recorded results: JSON Lines (or CSV with JSON cells), one result a row run:"
+            ' {"id", "output", "toolCalls", "finalState", "judge"}.',
+            show_default=False,
+        ),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "-o",
+            "--output",
+            help="Write the report to this file instead of stdout.",
+            show_default=False,
+        ),
+    ] = None,
+    report: Annotated[
+        GradeReportKind, typer.Option("--report", help="The report's form.")
+    ] = GradeReportKind.text,
+    source_format: FromFormat = None,
+    workdir: Annotated[
+        Path | None,
+        typer.Option(
+            "--workdir",
+            help="A folder file_exists checks look in (read only, confined to it).",
+            show_default=False,
+        ),
+    ] = None,
+    allow_commands: Annotated[
+        bool,
+        typer.Option(
+            "--allow-commands",
+            help="Run command checks that have no recorded exit code (a set's commands never"
+            " run unasked).",
+        ),
+    ] = False,
+    command_timeout: Annotated[
+        float, typer.Option("--command-timeout", help="Seconds a command check may run.")
+    ] = 30.0,
+    arguments: Annotated[
+        ArgumentMatch,
+        typer.Option(
+            "--arguments",
+            help="How a tool call's arguments match: subset (the expected ones among those"
+            " given) or exact.",
+        ),
+    ] = ArgumentMatch.subset,
+    pass_grade: Annotated[
+        float,
+        typer.Option("--pass-grade", help="The grade a graded acceptable-set member needs."),
+    ] = 1.0,
+    force: Force = False,
+) -> None:
+    """Grade recorded results against a set: one verdict a row, kept apart by oracle type.
+
+    A row passes or fails by its oracle type's rule (docs/grading.md). A row graded by an
+    LLM judge needs the judge's verdict in its result; an expected-behavior-only or human
+    row needs a person and gets no number; a row with no result is not-run. Exit 0 when no
+    scored row fails, 1 when one does, 2 for unusable input (a result for a row the set
+    does not have, or the same row twice).
+    """
+    if workdir is not None and not workdir.is_dir():
+        raise UsageError(f"--workdir {workdir}: no such folder")
+    if not 0 <= pass_grade <= 1:
+        raise UsageError(f"--pass-grade {pass_grade:g}: a grade is between 0 and 1")
+    if command_timeout <= 0:
+        raise UsageError("--command-timeout: a number of seconds above 0")
+    options = GradingOptions(
+        arguments="exact" if arguments is ArgumentMatch.exact else "subset",
+        pass_grade=pass_grade,
+        workdir=workdir,
+        allow_commands=allow_commands,
+        command_timeout=command_timeout,
+    )
+    graded = grade_set(set_path, results, options, source_format=value_of(source_format))
+    text = _rendered(graded, report)
+    if output is not None:
+        with AtomicOutputs([output], force=force) as outputs:
+            outputs.open(output).write(text)
+        err.print(f"wrote {escape(str(output))} ({report.value})")
+    elif report is GradeReportKind.json:
+        print_json(graded.to_json())
+    elif report is GradeReportKind.text:
+        _print_text(graded)
+    else:
+        typer.echo(text, nl=False)
+    raise typer.Exit(1 if graded.failed else 0)
+
+
+def _rendered(graded: GradeReport, report: GradeReportKind) -> str:
+    if report is GradeReportKind.junit:
+        return _junit(graded)
+    if report is GradeReportKind.markdown:
+        return _markdown(graded)
+    if report is GradeReportKind.json:
+        import json
+
+        return json.dumps(graded.to_json(), indent=2, ensure_ascii=False) + "\n"
+    return "\n".join(_text_lines(graded)) + "\n"
+
+
+def _rate(counts: dict[str, Any]) -> str:
+    rate = pass_rate(counts)
+    return "-" if rate is None else f"{rate:.0%}"
+
+
+def _text_lines(graded: GradeReport) -> list[str]:
+    lines = []
+    for row in graded.rows:
+        score = "" if row.score is None else f" {row.score:.2f}"
+        lines.append(f"{row.verdict:<11} {row.id}{score}: {row.reason}")
+    summary = graded.summary()
+    counts = summary["verdicts"]
+    lines.append("")
+    lines.append(
+        f"{summary['rows']} row(s): "
+        + ", ".join(f"{counts[name]} {name}" for name in counts if counts[name])
+    )
+    for title, key in (("by oracle type", "byOracleType"), ("by case family", "byCaseFamily")):
+        lines.append(f"{title} (pass rate over pass and fail only):")
+        for name, group in summary[key].items():
+            parts = ", ".join(
+                f"{group[verdict]} {verdict}" for verdict in counts if group.get(verdict)
+            )
+            lines.append(f"  {name}: {_rate(group)} ({parts})")
+    return lines
+
+
+def _print_text(graded: GradeReport) -> None:
+    lines = _text_lines(graded)
+    if not out.is_terminal:
+        # a report piped to a file or a program: plain lines, written at once
+        typer.echo("\n".join(visible(line) for line in lines))
+        return
+    styles = {"pass": "green", "fail": "bold red", "not-run": "yellow"}
+    for row, line in zip(graded.rows, lines, strict=False):
+        style = styles.get(row.verdict, "cyan")
+        out.print(f"[{style}]{escape(line[:11])}[/]{escape(line[11:])}", highlight=False)
+    for line in lines[len(graded.rows) :]:
+        out.print(escape(line), highlight=False)
+
+
+def _markdown(graded: GradeReport) -> str:
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    summary = graded.summary()
+    lines = [f"# Grades: {cell(graded.set_path.name)}", ""]
+    for title, key in (("Oracle type", "byOracleType"), ("Case family", "byCaseFamily")):
+        lines += [
+            f"| {title} | rows | pass | fail | needs judge | needs human | not run | pass rate |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for name, group in summary[key].items():
+            lines.append(
+                f"| {cell(name)} | {group['rows']} | {group['pass']} | {group['fail']} |"
+                f" {group['needs-judge']} | {group['needs-human']} | {group['not-run']} |"
+                f" {_rate(group)} |"
+            )
+        lines.append("")
+    lines += ["| Row | Verdict | Score | Reason |", "|---|---|---|---|"]
+    for row in graded.rows:
+        score = "" if row.score is None else f"{row.score:.2f}"
+        lines.append(f"| {cell(row.id)} | {row.verdict} | {score} | {cell(row.reason)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _junit(graded: GradeReport) -> str:
+    counts = graded.summary()["verdicts"]
+    skipped = counts["needs-judge"] + counts["needs-human"] + counts["not-run"]
+    suite = ElementTree.Element(
+        "testsuite",
+        name=f"blueprint grade {graded.set_path.name}",
+        tests=str(len(graded.rows)),
+        failures=str(counts["fail"]),
+        errors="0",
+        skipped=str(skipped),
+    )
+    for row in graded.rows:
+        case = ElementTree.SubElement(
+            suite, "testcase", name=row.id, classname=row.case_family or row.oracle_type or "set"
+        )
+        if row.verdict == "fail":
+            ElementTree.SubElement(case, "failure", message=row.reason, type="fail")
+        elif row.verdict != "pass":
+            ElementTree.SubElement(case, "skipped", message=f"{row.verdict}: {row.reason}")
+    ElementTree.indent(suite)
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n'
+        + ElementTree.tostring(suite, encoding="unicode")
+        + "\n"
+    )

@@ -1,0 +1,132 @@
+"""Recorded results: what the system under test produced for each row, read from a file.
+
+JSON Lines (one object a line) or CSV (a column a field; ``toolCalls``, ``finalState`` and
+``judge`` cells hold JSON, ``output`` is text), or a JSON array of the same objects:
+
+    {"id": ROW_ID, "output": ANY, "toolCalls": [{"name": ..., "arguments": ...}],
+     "finalState": {...}, "judge": {"pass": BOOL, "score": NUM}}
+
+Only ``id`` is required; other keys (latency, cost, ...) are let be. A file whose ids repeat
+is refused, naming both lines.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+from blueprint.core.errors import ParseError
+from blueprint.grading.semantics import Recorded
+from blueprint.io import jsonvalues
+
+#: the keys of a recorded result that grading reads
+FIELDS: Final = ("id", "output", "toolCalls", "finalState", "judge")
+_JSON_CELLS: Final = ("toolCalls", "finalState", "judge")
+
+
+def read_results(path: Path) -> dict[str, Recorded]:
+    """Every recorded result of a file, by row id (ParseError naming the line and field of
+    anything unusable)."""
+    found: dict[str, Recorded] = {}
+    for line, item in _items(path):
+        recorded = _recorded(path, line, item)
+        earlier = found.get(recorded.id)
+        if earlier is not None:
+            where = f" (first on line {earlier.line})" if earlier.line else ""
+            raise ParseError(path, f"id {recorded.id!r} has more than one result{where}", line=line)
+        found[recorded.id] = recorded
+    return found
+
+
+def _items(path: Path) -> Iterator[tuple[int | None, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ParseError(path, "no such file") from None
+    except IsADirectoryError:
+        raise ParseError(path, "it is a folder, not a results file") from None
+    except UnicodeDecodeError as error:
+        raise ParseError(path, f"not UTF-8 text ({error.reason})") from None
+    except OSError as error:
+        raise ParseError(path, error.strerror or str(error)) from None
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        yield from _csv_items(path, text)
+        return
+    stripped = text.lstrip()
+    if suffix == ".json" or stripped.startswith("["):
+        try:
+            document = jsonvalues.loads(text)
+        except jsonvalues.JSONError as error:
+            raise ParseError(path, error.reason, line=error.line, column=error.column) from None
+        if not isinstance(document, list):
+            raise ParseError(
+                path,
+                "a JSON results file is an array of results ({id, output, toolCalls,"
+                " finalState, judge}); write one result a line for JSON Lines",
+            )
+        yield from ((None, item) for item in document)
+        return
+    loads = jsonvalues.reader()  # the limits read once, not a line at a time
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, loads(line)
+        except jsonvalues.JSONError as error:
+            raise ParseError(path, error.reason, line=number, column=error.column) from None
+
+
+def _csv_items(path: Path, text: str) -> Iterator[tuple[int | None, Any]]:
+    loads = jsonvalues.reader()
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    if not reader.fieldnames or "id" not in reader.fieldnames:
+        raise ParseError(path, "a CSV results file has an id column", line=1)
+    for record in reader:
+        line = reader.line_num
+        item: dict[str, Any] = {"id": record.get("id")}
+        if record.get("output") not in (None, ""):
+            item["output"] = record["output"]
+        for name in _JSON_CELLS:
+            cell = record.get(name)
+            if cell in (None, ""):
+                continue
+            try:
+                item[name] = loads(cell)
+            except jsonvalues.JSONError as error:
+                raise ParseError(
+                    path, f"{name}: not JSON ({error.reason})", line=line, column=None
+                ) from None
+        yield line, item
+
+
+def _recorded(path: Path, line: int | None, item: Any) -> Recorded:
+    def refuse(message: str) -> ParseError:
+        return ParseError(path, message, line=line)
+
+    if not isinstance(item, dict):
+        raise refuse(f"a result is an object, not {jsonvalues.json_type(item)}")
+    row_id = item.get("id")
+    if not isinstance(row_id, str) or not row_id:
+        raise refuse("id: a result names the row it is for, as a non-empty string")
+    calls = item.get("toolCalls")
+    if calls is not None and not isinstance(calls, list):
+        raise refuse(f"toolCalls: a list of calls, not {jsonvalues.json_type(calls)}")
+    state = item.get("finalState")
+    if state is not None and not isinstance(state, dict):
+        raise refuse(f"finalState: an object, not {jsonvalues.json_type(state)}")
+    judge = item.get("judge")
+    if judge is not None and not isinstance(judge, dict):
+        raise refuse(f"judge: an object ({{pass, score}}), not {jsonvalues.json_type(judge)}")
+    return Recorded(
+        id=row_id,
+        output=item.get("output"),
+        has_output="output" in item,
+        tool_calls=calls,
+        final_state=state,
+        judge=judge,
+        line=line,
+    )

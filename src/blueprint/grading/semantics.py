@@ -1,0 +1,593 @@
+"""What each oracle type means when one recorded output is graded: one verdict for a row.
+
+Pure Python, no model calls and no network. ``blueprint grade`` and every runner's scorer
+come down to :func:`grade_row`, so one recorded result gets one verdict everywhere. The
+rules, in short (docs/grading.md has them in full):
+
+- reference-answer: the output equals ``expected``. Text compares exactly; any other JSON
+  value compares as a value (key order and spacing do not matter, and an output given as
+  JSON text is read as JSON first).
+- acceptable-set: the output equals a member (enumerated); for a graded set, the grade of the
+  member matched, which passes at ``pass_grade`` (1 unless the options say otherwise).
+- expected-tool-calls: every expected call is made with its arguments (the expected
+  arguments a subset of those given, or equal with ``arguments="exact"``), in the given
+  order when ``order`` is ``exact`` (other calls may come between), and no forbidden call is
+  made (any call of the tool, or one whose arguments include the forbidden ones). Calls
+  neither expected nor forbidden do not fail a row.
+- expected-final-state: each check against the recorded final state, or a folder it may read
+  (``workdir``), or a command it may run (``allow_commands``).
+- a row graded by llm-judge (and every rubric row) needs a judge's verdict; an
+  expected-behavior-only row, and one graded by human-expert or rubric-human, needs a person
+  and never gets a number.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from blueprint.io import jsonvalues
+
+Verdict = Literal["pass", "fail", "needs-judge", "needs-human", "not-run"]
+VERDICTS: Final[tuple[Verdict, ...]] = ("pass", "fail", "needs-judge", "needs-human", "not-run")
+#: verdicts that carry a score: every other verdict is no number at all
+SCORED: Final = frozenset({"pass", "fail"})
+
+#: evaluators under which only a person may grade a row
+HUMAN_EVALUATORS: Final = frozenset({"human-expert", "rubric-human"})
+
+
+@dataclass(frozen=True)
+class GradingOptions:
+    """How the rules that have a choice are applied; the defaults are the documented ones."""
+
+    #: how a call's arguments match the expected ones: "subset" (the expected arguments are
+    #: among those given, with equal values) or "exact" (the same arguments, no more)
+    arguments: Literal["subset", "exact"] = "subset"
+    #: the grade a graded acceptable-set member needs to pass
+    pass_grade: float = 1.0
+    #: the score a judge verdict without a pass/fail needs to pass
+    judge_pass_score: float = 0.5
+    #: a folder file_exists checks look in (confined to it, links resolved)
+    workdir: Path | None = None
+    #: run command checks that have no recorded exit code (off by default: a dataset's code
+    #: never runs unasked)
+    allow_commands: bool = False
+    #: seconds a command check may run
+    command_timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One recorded run of a row: what the system under test produced."""
+
+    id: str
+    output: Any = None
+    has_output: bool = False
+    #: the calls made, as given (each normalised when graded); None when not recorded
+    tool_calls: list[Any] | None = None
+    final_state: dict[str, Any] | None = None
+    judge: dict[str, Any] | None = None
+    #: the line of the results file it came from, for messages
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class RowVerdict:
+    """A row's verdict, its score in [0, 1] (None for no number) and the rule it names."""
+
+    id: str
+    verdict: Verdict
+    score: float | None
+    reason: str
+    oracle_type: str | None = None
+    case_family: str | None = None
+    evaluator: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "verdict": self.verdict,
+            "score": self.score,
+            "reason": self.reason,
+            "oracleType": self.oracle_type,
+            "caseFamily": self.case_family,
+        }
+
+
+@dataclass
+class _Outcome:
+    verdict: Verdict
+    score: float | None
+    reason: str
+
+
+def grade_row(
+    row: dict[str, Any],
+    result: Recorded | None,
+    options: GradingOptions | None = None,
+    *,
+    family_evaluator: str | None = None,
+) -> RowVerdict:
+    """The verdict for one row of a set and its recorded result (None: it was not run)."""
+    options = options or GradingOptions()
+    metadata = row.get("metadata")
+    case = metadata.get("case") if isinstance(metadata, dict) else None
+    case = case if isinstance(case, dict) else {}
+    oracle = case.get("oracleType")
+    evaluator = case.get("evaluator", family_evaluator)
+    family = case.get("caseFamily")
+    outcome = _outcome(row, case, oracle, evaluator, result, options)
+    return RowVerdict(
+        id=str(row.get("id")),
+        verdict=outcome.verdict,
+        score=outcome.score if outcome.verdict in SCORED else None,
+        reason=outcome.reason,
+        oracle_type=oracle if isinstance(oracle, str) else None,
+        case_family=family if isinstance(family, str) else None,
+        evaluator=evaluator if isinstance(evaluator, str) else None,
+    )
+
+
+def _outcome(
+    row: dict[str, Any],
+    case: dict[str, Any],
+    oracle: Any,
+    evaluator: Any,
+    result: Recorded | None,
+    options: GradingOptions,
+) -> _Outcome:
+    # who may grade comes first: a person's row gets no number, whatever the result says
+    if oracle == "expected-behavior-only":
+        return _Outcome("needs-human", None, "expected-behavior-only: graded by a person only")
+    if evaluator in HUMAN_EVALUATORS:
+        return _Outcome("needs-human", None, f"{evaluator}: graded by a person only")
+    if evaluator == "pairwise-preference":
+        return _Outcome(
+            "needs-human", None, "pairwise-preference compares two outputs; one was recorded"
+        )
+    if result is None:
+        return _Outcome("not-run", None, "no recorded result for this row")
+    if evaluator == "llm-judge" or oracle == "rubric":
+        return _judged(result, options, "llm-judge" if evaluator == "llm-judge" else "rubric")
+    expected = row.get("expected", _MISSING)
+    if oracle == "reference-answer":
+        return _reference(expected, result)
+    if oracle == "acceptable-set":
+        return _acceptable(expected, result, options)
+    if oracle == "expected-tool-calls":
+        return _tool_calls(expected, result, options)
+    if oracle == "expected-final-state":
+        return _final_state(expected, result, options)
+    return _Outcome("not-run", None, f"the row's oracle type {oracle!r} is not one Blueprint knows")
+
+
+class _Missing:
+    pass
+
+
+_MISSING: Final = _Missing()
+
+
+# --- equality ---------------------------------------------------------------------------------
+
+
+def json_equal(left: Any, right: Any) -> bool:
+    """Equal as JSON values: objects key by key in any order, numbers by value (1 is 1.0),
+    and nothing else across types (true is not 1, "1" is not 1)."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return type(left) is type(right) and left == right
+    if isinstance(left, int | float) and isinstance(right, int | float):
+        return left == right
+    if isinstance(left, dict):
+        return (
+            isinstance(right, dict)
+            and left.keys() == right.keys()
+            and all(json_equal(left[key], right[key]) for key in left)
+        )
+    if isinstance(left, list):
+        return (
+            isinstance(right, list)
+            and len(left) == len(right)
+            and all(json_equal(a, b) for a, b in zip(left, right, strict=True))
+        )
+    return type(left) is type(right) and left == right
+
+
+def output_equals(expected: Any, output: Any) -> bool:
+    """Whether an output is the expected answer: text exactly; any other JSON value as a
+    value, the output read as JSON first when it is text."""
+    if isinstance(expected, str):
+        return isinstance(output, str) and output == expected
+    if isinstance(output, str):
+        try:
+            output = jsonvalues.loads(output)
+        except jsonvalues.JSONError:
+            return False
+    return json_equal(expected, output)
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else jsonvalues.dumps_text(value)
+    text = repr(text) if isinstance(value, str) else text
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- the oracle types -------------------------------------------------------------------------
+
+
+def _reference(expected: Any, result: Recorded) -> _Outcome:
+    if expected is _MISSING:
+        return _Outcome("not-run", None, "reference-answer: the row has no expected answer")
+    if not result.has_output:
+        return _Outcome("not-run", None, "the result records no output")
+    if output_equals(expected, result.output):
+        how = "exactly" if isinstance(expected, str) else "as a JSON value"
+        return _Outcome("pass", 1.0, f"reference-answer: the output equals expected {how}")
+    how = "text, compared exactly" if isinstance(expected, str) else "a JSON value"
+    return _Outcome(
+        "fail",
+        0.0,
+        f"reference-answer: the output {_shown(result.output)} does not equal expected"
+        f" {_shown(expected)} ({how})",
+    )
+
+
+def _acceptable(expected: Any, result: Recorded, options: GradingOptions) -> _Outcome:
+    if not isinstance(expected, dict):
+        return _Outcome("not-run", None, "acceptable-set: expected is not a set of answers")
+    if not result.has_output:
+        return _Outcome("not-run", None, "the result records no output")
+    members = expected.get("acceptable")
+    if isinstance(members, list):
+        for number, member in enumerate(members, start=1):
+            if output_equals(member, result.output):
+                return _Outcome(
+                    "pass", 1.0, f"acceptable-set: the output is member {number} of {len(members)}"
+                )
+        return _Outcome(
+            "fail",
+            0.0,
+            f"acceptable-set: the output {_shown(result.output)} is none of the"
+            f" {len(members)} acceptable answers",
+        )
+    graded = expected.get("graded")
+    if not isinstance(graded, list):
+        return _Outcome("not-run", None, "acceptable-set: expected has no members")
+    matched = [
+        member
+        for member in graded
+        if isinstance(member, dict) and output_equals(member.get("value"), result.output)
+    ]
+    if not matched:
+        return _Outcome(
+            "fail",
+            0.0,
+            f"acceptable-set (graded): the output {_shown(result.output)} is none of the"
+            f" {len(graded)} graded answers",
+        )
+    grade = max(float(member.get("grade", 0)) for member in matched)
+    if grade >= options.pass_grade:
+        return _Outcome(
+            "pass",
+            grade,
+            f"acceptable-set (graded): grade {grade:g}, passing at {options.pass_grade:g}",
+        )
+    return _Outcome(
+        "fail",
+        grade,
+        f"acceptable-set (graded): the output's grade {grade:g} is below the pass grade"
+        f" {options.pass_grade:g}",
+    )
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call as graded: its name and arguments (text that was not a JSON object stays
+    text, and matches only a call expected with no arguments)."""
+
+    name: str
+    arguments: Any = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"{self.name}({_shown(self.arguments, 50) if self.arguments else ''})"
+
+
+def calls_of(recorded: list[Any]) -> list[Call] | str:
+    """The calls of a recorded trajectory, or what is wrong with it. A call is ``{name,
+    arguments}`` or OpenAI's ``{type: function, function: {name, arguments}}``; arguments
+    given as JSON text are read as JSON."""
+    calls = []
+    for number, item in enumerate(recorded, start=1):
+        if isinstance(item, dict) and isinstance(item.get("function"), dict):
+            item = item["function"]
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            return f"call {number} has no name: a call is {{name, arguments}}"
+        arguments = item.get("arguments", item.get("args", {}))
+        if isinstance(arguments, str):
+            # text that is not JSON is what a model wrote: it matches no expected arguments
+            with contextlib.suppress(jsonvalues.JSONError):
+                arguments = jsonvalues.loads(arguments) if arguments.strip() else {}
+        calls.append(Call(item["name"], {} if arguments is None else arguments))
+    return calls
+
+
+def _arguments_match(expected: Any, given: Any, mode: str) -> bool:
+    if not isinstance(expected, dict) or not expected:
+        return mode == "subset" or json_equal(expected or {}, given)
+    if not isinstance(given, dict):
+        return False
+    if mode == "exact":
+        return json_equal(expected, given)
+    return all(key in given and json_equal(value, given[key]) for key, value in expected.items())
+
+
+def _tool_calls(expected: Any, result: Recorded, options: GradingOptions) -> _Outcome:
+    if not isinstance(expected, dict) or not isinstance(expected.get("calls"), list):
+        return _Outcome("not-run", None, "expected-tool-calls: expected has no calls")
+    if result.tool_calls is None:
+        return _Outcome("not-run", None, "the result records no tool calls")
+    made = calls_of(result.tool_calls)
+    if isinstance(made, str):
+        return _Outcome("fail", 0.0, f"expected-tool-calls: the recorded {made}")
+    wanted = [
+        Call(str(item.get("name")), item.get("arguments", {}))
+        for item in expected["calls"]
+        if isinstance(item, dict)
+    ]
+    for forbidden in expected.get("forbidden") or []:
+        if not isinstance(forbidden, dict):
+            continue
+        arguments = forbidden.get("arguments")
+        for call in made:
+            if call.name == forbidden.get("name") and (
+                arguments is None or _arguments_match(arguments, call.arguments, "subset")
+            ):
+                what = "any call of it" if arguments is None else "with those arguments"
+                return _Outcome(
+                    "fail",
+                    0.0,
+                    f"expected-tool-calls: the forbidden call {call} was made ({what} is"
+                    " forbidden)",
+                )
+
+    def matches(want: Call, call: Call) -> bool:
+        return want.name == call.name and _arguments_match(
+            want.arguments, call.arguments, options.arguments
+        )
+
+    order = expected.get("order", "exact")
+    found = (
+        _in_order(wanted, made, matches) if order == "exact" else _any_order(wanted, made, matches)
+    )
+    missing = [want for want, hit in zip(wanted, found, strict=True) if not hit]
+    extra = len(made) - sum(found)
+    others = f"; {extra} other call(s) made, which do not fail a row" if extra > 0 else ""
+    if not missing:
+        ordered = "in order" if order == "exact" else "in any order"
+        return _Outcome(
+            "pass",
+            1.0,
+            f"expected-tool-calls: all {len(wanted)} expected call(s) made {ordered}{others}",
+        )
+    score = (len(wanted) - len(missing)) / len(wanted) if wanted else 0.0
+    first = missing[0]
+    same_name = [call for call in made if call.name == first.name]
+    if order == "exact" and all(_any_order(wanted, made, matches)):
+        why = "the expected calls were made, but not in the expected order"
+    elif same_name:
+        how = "equal" if options.arguments == "exact" else "including"
+        why = f"{first.name} was called, but not with arguments {how} {_shown(first.arguments, 50)}"
+    else:
+        why = f"{first} was not called"
+    return _Outcome(
+        "fail",
+        score,
+        f"expected-tool-calls: {why} ({len(missing)} of {len(wanted)} expected call(s)"
+        f" missing){others}",
+    )
+
+
+def _in_order(wanted: list[Call], made: list[Call], matches: Any) -> list[bool]:
+    """Which expected calls are made as a subsequence of the calls, earliest first."""
+    found = [False] * len(wanted)
+    position = 0
+    for call in made:
+        if position < len(wanted) and matches(wanted[position], call):
+            found[position] = True
+            position += 1
+    return found
+
+
+def _any_order(wanted: list[Call], made: list[Call], matches: Any) -> list[bool]:
+    """Which expected calls each have a call of their own, in any order (a matching of
+    expected calls to calls, by augmenting paths)."""
+    owner: dict[int, int] = {}
+
+    def assign(index: int, seen: set[int]) -> bool:
+        for position, call in enumerate(made):
+            if position in seen or not matches(wanted[index], call):
+                continue
+            seen.add(position)
+            if position not in owner or assign(owner[position], seen):
+                owner[position] = index
+                return True
+        return False
+
+    found = [False] * len(wanted)
+    for index in range(len(wanted)):
+        found[index] = assign(index, set())
+    return found
+
+
+# --- final state ------------------------------------------------------------------------------
+
+
+def _final_state(expected: Any, result: Recorded, options: GradingOptions) -> _Outcome:
+    checks = expected.get("checks") if isinstance(expected, dict) else None
+    if not isinstance(checks, list) or not checks:
+        return _Outcome("not-run", None, "expected-final-state: expected has no checks")
+    state = result.final_state
+    unknown: list[str] = []
+    passed = 0
+    for number, check in enumerate(checks, start=1):
+        verdict, reason = _check(check if isinstance(check, dict) else {}, state, options)
+        if verdict is False:
+            return _Outcome(
+                "fail",
+                passed / len(checks),
+                f"expected-final-state: check {number} of {len(checks)} fails: {reason}",
+            )
+        if verdict is None:
+            unknown.append(f"check {number}: {reason}")
+        else:
+            passed += 1
+    if unknown:
+        return _Outcome("not-run", None, "expected-final-state: " + "; ".join(unknown))
+    return _Outcome("pass", 1.0, f"expected-final-state: all {len(checks)} check(s) hold")
+
+
+def _check(
+    check: dict[str, Any], state: dict[str, Any] | None, options: GradingOptions
+) -> tuple[bool | None, str]:
+    """One check: True, False, or None when nothing recorded or allowed can decide it."""
+    kind = check.get("kind")
+    state = state or {}
+    if kind == "file_exists":
+        return _file_check(str(check.get("path")), state, options)
+    if kind == "command":
+        return _command_check(check, state, options)
+    if kind == "record":
+        return _record_check(check, state)
+    return None, f"a check of kind {kind!r} is not one Blueprint knows"
+
+
+def _file_check(
+    path: str, state: dict[str, Any], options: GradingOptions
+) -> tuple[bool | None, str]:
+    files = state.get("files")
+    if files is not None:
+        present = path in files if isinstance(files, dict | list) else False
+        if isinstance(files, dict) and present and files[path] is False:
+            present = False
+        return present, f"file {path} {'exists' if present else 'does not exist'} (recorded)"
+    if options.workdir is None:
+        return None, f"file {path}: no files recorded, and no --workdir to look in"
+    root = options.workdir.resolve()
+    target = (root / path).resolve()
+    if not target.is_relative_to(root):
+        return False, f"file {path} leads outside --workdir {options.workdir}"
+    present = target.exists()
+    return present, f"file {path} {'exists' if present else 'does not exist'} in {options.workdir}"
+
+
+def _command_check(
+    check: dict[str, Any], state: dict[str, Any], options: GradingOptions
+) -> tuple[bool | None, str]:
+    run = str(check.get("run"))
+    wanted = check.get("exitCode")
+    code = _recorded_exit_code(run, state.get("commands"))
+    how = "recorded"
+    if code is None:
+        if not options.allow_commands:
+            return None, f"command {run!r}: no exit code recorded (--allow-commands runs it)"
+        try:
+            # the user allowed this set's commands (--allow-commands)
+            done = subprocess.run(
+                run,
+                shell=True,
+                cwd=options.workdir or Path.cwd(),
+                capture_output=True,
+                timeout=options.command_timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return False, f"command {run!r} ran past {options.command_timeout:g} s"
+        except OSError as error:
+            return False, f"command {run!r} could not run: {error.strerror or error}"
+        code, how = done.returncode, "run"
+    if isinstance(wanted, int) and not isinstance(wanted, bool) and code == wanted:
+        return True, f"command {run!r} exits {code} ({how})"
+    return False, f"command {run!r} exits {code}, not {wanted} ({how})"
+
+
+def _recorded_exit_code(run: str, commands: Any) -> int | None:
+    """The exit code recorded for a command: ``{run: code}`` or ``[{run, exitCode}]``."""
+    if isinstance(commands, dict):
+        code = commands.get(run)
+    elif isinstance(commands, list):
+        code = next(
+            (
+                item.get("exitCode")
+                for item in commands
+                if isinstance(item, dict) and item.get("run") == run
+            ),
+            None,
+        )
+    else:
+        return None
+    return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+
+def _record_check(check: dict[str, Any], state: dict[str, Any]) -> tuple[bool | None, str]:
+    description = str(check.get("description"))
+    records = state.get("records")
+    keys = [key for key in (check.get("query"), description) if isinstance(key, str)]
+    value: Any = _MISSING
+    if isinstance(records, dict):
+        value = next((records[key] for key in keys if key in records), _MISSING)
+    elif isinstance(records, list):
+        for item in records:
+            if not isinstance(item, dict):
+                continue
+            if any(item.get("query") == key or item.get("description") == key for key in keys):
+                value = item.get("value", item.get("equals", _MISSING))
+                break
+    if value is _MISSING:
+        return None, f"record {description!r}: no value recorded"
+    if "equals" not in check:
+        return True, f"record {description!r} is there"
+    if json_equal(check["equals"], value):
+        return True, f"record {description!r} equals {_shown(check['equals'])}"
+    return False, f"record {description!r} is {_shown(value)}, not {_shown(check['equals'])}"
+
+
+# --- judged rows ------------------------------------------------------------------------------
+
+
+def _judged(result: Recorded, options: GradingOptions, why: str) -> _Outcome:
+    judge = result.judge
+    if not isinstance(judge, dict):
+        return _Outcome(
+            "needs-judge", None, f"{why}: needs a judge's verdict, and none is recorded"
+        )
+    verdict = judge.get("pass")
+    score = judge.get("score")
+    if isinstance(score, bool) or not isinstance(score, int | float) or not 0 <= score <= 1:
+        score = None
+    if isinstance(verdict, bool):
+        return _Outcome(
+            "pass" if verdict else "fail",
+            float(score) if score is not None else float(verdict),
+            f"{why}: the judge {'passes' if verdict else 'fails'} it",
+        )
+    if score is not None:
+        passed = score >= options.judge_pass_score
+        return _Outcome(
+            "pass" if passed else "fail",
+            float(score),
+            f"{why}: the judge's score {score:g} is {'at or above' if passed else 'below'}"
+            f" {options.judge_pass_score:g}",
+        )
+    return _Outcome("needs-judge", None, f"{why}: the judge's verdict has no pass and no score")
+
+
+def verdict_counts(verdicts: Iterator[RowVerdict] | list[RowVerdict]) -> dict[str, int]:
+    counts: dict[str, int] = dict.fromkeys(VERDICTS, 0)
+    for verdict in verdicts:
+        counts[verdict.verdict] += 1
+    return counts

@@ -1,0 +1,254 @@
+"""The reference grading semantics: one recorded result, one verdict, the rule named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from blueprint.grading import (
+    GradingOptions,
+    Recorded,
+    calls_of,
+    grade_row,
+    json_equal,
+    output_equals,
+)
+from conftest import EXAMPLES
+from strategies import json_values
+
+EXAMPLE = json.loads((EXAMPLES / "support-refunds.json").read_text(encoding="utf-8"))
+ROWS = {row["id"]: row for row in EXAMPLE["rows"]}
+FAMILIES = {family["id"]: family.get("evaluator") for family in EXAMPLE["caseFamilies"]}
+REFUND = [
+    {"name": "get_order", "arguments": {"order_id": "A-2201"}},
+    {
+        "name": "issue_refund",
+        "arguments": {
+            "order_id": "A-2201",
+            "amount": "39.90",
+            "currency": "EUR",
+            "method": "original",
+        },
+    },
+]
+
+
+def verdict(row_id: str, options: GradingOptions | None = None, **result: Any) -> Any:
+    row = ROWS[row_id]
+    recorded = Recorded(
+        id=row_id,
+        output=result.get("output"),
+        has_output="output" in result,
+        tool_calls=result.get("toolCalls"),
+        final_state=result.get("finalState"),
+        judge=result.get("judge"),
+    )
+    family = FAMILIES.get(row["metadata"]["case"].get("caseFamily"))
+    return grade_row(row, recorded, options, family_evaluator=family)
+
+
+# --- the table every runner's scorer must agree with ----------------------------------------
+
+#: (row, recorded result, verdict): each rule broken once, and kept once
+TABLE: list[tuple[str, dict[str, Any], str]] = [
+    ("cs-refund-issue-valid", {"toolCalls": REFUND}, "pass"),
+    ("cs-refund-issue-valid", {"toolCalls": [*REFUND, {"name": "issue_store_credit"}]}, "fail"),
+    ("cs-refund-issue-valid", {"toolCalls": list(reversed(REFUND))}, "fail"),
+    (
+        "cs-refund-issue-valid",
+        {"toolCalls": [REFUND[0], {"name": "issue_refund", "arguments": {"order_id": "A-2201"}}]},
+        "fail",
+    ),
+    ("cs-refund-issue-valid", {"toolCalls": [REFUND[0], {"name": "log"}, REFUND[1]]}, "pass"),
+    ("cs-eligibility-late-return", {"output": "not eligible: outside the 30-day window"}, "pass"),
+    ("cs-eligibility-late-return", {"output": "eligible"}, "fail"),
+    ("cs-eligibility-partial-damage", {"output": "replacement set"}, "pass"),
+    ("cs-eligibility-partial-damage", {"output": "full refund"}, "fail"),
+    (
+        "cs-refund-final-sale",
+        {"output": '{"alternative":"store credit if damaged on arrival","refundable":false}'},
+        "pass",
+    ),
+    (
+        "cs-refund-window-quote",
+        {"output": "You can return online purchases within 30 days of delivery. Anything else?"},
+        "fail",
+    ),
+    ("cs-refund-window-quote", {"output": ROWS["cs-refund-window-quote"]["expected"]}, "pass"),
+    ("cs-escalate-chargeback-threat", {"output": "I will escalate this."}, "needs-human"),
+    ("cs-tone-angry-repeat-contact", {"output": "Sorry.", "judge": {"pass": True}}, "needs-human"),
+]
+
+
+@pytest.mark.parametrize(("row_id", "result", "expected"), TABLE)
+def test_the_verdict_table(row_id: str, result: dict[str, Any], expected: str) -> None:
+    found = verdict(row_id, **result)
+    assert found.verdict == expected, found.reason
+    assert (found.score is None) == (expected not in ("pass", "fail"))
+
+
+def test_a_failure_names_the_rule_it_breaks() -> None:
+    forbidden = verdict(
+        "cs-refund-issue-valid", toolCalls=[*REFUND, {"name": "issue_store_credit"}]
+    )
+    assert forbidden.score == 0 and "forbidden call issue_store_credit" in forbidden.reason
+    reversed_calls = verdict("cs-refund-issue-valid", toolCalls=list(reversed(REFUND)))
+    assert "not in the expected order" in reversed_calls.reason
+    missing = verdict(
+        "cs-refund-issue-valid",
+        toolCalls=[REFUND[0], {"name": "issue_refund", "arguments": {"order_id": "A-2201"}}],
+    )
+    assert "issue_refund was called, but not with arguments" in missing.reason
+    assert missing.score == 0.5
+    graded = verdict("cs-eligibility-partial-damage", output="full refund")
+    assert graded.score == 0.7 and "below the pass grade 1" in graded.reason
+
+
+def test_a_lower_pass_grade_passes_a_lower_member() -> None:
+    options = GradingOptions(pass_grade=0.7)
+    assert verdict("cs-eligibility-partial-damage", options, output="full refund").verdict == "pass"
+
+
+def test_exact_argument_matching_refuses_extra_arguments() -> None:
+    extra = [REFUND[0], {**REFUND[1], "arguments": {**REFUND[1]["arguments"], "note": "x"}}]
+    assert verdict("cs-refund-issue-valid", toolCalls=extra).verdict == "pass"
+    exact = GradingOptions(arguments="exact")
+    assert verdict("cs-refund-issue-valid", exact, toolCalls=extra).verdict == "fail"
+
+
+def test_any_order_matches_each_expected_call_once() -> None:
+    row = json.loads(json.dumps(ROWS["cs-refund-issue-valid"]))
+    row["expected"]["order"] = "any"
+    twice = {"name": "get_order", "arguments": {"order_id": "A-2201"}}
+    row["expected"]["calls"] = [twice, twice]
+
+    def graded(calls: list[Any]) -> str:
+        return grade_row(row, Recorded(id=row["id"], tool_calls=calls)).verdict
+
+    assert graded([twice]) == "fail"  # one call cannot stand for two
+    assert graded([twice, {"name": "other"}, twice]) == "pass"
+
+
+def test_openai_tool_calls_with_json_text_arguments_are_read() -> None:
+    calls = calls_of(
+        [{"type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}, {"name": "g"}]
+    )
+    assert not isinstance(calls, str)
+    assert [(call.name, call.arguments) for call in calls] == [("f", {"a": 1}), ("g", {})]
+    assert calls_of([{"arguments": {}}]) == "call 1 has no name: a call is {name, arguments}"
+    broken = calls_of([{"name": "f", "arguments": "{not json"}])
+    assert not isinstance(broken, str) and broken[0].arguments == "{not json"
+
+
+def test_no_result_and_no_output_are_not_run() -> None:
+    row = ROWS["cs-refund-window-quote"]
+    assert grade_row(row, None).verdict == "not-run"
+    assert verdict("cs-refund-window-quote").verdict == "not-run"
+    assert verdict("cs-refund-issue-valid", output="done").verdict == "not-run"
+
+
+def test_judged_rows_need_a_judge() -> None:
+    row = json.loads(json.dumps(ROWS["cs-tone-angry-repeat-contact"]))
+    row["metadata"]["case"]["evaluator"] = "llm-judge"
+    recorded = Recorded(id=row["id"], output="Sorry.", has_output=True)
+    assert grade_row(row, recorded).verdict == "needs-judge"
+    judged = Recorded(id=row["id"], output="Sorry.", has_output=True, judge={"pass": False})
+    assert (grade_row(row, judged).verdict, grade_row(row, judged).score) == ("fail", 0.0)
+    scored = Recorded(id=row["id"], judge={"score": 0.8})
+    assert (grade_row(row, scored).verdict, grade_row(row, scored).score) == ("pass", 0.8)
+
+
+# --- final state ------------------------------------------------------------------------------
+
+LEDGER = {
+    "records": {
+        "SELECT status FROM orders WHERE id = 'A-3310'": "refunded",
+        "SELECT count(*) FROM refunds WHERE order_id = 'A-3310'": 1,
+    },
+    "commands": [{"run": "pytest tests/test_no_store_credit.py -q", "exitCode": 0}],
+}
+
+
+def test_final_state_checks_against_the_recorded_state() -> None:
+    assert verdict("cs-refund-ledger-entry", finalState=LEDGER).verdict == "pass"
+    two = json.loads(json.dumps(LEDGER))
+    two["records"]["SELECT count(*) FROM refunds WHERE order_id = 'A-3310'"] = 2
+    found = verdict("cs-refund-ledger-entry", finalState=two)
+    assert found.verdict == "fail" and "check 2 of 3" in found.reason
+    unrecorded = {"records": LEDGER["records"]}
+    found = verdict("cs-refund-ledger-entry", finalState=unrecorded)
+    assert found.verdict == "not-run" and "--allow-commands" in found.reason
+
+
+def _state_row(*checks: dict[str, Any]) -> dict[str, Any]:
+    case = {"caseId": "s", "oracleType": "expected-final-state", "expectedBehavior": "x"}
+    return {"id": "s", "expected": {"checks": list(checks)}, "metadata": {"case": case}}
+
+
+def test_files_are_looked_for_in_the_workdir_and_only_there(tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "link").symlink_to("/etc")
+    options = GradingOptions(workdir=tmp_path)
+    recorded = Recorded(id="s")
+
+    def graded(path: str) -> str:
+        check = {"kind": "file_exists", "path": path}
+        return grade_row(_state_row(check), recorded, options).verdict
+
+    assert graded("out/report.txt") == "pass"
+    assert graded("out/missing.txt") == "fail"
+    assert graded("../outside.txt") == "fail"
+    assert graded("link/passwd") == "fail"  # a link out of the folder is outside it
+    assert grade_row(_state_row({"kind": "file_exists", "path": "a"}), recorded).verdict == (
+        "not-run"
+    )
+
+
+def test_commands_run_only_when_allowed_and_within_the_timeout(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    row = _state_row({"kind": "command", "run": f"touch {marker}", "exitCode": 0})
+    recorded = Recorded(id="s")
+    assert grade_row(row, recorded).verdict == "not-run"
+    assert not marker.exists()  # a dataset's code never runs unasked
+    allowed = GradingOptions(allow_commands=True, workdir=tmp_path)
+    assert grade_row(row, recorded, allowed).verdict == "pass" and marker.exists()
+    failing = _state_row({"kind": "command", "run": "exit 3", "exitCode": 0})
+    assert grade_row(failing, recorded, allowed).verdict == "fail"
+    slow = _state_row({"kind": "command", "run": "sleep 5", "exitCode": 0})
+    quick = GradingOptions(allow_commands=True, command_timeout=0.2)
+    found = grade_row(slow, recorded, quick)
+    assert found.verdict == "fail" and "ran past" in found.reason
+
+
+# --- equality ---------------------------------------------------------------------------------
+
+
+@given(value=json_values)
+def test_a_json_value_equals_itself_written_any_way(value: Any) -> None:
+    assert json_equal(value, json.loads(json.dumps(value)))
+    if not isinstance(value, str):
+        assert output_equals(value, json.dumps(value, indent=2, sort_keys=True))
+
+
+@given(left=json_values, right=json_values)
+def test_json_equality_is_symmetric(left: Any, right: Any) -> None:
+    assert json_equal(left, right) == json_equal(right, left)
+
+
+@given(st.dictionaries(st.text(max_size=5), st.integers(), min_size=2, max_size=6))
+def test_key_order_does_not_matter(value: dict[str, int]) -> None:
+    flipped = dict(reversed(list(value.items())))
+    assert json_equal(value, flipped) and output_equals(value, json.dumps(flipped))
+
+
+def test_types_stay_apart() -> None:
+    assert not json_equal(True, 1) and not json_equal("1", 1) and not json_equal(None, 0)
+    assert json_equal(1, 1.0)
+    assert not output_equals("42", 42) and output_equals(42, "42")
+    assert not output_equals({"a": 1}, "{a: 1}")
