@@ -18,24 +18,10 @@ from blueprint.grading import (
     json_equal,
     output_equals,
 )
-from conftest import EXAMPLES
+from grading_table import EXAMPLE, REFUND, ROWS, TABLE
 from strategies import json_values
 
-EXAMPLE = json.loads((EXAMPLES / "support-refunds.json").read_text(encoding="utf-8"))
-ROWS = {row["id"]: row for row in EXAMPLE["rows"]}
 FAMILIES = {family["id"]: family.get("evaluator") for family in EXAMPLE["caseFamilies"]}
-REFUND = [
-    {"name": "get_order", "arguments": {"order_id": "A-2201"}},
-    {
-        "name": "issue_refund",
-        "arguments": {
-            "order_id": "A-2201",
-            "amount": "39.90",
-            "currency": "EUR",
-            "method": "original",
-        },
-    },
-]
 
 
 def verdict(row_id: str, options: GradingOptions | None = None, **result: Any) -> Any:
@@ -53,36 +39,6 @@ def verdict(row_id: str, options: GradingOptions | None = None, **result: Any) -
 
 
 # --- the table every runner's scorer must agree with ----------------------------------------
-
-#: (row, recorded result, verdict): each rule broken once, and kept once
-TABLE: list[tuple[str, dict[str, Any], str]] = [
-    ("cs-refund-issue-valid", {"toolCalls": REFUND}, "pass"),
-    ("cs-refund-issue-valid", {"toolCalls": [*REFUND, {"name": "issue_store_credit"}]}, "fail"),
-    ("cs-refund-issue-valid", {"toolCalls": list(reversed(REFUND))}, "fail"),
-    (
-        "cs-refund-issue-valid",
-        {"toolCalls": [REFUND[0], {"name": "issue_refund", "arguments": {"order_id": "A-2201"}}]},
-        "fail",
-    ),
-    ("cs-refund-issue-valid", {"toolCalls": [REFUND[0], {"name": "log"}, REFUND[1]]}, "pass"),
-    ("cs-eligibility-late-return", {"output": "not eligible: outside the 30-day window"}, "pass"),
-    ("cs-eligibility-late-return", {"output": "eligible"}, "fail"),
-    ("cs-eligibility-partial-damage", {"output": "replacement set"}, "pass"),
-    ("cs-eligibility-partial-damage", {"output": "full refund"}, "fail"),
-    (
-        "cs-refund-final-sale",
-        {"output": '{"alternative":"store credit if damaged on arrival","refundable":false}'},
-        "pass",
-    ),
-    (
-        "cs-refund-window-quote",
-        {"output": "You can return online purchases within 30 days of delivery. Anything else?"},
-        "fail",
-    ),
-    ("cs-refund-window-quote", {"output": ROWS["cs-refund-window-quote"]["expected"]}, "pass"),
-    ("cs-escalate-chargeback-threat", {"output": "I will escalate this."}, "needs-human"),
-    ("cs-tone-angry-repeat-contact", {"output": "Sorry.", "judge": {"pass": True}}, "needs-human"),
-]
 
 
 @pytest.mark.parametrize(("row_id", "result", "expected"), TABLE)

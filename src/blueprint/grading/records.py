@@ -1,0 +1,70 @@
+"""A vendor record back to the row it was exported from, for a runner's scorer.
+
+A scorer inside promptfoo, DeepEval, LangSmith or Braintrust sees one record (a test, a
+golden, an example) with the metadata Blueprint's export wrote. The format's own codec reads
+it back, exactly as importing the file would, so the scorer grades the row the set holds.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any, Final
+
+from blueprint.formats import REGISTRY, Codec
+from blueprint.formats.base import UnreadableRow
+from blueprint.grading.semantics import Recorded
+
+
+class RecordError(ValueError):
+    """A record a runner handed over is not one Blueprint can read as a row."""
+
+
+@cache
+def _codec(name: str) -> Codec:
+    return REGISTRY[name]
+
+
+def row_from_record(format_name: str, record: dict[str, Any]) -> dict[str, Any]:
+    """The canonical row a vendor record reads as (RecordError when it does not read)."""
+    codec = _codec(format_name)
+    rows = getattr(codec, "rows", None)
+    if rows is None:
+        raise RecordError(f"{format_name} has no records to read one at a time")
+    for item in rows([(None, record)]):
+        if isinstance(item, UnreadableRow):
+            raise RecordError(f"the {format_name} record does not read as a row: {item.reason}")
+        row: dict[str, Any] = item.data
+        return row
+    raise RecordError(f"the {format_name} record gives no row")
+
+
+#: where a runner's output object may hold each part of a recorded result
+_PARTS: Final = {
+    "output": ("output",),
+    "tool_calls": ("toolCalls", "tool_calls"),
+    "final_state": ("finalState", "final_state"),
+    "judge": ("judge",),
+}
+
+
+def recorded_from(row_id: str, produced: Any) -> Recorded:
+    """A runner's output as a recorded result. An object with any of ``output``,
+    ``toolCalls`` (or ``tool_calls``), ``finalState`` (or ``final_state``) and ``judge``
+    gives those; any other value is the output itself."""
+    if isinstance(produced, dict) and any(
+        name in produced for names in _PARTS.values() for name in names
+    ):
+        found = {
+            part: next((produced[name] for name in names if name in produced), None)
+            for part, names in _PARTS.items()
+        }
+        calls, state, judge = found["tool_calls"], found["final_state"], found["judge"]
+        return Recorded(
+            id=row_id,
+            output=found["output"],
+            has_output="output" in produced,
+            tool_calls=calls if isinstance(calls, list) else None,
+            final_state=state if isinstance(state, dict) else None,
+            judge=judge if isinstance(judge, dict) else None,
+        )
+    return Recorded(id=row_id, output=produced, has_output=produced is not None)

@@ -1,0 +1,105 @@
+"""A DeepEval metric that grades a test case as its row's oracle type says.
+
+Build the test case from an exported golden (its ``additional_metadata`` copied over) and
+add :class:`OracleMetric` to the metrics::
+
+    from blueprint.integrations.deepeval import OracleMetric
+
+    test_case = LLMTestCase(
+        input=golden.input,
+        actual_output=answer,
+        tools_called=calls,
+        expected_output=golden.expected_output,
+        expected_tools=golden.expected_tools,
+        additional_metadata=golden.additional_metadata,
+    )
+    evaluate([test_case], [OracleMetric()])
+
+A forbidden call, calls out of order, a missing argument, the third member of an acceptable
+set: each gets the verdict ``blueprint grade`` gives. A row that needs a judge or a person
+gets no score (``score`` and ``success`` stay None, and ``reason`` says why).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from blueprint.grading import GradingOptions, Recorded, RowVerdict, grade_row
+from blueprint.grading.records import row_from_record
+
+try:
+    from deepeval.metrics import BaseMetric
+    from deepeval.test_case import LLMTestCase
+except ImportError as error:  # pragma: no cover - the extra is missing
+    raise ImportError(
+        "blueprint.integrations.deepeval needs DeepEval: pip install deepeval"
+    ) from error
+
+
+def golden_record(test_case: LLMTestCase) -> dict[str, Any]:
+    """The golden a test case was built from, as Blueprint's DeepEval reader takes it."""
+    record: dict[str, Any] = {"input": test_case.input}
+    if test_case.expected_output is not None:
+        record["expected_output"] = test_case.expected_output
+    if test_case.expected_tools:
+        record["expected_tools"] = [
+            tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for tool in test_case.expected_tools
+        ]
+    name = getattr(test_case, "name", None)
+    if name:
+        record["name"] = name
+    if test_case.additional_metadata:
+        record["additional_metadata"] = test_case.additional_metadata
+    return record
+
+
+def recorded_result(row_id: str, test_case: LLMTestCase) -> Recorded:
+    """What the system under test did, as ``blueprint grade`` reads a result."""
+    calls = None
+    if test_case.tools_called is not None:
+        calls = [
+            {"name": tool.name, "arguments": tool.input_parameters or {}}
+            for tool in test_case.tools_called
+        ]
+    return Recorded(
+        id=row_id,
+        output=test_case.actual_output,
+        has_output=test_case.actual_output is not None,
+        tool_calls=calls,
+    )
+
+
+class OracleMetric(BaseMetric):  # type: ignore[misc]
+    """Blueprint's verdict for an LLMTestCase: ``score`` in [0, 1], ``success`` the verdict,
+    ``reason`` the rule; both None for a row that needs a judge or a person."""
+
+    def __init__(self, options: GradingOptions | None = None) -> None:
+        self.options = options or GradingOptions()
+        self.threshold = 1.0
+        self.async_mode = False
+        self.verdict: RowVerdict | None = None
+
+    # None for a row no automated grader may score, where DeepEval's metrics give a number
+    def measure(  # type: ignore[override]
+        self, test_case: LLMTestCase, *args: Any, **kwargs: Any
+    ) -> float | None:
+        self.error = None
+        row = row_from_record("deepeval", golden_record(test_case))
+        self.verdict = grade_row(row, recorded_result(row["id"], test_case), self.options)
+        self.score = self.verdict.score
+        self.reason = f"{self.verdict.verdict}: {self.verdict.reason}"
+        self.success = None if self.score is None else self.verdict.verdict == "pass"
+        return self.score
+
+    async def a_measure(  # type: ignore[override]
+        self, test_case: LLMTestCase, *args: Any, **kwargs: Any
+    ) -> float | None:
+        return self.measure(test_case)
+
+    def is_successful(self) -> bool | None:
+        return self.success
+
+    @property
+    def __name__(self) -> str:  # type: ignore[override]
+        return "Blueprint oracle"
