@@ -46,7 +46,8 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the vendor fixtures, the working folder, so references between them
     (``file://../data/...``) resolve as they do in the repository."""
     copy = tmp_path / "native"
-    shutil.copytree(NATIVE, copy)
+    # hidden files are scratch files other tests write beside the fixtures for a moment
+    shutil.copytree(NATIVE, copy, ignore=shutil.ignore_patterns(".*"))
     monkeypatch.chdir(copy)
     return copy
 
@@ -263,3 +264,96 @@ def test_without_force_an_edited_named_file_is_left_alone(tree: Path) -> None:
     assert any("--force" in note and "tests1.yaml" in note for note in result["notes"])
     tests = read_yaml(target)["tests"]
     assert not any(isinstance(entry, str) for entry in tests)  # written inline instead
+
+
+def test_roundtrip_clean_is_refused_for_a_canonical_format(example_path: Path) -> None:
+    done = runner.invoke(app, ["roundtrip", str(example_path), "--via", "jsonl", "--clean"])
+    assert done.exit_code == 2
+
+
+ANCHORED = """\
+prompts: ["{{q}}"]
+tests:
+  - vars: {q: two}
+    assert: &checks
+      - type: equals
+        value: "2"
+  - vars:
+      q: three
+    assert: *checks
+"""
+MERGED = """\
+prompts: ["{{q}}"]
+x-base: &base
+  assert: [{type: contains, value: base}]
+tests:
+  - vars: {q: one}
+    <<: *base
+  - vars: {q: two}
+    assert: [{type: equals, value: B}]
+"""
+
+
+@pytest.mark.parametrize("text", [ANCHORED, MERGED], ids=["anchors", "merge-keys"])
+@pytest.mark.parametrize("edit", ["none", "expected", "drop-first", "drop-last", "reverse"])
+def test_anchors_and_aliases_never_give_a_wrong_file(text: str, edit: str, tmp_path: Path) -> None:
+    source = tmp_path / "promptfooconfig.yaml"
+    source.write_text(text, encoding="utf-8")
+    imported = tmp_path / "set.json"
+    convert(source, imported, ConvertOptions(source_format="promptfoo"))
+    document = json.loads(imported.read_text("utf-8"))
+    rows = document["rows"]
+    if edit == "expected":
+        rows[-1]["expected"] = "3"
+    elif edit == "drop-first":
+        del rows[0]
+    elif edit == "drop-last":
+        del rows[-1]
+    elif edit == "reverse":
+        rows.reverse()
+    imported.write_text(json.dumps(document), encoding="utf-8")
+    target = tmp_path / "back.yaml"
+    convert(imported, target, ConvertOptions(target_format="promptfoo", allow_invalid=True))
+    if edit == "none":
+        assert target.read_text("utf-8") == text
+    again = tmp_path / "again.json"
+    convert(target, again, ConvertOptions(source_format="promptfoo", allow_invalid=True))
+    back = json.loads(again.read_text("utf-8"))["rows"]
+    assert [row["id"] for row in back] == [row["id"] for row in rows]
+    assert [row.get("expected") for row in back] == [row.get("expected") for row in rows]
+
+
+def test_an_edited_date_is_written_as_text_and_untouched_dates_stay_dates(tmp_path: Path) -> None:
+    source = tmp_path / "promptfooconfig.yaml"
+    source.write_text(
+        'prompts: ["{{q}} {{when}}"]\n'
+        "tests:\n"
+        "  - vars: {q: b, when: 2024-01-01}\n"
+        "    assert:\n"
+        "      - type: equals\n"
+        "        value: 2024-01-01\n",
+        encoding="utf-8",
+    )
+    imported = tmp_path / "set.json"
+    convert(source, imported, ConvertOptions(source_format="promptfoo"))
+    document = json.loads(imported.read_text("utf-8"))
+    document["rows"][0]["expected"] = "EDITED"
+    document["rows"][0]["input"]["vars"]["q"] = "bb"
+    imported.write_text(json.dumps(document), encoding="utf-8")
+    target = tmp_path / "back.yaml"
+    convert(imported, target, ConvertOptions(target_format="promptfoo"))
+    text = target.read_text("utf-8")
+    assert "!!timestamp" not in text and "value: EDITED" in text
+    assert "when: 2024-01-01" in text  # unquoted: promptfoo still reads a date
+
+
+def test_an_edited_description_keeps_the_tests_own_checks(tree: Path) -> None:
+    original = NATIVE / "promptfoo/public/openai-tools-call/promptfooconfig.yaml"
+    source, imported = _import(tree, original)
+    _edit(imported, expectedBehavior="calls the weather tool for Boston")
+    target = source.with_name("promptfooconfig.back.yaml")
+    result = _export(imported, target, "promptfoo")
+    assert not [item for item in result["lossy"] if item["kind"] == "excluded"]
+    tests = read_yaml(target)["tests"]
+    assert tests[0]["assert"] == read_yaml(source)["tests"][0]["assert"]
+    assert tests[0]["description"] == "calls the weather tool for Boston"

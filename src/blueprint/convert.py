@@ -29,6 +29,7 @@ from blueprint.formats import (
 from blueprint.formats.native import without_kept_text
 from blueprint.formats.setfile import set_file_for
 from blueprint.formats.vendor import VendorCodec
+from blueprint.formats.vendor.codec import SCORED_FORMATS
 from blueprint.io.atomic import scratch_folder
 from blueprint.validation.checks import RowView
 from blueprint.validation.stream import StreamValidator, ValidationOptions
@@ -54,6 +55,9 @@ class ConvertOptions:
     spreadsheet_safe: bool = False
     #: write a vendor file with no Blueprint key at all (for a team that leaves)
     clean: bool = False
+    #: "blueprint": the export is graded by Blueprint's scorer in the runner, so only what a
+    #: judge or a person decides is reported weakened; "vendor": the runner's stock graders
+    graders: str = "vendor"
 
 
 @dataclass
@@ -123,6 +127,11 @@ def convert(
             if not forms
             else f"--data-format {options.data_format}: {writer.name} writes {', '.join(forms)}"
         )
+    if options.graders == "blueprint" and writer.name not in SCORED_FORMATS:
+        raise UsageError(
+            f"--graders blueprint: {writer.name} has no Blueprint scorer yet; these do:"
+            f" {', '.join(SCORED_FORMATS)} (docs/grading.md)"
+        )
     if options.clean and writer.lossless:
         raise UsageError(
             f"--clean is for vendor formats: a {writer.name} file is Blueprint's own, with no"
@@ -171,9 +180,16 @@ def convert(
             data_format=options.data_format,
             spreadsheet_safe=options.spreadsheet_safe,
             clean=options.clean,
+            graders=options.graders,
             accepted=accepted,
         ),
     )
+    if options.graders == "blueprint":
+        notes.append(
+            f"grade it with Blueprint's scorer in {writer.name}:"
+            f" blueprint.integrations.{writer.name.replace('-', '_')} (docs/grading.md); only"
+            " rows that need a judge's verdict are left to the runner"
+        )
     stale = set_file_for(target_path)
     if not writer.lossless and stale.is_file():
         notes.append(
@@ -252,6 +268,11 @@ def roundtrip(
     (``clean``: the export writes no Blueprint key, as ``convert --clean`` does)."""
     path = Path(path)
     codec = get_codec(via)
+    if clean and codec.lossless:
+        raise UsageError(
+            f"--clean is for vendor formats: a {codec.name} file is Blueprint's own, with no"
+            " Blueprint key to leave out"
+        )
     original_source = open_set(path, source_format)
     original = collect(original_source, str(path))
     header, _ = complete_header(original_source)

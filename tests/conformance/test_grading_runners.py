@@ -41,7 +41,7 @@ def reference(row_id: str, result: dict[str, Any]) -> tuple[str, float | None]:
 def exported(tmp_path: Path, fmt: str, name: str) -> dict[str, dict[str, Any]]:
     """The example's records in a vendor format, by row id (human rows included)."""
     target = tmp_path / name
-    options = ConvertOptions(target_format=fmt, include_human_review=True)
+    options = ConvertOptions(target_format=fmt, include_human_review=True, graders="blueprint")
     convert(EXAMPLES / "support-refunds.json", target, options)
     text = target.read_text(encoding="utf-8")
     records = (

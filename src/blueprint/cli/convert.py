@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -33,6 +34,11 @@ from blueprint.convert import ConvertOptions, RoundtripResult, convert, roundtri
 from blueprint.core.errors import UsageError
 
 
+class Graders(StrEnum):
+    vendor = "vendor"
+    blueprint = "blueprint"
+
+
 @boundary
 def convert_command(
     source: InputFile,
@@ -50,6 +56,15 @@ def convert_command(
     llm_judge: LlmJudge = False,
     spreadsheet_safe: SpreadsheetSafe = False,
     clean: Clean = False,
+    graders: Annotated[
+        Graders,
+        typer.Option(
+            "--graders",
+            help="Who grades the export: vendor (the runner's stock graders) or blueprint"
+            " (the runner with Blueprint's scorer: deepeval, langsmith, braintrust), which"
+            " leaves only judge rows weakened.",
+        ),
+    ] = Graders.vendor,
     allow_invalid: Annotated[
         bool,
         typer.Option(
@@ -91,6 +106,7 @@ def convert_command(
         spreadsheet_safe=spreadsheet_safe,
         data_format=data_format,
         clean=clean,
+        graders=graders.value,
     )
     result = convert(source, destination, options)
     for note in result.notes:
@@ -103,13 +119,15 @@ def convert_command(
             " run blueprint validate on it"
         )
     if report is SimpleReport.json:
+        export = result.export.to_json()
         print_json(
             {
                 "source": str(source),
                 "sourceFormat": result.source_format,
-                "notes": result.notes,
                 "valid": result.valid,
-                **result.export.to_json(),
+                **export,
+                # the conversion's notes and the export's, both (the export's key held only its own)
+                "notes": [*result.notes, *export["notes"]],
             }
         )
     if not result.valid:

@@ -192,6 +192,10 @@ class WriteOptions:
     #: write vendor files with no Blueprint key at all (for a team that leaves): what the
     #: records alone do not say is declared lost
     clean: bool = False
+    #: who grades the export: "vendor" (the runner's stock graders) or "blueprint" (the
+    #: runner with Blueprint's scorer, blueprint.integrations.<format>, which enforces every
+    #: rule but a judge's or a person's)
+    graders: str = "vendor"
     #: export rows no automated grader may score, marked for human review
     include_human_review: bool = False
     #: write rubric rows as LLM-judge assertions in a format whose runner does not grade

@@ -14,6 +14,7 @@ caller to write the file anew.
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable
 from typing import Any
 
@@ -64,7 +65,12 @@ def rewrite(
             document[key] = value_of(value)
     for key in [key for key in document if key != list_key and key not in head]:
         del document[key]
-    return tomlkit.dumps(document)
+    edited = tomlkit.dumps(document)
+    # the one check that the edit said what it was meant to: it reads back as the records
+    try:
+        return edited if same(tomllib.loads(edited), {**head, list_key: records}) else None
+    except (tomllib.TOMLDecodeError, TypeError, ValueError):
+        return None  # a TOML date or time, which no record of a set holds
 
 
 def _unique_names(names: list[Any]) -> bool:
@@ -133,12 +139,27 @@ def _trailing(body: list[tuple[Any, Any]]) -> int:
     return index
 
 
+def _tail(table: Table) -> list[tuple[Any, Any]]:
+    """The body whose end holds the lines below a table: its own, or that of the last
+    sub-table it ends with (``[[tasks.assertions]]``), where tomlkit puts them."""
+    body: list[tuple[Any, Any]] = table.value.body
+    while body and body[-1][0] is not None:
+        last = body[-1][1]
+        if isinstance(last, AoT) and last.body:
+            body = last.body[-1].value.body
+        elif isinstance(last, Table) and not last.is_super_table():
+            body = last.value.body
+        else:
+            break
+    return body
+
+
 def _remove(document: Container, tables: AoT, index: int) -> None:
     """Remove a table of the array with the comment lines above its header (which tomlkit
     keeps at the end of the table before it); those above the next header stay."""
-    below = tables[index].value.body
+    below = _tail(tables[index])
     carried = below[_trailing(below) :]
     if index > 0:
-        above = tables[index - 1].value.body
+        above = _tail(tables[index - 1])
         above[_trailing(above) :] = carried
     del tables[index]

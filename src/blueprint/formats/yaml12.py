@@ -180,17 +180,15 @@ def _construct_date(loader: yaml.SafeLoader, node: yaml.Node) -> YamlDate:
     return YamlDate(loader.construct_scalar(node))  # type: ignore[arg-type]
 
 
-# promptfoo's js-yaml schema reads timestamps (and YAML 1.2 core scalars otherwise)
-Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:timestamp",
-    re.compile(
-        r"^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"
-        r"|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?"
-        r"(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?"
-        r"(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$"
-    ),
-    list("0123456789"),
+#: text promptfoo's js-yaml schema reads as a timestamp when it is unquoted
+TIMESTAMP: Final = re.compile(
+    r"^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"
+    r"|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?"
+    r"(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?"
+    r"(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$"
 )
+# promptfoo's js-yaml schema reads timestamps (and YAML 1.2 core scalars otherwise)
+Yaml12Loader.add_implicit_resolver("tag:yaml.org,2002:timestamp", TIMESTAMP, list("0123456789"))
 Yaml12Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_date)
 
 
@@ -214,8 +212,11 @@ def mark_dates(record: dict[str, Any], paths: Any) -> None:
         for part in path[:-1]:
             holder = _child(holder, part)
         last = path[-1]
-        if isinstance(_child(holder, last), str):
-            holder[last] = YamlDate(holder[last])
+        value = _child(holder, last)
+        # a value edited into text that is no date stays text (written as a date, it would
+        # carry a tag no reader resolves)
+        if isinstance(value, str) and TIMESTAMP.match(value):
+            holder[last] = YamlDate(value)
 
 
 def _child(holder: Any, part: Any) -> Any:

@@ -27,7 +27,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.representer import RoundTripRepresenter
 
 from blueprint.core.errors import ParseError
-from blueprint.formats.native import same
+from blueprint.formats.native import ABSENT, same
 from blueprint.formats.yaml12 import Yaml12Loader, YamlDate, date_paths, dump_yaml
 from blueprint.io import jsonvalues, yamlload
 
@@ -202,20 +202,72 @@ def render(value: Any, style: _Style, column: int) -> str:
 Record = tuple[dict[str, Any], dict[str, Any]]
 
 
+def _as_read(item: Any, document: Any) -> Any:
+    return item
+
+
 def rewrite(
     text: str,
     list_key: str | None,
     records: Sequence[Record],
     head: dict[str, Any] | None,
-    reading: Callable[[Any, Any], Any] = lambda item, document: item,
+    reading: Callable[[Any, Any], Any] = _as_read,
 ) -> str | None:
     """``text`` edited to hold ``records`` in its list (the top-level sequence, or the one
     under ``list_key``) and, when ``head`` is given, those top-level keys beside it.
 
     None when the file's shape does not allow it (a flow-style list, a list that is not
-    there, no record to write): the caller writes the file anew. ``reading(item,
+    there, no record to write), or when the edited text would not read back as the records
+    (anchors and aliases, merge keys): the caller writes the file anew. ``reading(item,
     document)`` is an item as the codec reads it (promptfoo's ``$ref`` resolved).
     """
+    if not records:
+        return None
+    fulls = [full for _, full in records]
+    if _reads_as(text, list_key, fulls, head, reading):
+        return text  # nothing was edited: untouched
+    edited = _rewritten(text, list_key, records, head, reading)
+    if edited is None:
+        return None
+    return edited if _reads_as(edited, list_key, fulls, head, reading) else None
+
+
+def _reads_as(
+    text: str,
+    list_key: str | None,
+    items: list[Any],
+    head: dict[str, Any] | None,
+    reading: Callable[[Any, Any], Any],
+) -> bool:
+    """Whether ``text`` reads back as ``items`` in its list and ``head`` beside it: the one
+    check that an edit made in place said what it was meant to say."""
+    try:
+        data = yamlload.load(text, _NAME, loader=Yaml12Loader)
+    except ParseError:
+        return False
+    if list_key is None:
+        found = [data] if isinstance(data, dict) else data
+    else:
+        found = data.get(list_key) if isinstance(data, dict) else None
+    if not isinstance(found, list) or len(found) != len(items):
+        return False
+    for item, wanted in zip(found, items, strict=True):
+        item = reading(item, data)
+        if not same(item, wanted) or date_paths(item) != date_paths(wanted):
+            return False
+    if head is None or list_key is None:
+        return True
+    beside = {key: value for key, value in data.items() if key != list_key}
+    return same(beside, head) and date_paths(beside) == date_paths(head)
+
+
+def _rewritten(
+    text: str,
+    list_key: str | None,
+    records: Sequence[Record],
+    head: dict[str, Any] | None,
+    reading: Callable[[Any, Any], Any],
+) -> str | None:
     if not records:
         return None
     try:
@@ -284,7 +336,18 @@ def with_head(text: str, list_key: str, head: dict[str, Any]) -> str | None:
         return None
     if not isinstance(source.root, yaml.MappingNode) or source.root.flow_style:
         return None
-    return _keys_in(source, text, 0, list_key, head, None, add=True)
+    edited = _keys_in(source, text, 0, list_key, head, None, add=True)
+    try:
+        again = yamlload.load(edited, _NAME, loader=Yaml12Loader)
+    except ParseError:
+        return None
+    if not isinstance(again, dict) or not isinstance(source.data, dict):
+        return None
+    beside = {key: value for key, value in again.items() if key != list_key}
+    kept = same(again.get(list_key, ABSENT), source.data.get(list_key, ABSENT))
+    return (
+        edited if kept and same(beside, head) and date_paths(beside) == date_paths(head) else None
+    )
 
 
 def _block(node: Any) -> TypeGuard[yaml.SequenceNode]:

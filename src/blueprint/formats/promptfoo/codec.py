@@ -282,8 +282,18 @@ class PromptfooCodec(VendorCodec):
         dates = date_paths(record)
         return {"dates": dates} if dates else {}
 
-    def finish_native(self, record: dict[str, Any], restored: Restored, row: ExportRow) -> None:
+    def finish_native(
+        self, record: dict[str, Any], restored: Restored, row: ExportRow, context: WriteContext
+    ) -> None:
         extension = row.extension(self.name) or {}
+        if "assert" in restored.edited and "assert" not in record:
+            # Blueprint has no assertion for the row as it reads now, but the test's own
+            # checks still say what the row says (its description was edited): they stay
+            checks = self._checks_still_meant(row, context)
+            if checks is not None:
+                record["assert"] = checks
+                restored.edited.remove("assert")
+                restored.kept.add("assert")
         mark_dates(record, extension.get("dates"))
         variables = record.get("vars")
         if "vars" in restored.kept or not isinstance(variables, dict):
@@ -313,6 +323,8 @@ class PromptfooCodec(VendorCodec):
                 continue
             edited.append(key)
             authored_list = authored_list or isinstance(item, list)
+        # the vars the edit left alone are back as the suite wrote them: its dates too
+        mark_dates(record, extension.get("dates"))
         if authored_list:
             options = record.get("options")
             record["options"] = {
@@ -388,9 +400,40 @@ class PromptfooCodec(VendorCodec):
     def skip(self, row: ExportRow, context: WriteContext) -> str | None:
         if row.oracle_type == "expected-final-state":
             return FINAL_STATE
-        if not row.human_only and not asserted(row):
+        unasserted = not row.human_only and not asserted(row)
+        if unasserted and self._checks_still_meant(row, context) is None:
             return NO_ASSERTION
         return None
+
+    def _checks_still_meant(self, row: ExportRow, context: WriteContext) -> list[Any] | None:
+        """The test's own assertions, as it was read, when reading them again gives the row's
+        oracle type, evaluator, expected answer and criteria as the row has them now (an edit
+        elsewhere, such as the description, changed nothing they grade); else None."""
+        entries = (row.extension(self.name) or {}).get("native")
+        entry = entries.get("assert") if isinstance(entries, dict) else None
+        checks = entry.get("value") if isinstance(entry, dict) else None
+        if not isinstance(checks, list) or not checks:
+            return None
+        suite = context.suite or Suite()
+        defaults = suite.defaults.get("assert")
+        variables = input_from_vars(row.input, authored=False)
+        if isinstance(row.input, dict) and set(row.input) == {"prompt", "vars"}:
+            variables = row.input["vars"]
+        inference = infer(
+            [*(defaults if isinstance(defaults, list) else []), *checks],
+            variables if isinstance(variables, dict) else {"input": variables},
+        )
+        case = row.case
+        said = (
+            inference.oracle == row.oracle_type
+            and inference.evaluator == row.evaluator
+            and same(inference.expected, row.data.get("expected", ABSENT))
+            and all(
+                same(inference.case.get(key, ABSENT), case.get(key, ABSENT))
+                for key in ("evaluationCriteria", "unacceptableBehavior")
+            )
+        )
+        return checks if said else None
 
     def payload_value(self, payload: dict[str, Any]) -> Any:
         # promptfoo would load file:// strings in metadata too; JSON text keeps them inert.
@@ -442,6 +485,12 @@ class PromptfooCodec(VendorCodec):
             return {}, []
         written = _references_written(text, head, pairs, context.path)
         others = {path: value for path, value in written.items() if path != context.path}
+        if not written and _names_test_files(text):
+            return {}, [
+                "the config's tests: file://... references are replaced by its tests, inline:"
+                " a test was added or removed, or an edited test is in a JSON, JSON Lines or"
+                " CSV tests file, or in a file the config names twice"
+            ]
         if not others:
             return {}, []
         names = ", ".join(sorted(os.path.relpath(path, context.path.parent) for path in others))
@@ -686,6 +735,15 @@ def _references_written(
     if config is None:
         return {}
     return {path: config, **written}
+
+
+def _names_test_files(text: str) -> bool:
+    """Whether a config's text names tests files (``tests: file://...``)."""
+    from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
+
+    document = yamlkeep.document_of(text)
+    tests = document.get("tests") if isinstance(document, dict) else None
+    return any(isinstance(entry, str) for entry in (tests if isinstance(tests, list) else [tests]))
 
 
 def _file_written(

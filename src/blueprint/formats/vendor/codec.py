@@ -44,6 +44,16 @@ from blueprint.formats.vendor.importing import (
 from blueprint.io import jsonvalues
 from blueprint.io.atomic import AtomicOutputs
 
+#: what an export graded by Blueprint's scorer still leaves to the runner: a judge's verdict
+JUDGED_FIELD: Final = "metadata.case.evaluationCriteria"
+JUDGED: Final = (
+    "Blueprint's scorer grades this row only with a judge's verdict in the result: a row"
+    " graded by an LLM judge (or a rubric) gets no score from it, so the runner's own judge"
+    " must grade it"
+)
+#: the formats whose runner has a Blueprint scorer (blueprint.integrations.<name>)
+SCORED_FORMATS: Final = ("deepeval", "langsmith", "braintrust")
+
 
 class VendorCodec:
     """A vendor format: records read into rows and rows written as records.
@@ -167,7 +177,11 @@ class VendorCodec:
         return None
 
     def finish_native(
-        self, record: dict[str, Any], restored: native.Restored, row: ExportRow
+        self,
+        record: dict[str, Any],
+        restored: native.Restored,
+        row: ExportRow,
+        context: WriteContext,
     ) -> None:
         """Adjust a record written back in native mode (after keys were regenerated)."""
 
@@ -370,14 +384,19 @@ class VendorCodec:
             if row.human_only and not context.options.include_human_review:
                 tally.exclude(HUMAN_REVIEW, row)
                 return None
-            own = self.weakened(row, context)
-            if own is None:
-                tally.weaken(row)
-            for path, reason in own or []:
-                tally.weakened.setdefault((path, reason), []).append(row.id)
+            if context.options.graders == "blueprint":
+                # Blueprint's scorer enforces every rule but what a judge or a person decides
+                if row.evaluator == "llm-judge" or row.oracle_type == "rubric":
+                    tally.weakened.setdefault((JUDGED_FIELD, JUDGED), []).append(row.id)
+            else:
+                own = self.weakened(row, context)
+                if own is None:
+                    tally.weaken(row)
+                for path, reason in own or []:
+                    tally.weakened.setdefault((path, reason), []).append(row.id)
         if restored is not None:
             record = restored.record
-            self.finish_native(record, restored, row)
+            self.finish_native(record, restored, row, context)
             tally.notes += restored.notes
             written = [key for key in restored.edited if key in record]
             if written:
@@ -405,8 +424,12 @@ class VendorCodec:
             return
         # a CSV record's keys are the columns of every record, in the file's order: whether
         # it reads back as its row is not known record by record, so it takes the full payload
+        # Blueprint's scorer reads the row from the record's metadata alone: the whole payload
         compact = (
-            restored is not None and self.compact and context.form != "csv"
+            restored is not None
+            and self.compact
+            and context.form != "csv"
+            and context.options.graders != "blueprint"
         ) or context.options.clean
         if compact and self.keep_compact(row, record, context, tally):
             return
