@@ -10,7 +10,6 @@ answer, so nothing imported grades stricter than promptfoo did.
 
 from __future__ import annotations
 
-import json
 from itertools import product
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from conformance_tools import promptfoo, promptfoo_eval, quiet_vendors
 from blueprint.convert import data_rows
 from blueprint.formats import REGISTRY
 from blueprint.formats.promptfoo import dump_yaml
+from blueprint.grading import Recorded, grade_row
 
 pytestmark = pytest.mark.conformance
 
@@ -44,14 +44,9 @@ CHECKS: list[dict[str, Any]] = [
 ]
 
 
-def reference_grade(output: str, expected: Any) -> bool:
-    """Blueprint's reference semantics: equality (a JSON value compared as a value)."""
-    if isinstance(expected, str):
-        return output == expected
-    try:
-        return bool(json.loads(output) == expected)
-    except ValueError:
-        return False
+def reference_grade(row: dict[str, Any], output: str) -> bool:
+    """Blueprint's own grading semantics (blueprint grade) of the row on the output."""
+    return grade_row(row, Recorded(id=row["id"], output=output, has_output=True)).verdict == "pass"
 
 
 def test_reference_rows_pass_exactly_what_promptfoo_passes(promptfoo: str, tmp_path: Path) -> None:
@@ -75,7 +70,7 @@ def test_reference_rows_pass_exactly_what_promptfoo_passes(promptfoo: str, tmp_p
         where = f"{check} on {output!r}: promptfoo {'passes' if passed else 'fails'}"
         if oracle == "reference-answer":
             references += 1
-            assert passed == reference_grade(output, row["expected"]), where
+            assert passed == reference_grade(row, output), where
         if passed and output != check["value"]:
             assert oracle != "reference-answer", where
     # the suite means something: equals and levenshtein below 1 are references; the issue's
