@@ -135,3 +135,61 @@ def test_the_text_report_keeps_oracle_types_apart() -> None:
     assert done.exit_code == 0
     assert "by oracle type" in done.stdout and "by case family" in done.stdout
     assert "expected-behavior-only: - (1 needs-human)" in done.stdout
+
+
+def test_an_inspect_log_and_a_promptfoo_results_file_are_read(tmp_path: Path) -> None:
+    log = {
+        "version": 2,
+        "eval": {"task": "refunds"},
+        "samples": [
+            {
+                "id": "cs-refund-issue-valid",
+                "messages": [
+                    {"role": "user", "content": "refund"},
+                    {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": [
+                            {"id": "1", "function": "issue_store_credit", "arguments": {}}
+                        ],
+                    },
+                ],
+                "output": {"completion": "done"},
+            },
+            {"id": "cs-eligibility-late-return", "output": {"completion": "ineligible"}},
+        ],
+    }
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log), encoding="utf-8")
+    found = verdicts(grade(SET, path, "--report", "json"))
+    assert found["cs-refund-issue-valid"] == "fail"  # the forbidden call, read from messages
+    assert found["cs-eligibility-late-return"] == "pass"
+    results = {
+        "results": {
+            "results": [
+                {
+                    "testIdx": 0,
+                    "testCase": {"metadata": {"id": "cs-refund-window-quote"}},
+                    "response": {"output": "30 days"},
+                },
+                {
+                    "testIdx": 1,
+                    "testCase": {
+                        "metadata": {"blueprint": json.dumps({"id": "cs-refund-final-sale"})}
+                    },
+                    "response": {
+                        "output": json.dumps(
+                            {
+                                "refundable": False,
+                                "alternative": "store credit if damaged on arrival",
+                            }
+                        )
+                    },
+                },
+            ]
+        }
+    }
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results), encoding="utf-8")
+    found = verdicts(grade(SET, path, "--report", "json"))
+    assert (found["cs-refund-window-quote"], found["cs-refund-final-sale"]) == ("fail", "pass")

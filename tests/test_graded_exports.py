@@ -18,7 +18,12 @@ from conftest import EXAMPLES, FIXTURES, document, row, write_json
 
 runner = CliRunner()
 EXAMPLE = EXAMPLES / "support-refunds.json"
-NAMES = {"deepeval": "goldens.json", "langsmith": "examples.jsonl", "braintrust": "records.jsonl"}
+NAMES = {
+    "promptfoo": "tests.json",
+    "deepeval": "goldens.json",
+    "langsmith": "examples.jsonl",
+    "braintrust": "records.jsonl",
+}
 
 
 def export(source: Path, target: Path, fmt: str, *extra: str) -> dict[str, Any]:
@@ -72,6 +77,7 @@ def test_every_record_carries_its_whole_row(fmt: str, tmp_path: Path) -> None:
     # a set that came from the runner's own format, written back: the scorer still needs the
     # whole row in the record's metadata, not the compact bookkeeping
     native = {
+        "promptfoo": FIXTURES / "native" / "promptfoo" / "more-tests.yaml",
         "deepeval": FIXTURES / "native" / "deepeval" / "goldens.json",
         "langsmith": FIXTURES / "native" / "langsmith" / "unknown-keys.jsonl",
         "braintrust": FIXTURES / "native" / "braintrust" / "unknown-keys.jsonl",

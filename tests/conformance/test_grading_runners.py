@@ -1,20 +1,25 @@
 """Blueprint's scorer in each runner gives every recorded result the verdict `blueprint grade`
-gives: DeepEval's ``metric.measure``, LangSmith's own evaluator runner and Braintrust's
-``Eval`` (with nothing sent), each over the records of the bundled example's export."""
+gives: promptfoo's own eval (the echo provider returning the recorded output, Blueprint's
+python assertion grading it), DeepEval's ``metric.measure``, LangSmith's own evaluator
+runner and Braintrust's ``Eval`` (with nothing sent), each over the records of the bundled
+example's export."""
 
 from __future__ import annotations
 
 import datetime
 import json
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance_tools import quiet_vendors, vendor
+from conformance_tools import promptfoo, promptfoo_eval, quiet_vendors, vendor
 
 from blueprint.convert import ConvertOptions, convert
+from blueprint.formats.promptfoo import dump_yaml, read_yaml
 from blueprint.grading import Recorded, grade_row
+from blueprint.integrations.promptfoo import ASSERTION
 from conftest import EXAMPLES
 from grading_table import EXAMPLE, ROWS, TABLE
 
@@ -154,3 +159,78 @@ def test_braintrust_eval(tmp_path: Path) -> None:
         verdict, score = reference(row_id, result)
         assert verdict == expected
         assert found.scores[NAME] == score, (row_id, result)
+
+
+def test_promptfoo_python_assertion(
+    promptfoo: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # promptfoo runs the assertion with this Python, which has Blueprint installed
+    monkeypatch.setenv("PROMPTFOO_PYTHON", sys.executable)
+    target = tmp_path / "tests.yaml"
+    options = ConvertOptions(target_format="promptfoo", graders="blueprint")
+    convert(EXAMPLES / "support-refunds.json", target, options)
+    tests = {test["metadata"]["id"]: test for test in read_yaml(target)}
+    scored = [
+        (number, row_id, result)
+        for number, (row_id, result, expected) in enumerate(TABLE)
+        if expected in ("pass", "fail")
+    ]
+    suite = []
+    for _, row_id, result in scored:
+        test = json.loads(json.dumps(tests[row_id]))
+        assert test["assert"] == [ASSERTION]  # Blueprint's scorer, not promptfoo's checks
+        recorded = result.get("output", json.dumps(result.get("toolCalls")))
+        test["vars"] = {**test["vars"], "recorded": recorded}
+        suite.append(test)
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_bytes(
+        dump_yaml({"prompts": ["{{recorded}}"], "providers": ["echo"], "tests": suite})
+    )
+    results = {row["testIdx"]: row for row in promptfoo_eval(promptfoo, config)["results"]}
+    assert len(results) == len(scored)
+    for index, (_, row_id, result) in enumerate(scored):
+        verdict, score = reference(row_id, result)
+        found = results[index]
+        where = (row_id, result, found.get("error"), found["gradingResult"])
+        assert found["success"] == (verdict == "pass"), where
+        assert found["score"] == score, where
+
+
+def test_grade_reads_promptfoos_results_file(
+    promptfoo: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROMPTFOO_PYTHON", sys.executable)
+    target = tmp_path / "tests.yaml"
+    options = ConvertOptions(target_format="promptfoo", graders="blueprint")
+    convert(EXAMPLES / "support-refunds.json", target, options)
+    recorded = {
+        item["id"]: item
+        for item in map(json.loads, (EXAMPLES / "support-refunds.results.jsonl").open())
+    }
+    suite = []
+    for test in read_yaml(target):
+        item = recorded[test["metadata"]["id"]]
+        output = item.get("output") if "toolCalls" not in item else json.dumps(item["toolCalls"])
+        test["vars"] = {**test["vars"], "recorded": output}
+        suite.append(test)
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_bytes(
+        dump_yaml({"prompts": ["{{recorded}}"], "providers": ["echo"], "tests": suite})
+    )
+    promptfoo_eval(promptfoo, config)
+    results = config.with_name(f".results-{config.stem}.json")
+    from blueprint.grading import grade_set
+
+    graded = {row.id: row for row in grade_set(EXAMPLES / "support-refunds.json", results).rows}
+    # a final state is no output promptfoo gives: Blueprint's assertion gives that test no
+    # verdict (promptfoo shows an error), and blueprint grade reads it as not-run
+    assert {row_id: row.verdict for row_id, row in graded.items() if row_id in recorded} == {
+        "cs-refund-window-quote": "pass",
+        "cs-refund-final-sale": "pass",
+        "cs-eligibility-late-return": "pass",
+        "cs-eligibility-partial-damage": "pass",
+        "cs-tone-angry-repeat-contact": "needs-human",
+        "cs-refund-issue-valid": "pass",
+        "cs-refund-ledger-entry": "not-run",
+        "cs-escalate-chargeback-threat": "needs-human",
+    }

@@ -46,7 +46,8 @@ def grade_command(
         Path,
         typer.Argument(
             help="Recorded results: JSON Lines (or CSV with JSON cells), one result a row run:"
-            ' {"id", "output", "toolCalls", "finalState", "judge"}.',
+            ' {"id", "output", "toolCalls", "finalState", "judge"}; or promptfoo\'s results'
+            " file, or an Inspect log in JSON.",
             show_default=False,
         ),
     ],

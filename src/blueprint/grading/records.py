@@ -13,6 +13,7 @@ from typing import Any, Final
 from blueprint.formats import REGISTRY, Codec
 from blueprint.formats.base import UnreadableRow
 from blueprint.grading.semantics import Recorded
+from blueprint.io import jsonvalues
 
 
 class RecordError(ValueError):
@@ -68,3 +69,27 @@ def recorded_from(row_id: str, produced: Any) -> Recorded:
             judge=judge if isinstance(judge, dict) else None,
         )
     return Recorded(id=row_id, output=produced, has_output=produced is not None)
+
+
+def recorded_output(row_id: str, output: Any) -> Recorded:
+    """A provider's output as a recorded result: tool calls where it is a list of calls (or
+    JSON text of one, or an object with ``tool_calls``), else the output itself."""
+    value = output
+    if isinstance(output, str) and output.lstrip()[:1] in ("[", "{"):
+        try:
+            value = jsonvalues.loads(output)
+        except jsonvalues.JSONError:
+            value = output
+    if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
+        return Recorded(id=row_id, output=output, has_output=True, tool_calls=value["tool_calls"])
+    if isinstance(value, list) and value and all(_call_like(item) for item in value):
+        return Recorded(id=row_id, output=output, has_output=True, tool_calls=value)
+    if isinstance(value, dict) and ("toolCalls" in value or "finalState" in value):
+        return recorded_from(row_id, value)
+    return Recorded(id=row_id, output=output, has_output=True)
+
+
+def _call_like(item: Any) -> bool:
+    return isinstance(item, dict) and (
+        isinstance(item.get("name"), str) or isinstance(item.get("function"), dict)
+    )

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from blueprint.core.errors import ParseError
+from blueprint.grading.records import recorded_output
 from blueprint.grading.semantics import Recorded
 from blueprint.io import jsonvalues
 
@@ -62,11 +63,18 @@ def _items(path: Path) -> Iterator[tuple[int | None, Any]]:
             document = jsonvalues.loads(text)
         except jsonvalues.JSONError as error:
             raise ParseError(path, error.reason, line=error.line, column=error.column) from None
+        if isinstance(document, dict) and _promptfoo_results(document) is not None:
+            yield from ((None, item) for item in _from_promptfoo(path, document))
+            return
+        if isinstance(document, dict) and isinstance(document.get("samples"), list):
+            yield from ((None, item) for item in _from_inspect(path, document["samples"]))
+            return
         if not isinstance(document, list):
             raise ParseError(
                 path,
                 "a JSON results file is an array of results ({id, output, toolCalls,"
-                " finalState, judge}); write one result a line for JSON Lines",
+                " finalState, judge}), promptfoo's results file (promptfoo eval -o"
+                " results.json) or an Inspect log in JSON (--log-format json)",
             )
         yield from ((None, item) for item in document)
         return
@@ -130,3 +138,74 @@ def _recorded(path: Path, line: int | None, item: Any) -> Recorded:
         judge=judge,
         line=line,
     )
+
+
+# --- the runners' own result files ------------------------------------------------------------
+
+
+def _promptfoo_results(document: dict[str, Any]) -> list[Any] | None:
+    """The entries of promptfoo's results file (``promptfoo eval -o results.json``)."""
+    results = document.get("results")
+    if isinstance(results, dict):
+        results = results.get("results")
+    if isinstance(results, list) and all(
+        isinstance(entry, dict) and "testCase" in entry for entry in results
+    ):
+        return results
+    return None
+
+
+def _from_promptfoo(path: Path, document: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """One result a test: its row's id from the test's metadata (the id Blueprint's export
+    wrote, else ``test-N`` by position, as Blueprint names a promptfoo test with none), its
+    output, and tool calls where the output is a list of them."""
+    for entry in _promptfoo_results(document) or []:
+        test = entry.get("testCase") if isinstance(entry.get("testCase"), dict) else {}
+        row_id = _promptfoo_id(test.get("metadata"))
+        if row_id is None and isinstance(entry.get("testIdx"), int):
+            row_id = f"test-{entry['testIdx'] + 1}"
+        response = entry.get("response")
+        if not isinstance(response, dict) or "output" not in response:
+            # an error before any output (a provider that failed): no result for the row
+            continue
+        recorded = recorded_output(row_id or "", response["output"])
+        item: dict[str, Any] = {"id": row_id, "output": recorded.output}
+        if recorded.tool_calls is not None:
+            item["toolCalls"] = recorded.tool_calls
+        yield item
+
+
+def _promptfoo_id(metadata: Any) -> str | None:
+    if not isinstance(metadata, dict):
+        return None
+    payload = metadata.get("blueprint")
+    if isinstance(payload, str):
+        try:
+            payload = jsonvalues.loads(payload)
+        except jsonvalues.JSONError:
+            payload = None
+    for found in (payload.get("id") if isinstance(payload, dict) else None, metadata.get("id")):
+        if isinstance(found, str) and found:
+            return found
+    return None
+
+
+def _from_inspect(path: Path, samples: list[Any]) -> Iterator[dict[str, Any]]:
+    """One result a sample of an Inspect log (JSON): its id, the completion, and the tool
+    calls of its assistant messages."""
+    for sample in samples:
+        if not isinstance(sample, dict):
+            raise ParseError(path, "an Inspect log's samples are objects")
+        output = sample.get("output")
+        completion = output.get("completion") if isinstance(output, dict) else None
+        calls = []
+        for message in sample.get("messages") or []:
+            if not isinstance(message, dict) or message.get("role") != "assistant":
+                continue
+            for call in message.get("tool_calls") or []:
+                if isinstance(call, dict):
+                    calls.append({"name": call.get("function"), "arguments": call.get("arguments")})
+        item: dict[str, Any] = {"id": str(sample.get("id")), "toolCalls": calls}
+        if completion is not None:
+            item["output"] = completion
+        yield item

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from blueprint.core.errors import ParseError
 from blueprint.formats import native
 from blueprint.formats._io import read_text
 from blueprint.formats.base import SetSource, SourceRow, UnreadableRow
@@ -32,8 +31,14 @@ from blueprint.formats.promptfoo.cases import (
     vars_for,
     vars_of_input,
 )
-from blueprint.formats.promptfoo.config import References, load, tests_and_origins, tests_at
+from blueprint.formats.promptfoo.config import load
 from blueprint.formats.promptfoo.prompts import read_prompts
+from blueprint.formats.promptfoo.references import (
+    as_read,
+    names_test_files,
+    references_kept,
+    references_written,
+)
 from blueprint.formats.promptfoo.templating import _TEMPLATE, risky, unliteral
 from blueprint.formats.sniffing import Fit, csv_header, first_line_object, json_head, text_of
 from blueprint.formats.vendor import (
@@ -241,7 +246,7 @@ class PromptfooCodec(VendorCodec):
             if key not in variables and isinstance(value, list) and value:
                 variables[key] = value
         # rows for human review go out unasserted: an automated check would misrepresent them
-        assertions = [] if row.human_only else assertions_for(row)
+        assertions = [] if row.human_only else self._assertions(row, context)
         test: dict[str, Any] = {"description": _description(row), "vars": variables}
         if assertions:
             test["assert"] = assertions
@@ -272,7 +277,7 @@ class PromptfooCodec(VendorCodec):
             "description": row.case["expectedBehavior"],
             "vars": vars_for(given),
         }
-        assertions = assertions_for(row)
+        assertions = self._assertions(row, context)
         if assertions:
             test["assert"] = assertions
         test["metadata"] = {"id": row.id, **row.extra}
@@ -397,7 +402,16 @@ class PromptfooCodec(VendorCodec):
             tally.memo["defaulted"] = True
         return record
 
+    def _assertions(self, row: ExportRow, context: WriteContext) -> list[dict[str, Any]]:
+        """The test's assertions: Blueprint's python assertion where the export is graded by
+        Blueprint and no judge grades the row, else promptfoo's own checks."""
+        if context.options.graders == "blueprint" and _blueprint_graded(row):
+            return [dict(BLUEPRINT_ASSERTION)]
+        return assertions_for(row)
+
     def skip(self, row: ExportRow, context: WriteContext) -> str | None:
+        if context.options.graders == "blueprint" and _blueprint_graded(row):
+            return None
         if row.oracle_type == "expected-final-state":
             return FINAL_STATE
         unasserted = not row.human_only and not asserted(row)
@@ -481,11 +495,11 @@ class PromptfooCodec(VendorCodec):
             (self._as_written(record) if _compact(record) else record, record) for record in records
         ]
         head = _config_head(context.header, suite)
-        if _references_kept(text, head, pairs, context.path) is not None:
+        if references_kept(text, head, pairs, context.path) is not None:
             return {}, []
-        written = _references_written(text, head, pairs, context.path)
+        written = references_written(text, head, pairs, context.path)
         others = {path: value for path, value in written.items() if path != context.path}
-        if not written and _names_test_files(text):
+        if not written and names_test_files(text):
             return {}, [
                 "the config's tests: file://... references are replaced by its tests, inline:"
                 " a test was added or removed, or an edited test is in a JSON, JSON Lines or"
@@ -517,11 +531,11 @@ class PromptfooCodec(VendorCodec):
         ]
         head = _config_head(context.header, suite) if suite.config is not None else None
         if text is not None and head is not None and context.path is not None:
-            kept = _references_kept(text, head, pairs, context.path)
+            kept = references_kept(text, head, pairs, context.path)
             if kept is None:
                 # tests edited in the files the config names go back there only with --force
                 # (they exist); edited inline tests need nothing more
-                written = _references_written(text, head, pairs, context.path)
+                written = references_written(text, head, pairs, context.path)
                 if written and (context.options.force or set(written) == {context.path}):
                     kept = written[context.path]
             if kept is not None:
@@ -530,7 +544,7 @@ class PromptfooCodec(VendorCodec):
             from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
 
             edited = yamlkeep.rewrite(
-                text, "tests" if head is not None else None, pairs, head, _as_read
+                text, "tests" if head is not None else None, pairs, head, as_read
             )
             if edited is not None:
                 return edited.encode("utf-8")
@@ -650,128 +664,23 @@ def _kept_text(header: dict[str, Any]) -> str | None:
     return text if isinstance(text, str) else None
 
 
-def _references_kept(
-    text: str, head: dict[str, Any], pairs: list[tuple[dict[str, Any], dict[str, Any]]], path: Path
-) -> str | None:
-    """The config's text, its ``tests: file://...`` references kept, when the files they
-    name beside ``path`` hold the tests to write, unedited: only the config is written.
-    None when its tests are its own, or the files there hold other tests."""
-    from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
-
-    document = yamlkeep.document_of(text)
-    if not isinstance(document, dict):
-        return None
-    tests = document.get("tests")
-    named = tests if isinstance(tests, list) else [tests]
-    if not any(isinstance(entry, str) for entry in named):
-        return None
-    if not all(native.same(plain, full) for plain, full in pairs):
-        return None  # a test carries Blueprint's bookkeeping: the files would not say it
-    try:
-        there = tests_at(path, document)
-    except ParseError:
-        return None
-    records = [plain for plain, _ in pairs]
-    if len(there) != len(records) or not all(
-        native.same(test, record) and date_paths(test) == date_paths(record)
-        for test, record in zip(there, records, strict=True)
-    ):
-        return None
-    return yamlkeep.with_head(text, "tests", head)
+#: the assertion a test graded by Blueprint's scorer carries (blueprint.integrations.promptfoo)
+BLUEPRINT_ASSERTION: Final = {
+    "type": "python",
+    "value": (
+        "from blueprint.integrations.promptfoo import get_assert\n"
+        "return get_assert(output, context)\n"
+    ),
+}
 
 
-def _references_written(
-    text: str, head: dict[str, Any], pairs: list[tuple[dict[str, Any], dict[str, Any]]], path: Path
-) -> dict[Path, str]:
-    """The config's text and the text of each YAML tests file it names whose tests were
-    edited, each edited in place, so the config keeps its ``tests: file://...`` references.
-    Empty when that cannot be done: the tests no longer line up with what the config's
-    entries read there (a test added or removed), an edited test is in a file that is not
-    a YAML list of tests, or is a link, or names var files from its own folder."""
-    from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
-
-    document = yamlkeep.document_of(text)
-    if not isinstance(document, dict):
-        return {}
-    tests = document.get("tests")
-    entries = tests if isinstance(tests, list) else [tests]
-    if not any(isinstance(entry, str) for entry in entries):
-        return {}
-    try:
-        there, origins = tests_and_origins(path, document)
-    except ParseError:
-        return {}
-    if len(there) != len(pairs):
-        return {}
-    inline = iter(index for index in range(len(pairs)) if index not in origins)
-    own: list[tuple[Any, Any]] = []
-    for entry in entries:
-        if isinstance(entry, str):
-            own.append((entry, entry))
-            continue
-        index = next(inline, None)
-        if index is None:
-            return {}
-        own.append(pairs[index])
-    if next(inline, None) is not None:
-        return {}
-    by_file: dict[Path, list[int]] = {}
-    for index, origin in origins.items():
-        by_file.setdefault(origin, []).append(index)
-    written: dict[Path, str] = {}
-    for origin, indexes in by_file.items():
-        if all(
-            native.same(there[index], pairs[index][0])
-            and native.same(*pairs[index])
-            and date_paths(there[index]) == date_paths(pairs[index][0])
-            for index in indexes
-        ):
-            continue  # its tests as the file holds them
-        edited = _file_written(origin, [pairs[index] for index in indexes], path.parent)
-        if edited is None:
-            return {}
-        written[origin] = edited
-    config = yamlkeep.rewrite(text, "tests", own, head, _as_read)
-    if config is None:
-        return {}
-    return {path: config, **written}
-
-
-def _names_test_files(text: str) -> bool:
-    """Whether a config's text names tests files (``tests: file://...``)."""
-    from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
-
-    document = yamlkeep.document_of(text)
-    tests = document.get("tests") if isinstance(document, dict) else None
-    return any(isinstance(entry, str) for entry in (tests if isinstance(tests, list) else [tests]))
-
-
-def _file_written(
-    origin: Path, records: list[tuple[dict[str, Any], dict[str, Any]]], base: Path
-) -> str | None:
-    """A YAML tests file a config names, edited to hold ``records`` (None when it cannot
-    be)."""
-    from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
-
-    if origin.suffix.lower() not in (".yaml", ".yml") or origin.is_symlink():
-        return None
-    if origin.parent.resolve() != base.resolve() and any(
-        not isinstance(plain.get("vars", {}), dict) for plain, _ in records
-    ):
-        return None  # var files named from the config's folder, not the file's
-    try:
-        text = read_text(origin)
-    except ParseError:
-        return None
-    held = yamlkeep.document_of(text)
-    if not isinstance(held, list) or len(held) != len(records):
-        return None
-    return yamlkeep.rewrite(text, None, records, None, _as_read)
-
-
-def _as_read(item: Any, document: Any) -> Any:
-    """A test of a config as reading takes it: its ``$ref`` objects resolved."""
-    return References(document, Path("<kept YAML>")).resolve(item)
+def _blueprint_graded(row: ExportRow) -> bool:
+    """Whether Blueprint's scorer gives the row a verdict (no judge, no person grades it)."""
+    return (
+        not row.human_only
+        and row.evaluator != "llm-judge"
+        and row.oracle_type not in ("rubric", "expected-behavior-only")
+    )
 
 
 def _compact(record: dict[str, Any]) -> bool:

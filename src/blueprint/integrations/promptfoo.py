@@ -1,0 +1,47 @@
+"""A promptfoo python assertion that grades an output as its test's row says.
+
+``convert --to promptfoo --graders blueprint`` gives every test Blueprint can grade this
+assertion (rows for a judge keep their llm-rubric)::
+
+    assert:
+      - type: python
+        value: |
+          from blueprint.integrations.promptfoo import get_assert
+          return get_assert(output, context)
+
+promptfoo runs it with the Python it finds (``PROMPTFOO_PYTHON`` names one that has
+Blueprint installed). The test's ``metadata.blueprint`` (written by the export) says what
+the row is; the output is the recorded result: text, a JSON value, or tool calls (a list of
+``{name, arguments}`` or OpenAI tool calls, as JSON text or a value, or an object with
+``tool_calls``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from blueprint.formats.promptfoo.codec import BLUEPRINT_ASSERTION
+from blueprint.grading import GradingOptions, grade_row
+from blueprint.grading.records import recorded_output, row_from_record
+
+#: the assertion the export writes
+ASSERTION: Final = BLUEPRINT_ASSERTION
+
+
+def get_assert(
+    output: Any, context: dict[str, Any], options: GradingOptions | None = None
+) -> dict[str, Any]:
+    """promptfoo's python assertion: ``{pass, score, reason}`` from Blueprint's verdict. A row
+    that needs a judge or a person has no verdict to give: that is an error, never a score."""
+    test = context.get("test") if isinstance(context, dict) else None
+    if not isinstance(test, dict):
+        raise ValueError("promptfoo gave no test in the assertion's context")
+    row = row_from_record("promptfoo", test)
+    verdict = grade_row(row, recorded_output(row["id"], output), options)
+    if verdict.score is None:
+        raise ValueError(f"{row['id']}: {verdict.verdict}: {verdict.reason}")
+    return {
+        "pass": verdict.verdict == "pass",
+        "score": verdict.score,
+        "reason": f"{verdict.verdict}: {verdict.reason}",
+    }
