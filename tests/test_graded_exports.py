@@ -23,6 +23,7 @@ NAMES = {
     "deepeval": "goldens.json",
     "langsmith": "examples.jsonl",
     "braintrust": "records.jsonl",
+    "inspect": "samples.jsonl",
 }
 
 
@@ -81,6 +82,12 @@ def test_every_record_carries_its_whole_row(fmt: str, tmp_path: Path) -> None:
         "deepeval": FIXTURES / "native" / "deepeval" / "goldens.json",
         "langsmith": FIXTURES / "native" / "langsmith" / "unknown-keys.jsonl",
         "braintrust": FIXTURES / "native" / "braintrust" / "unknown-keys.jsonl",
+        "inspect": FIXTURES
+        / "native"
+        / "inspect"
+        / "public"
+        / "inspect-test-datasets"
+        / "samples.jsonl",
     }[fmt]
     imported = tmp_path / "set.json"
     convert(native, imported, ConvertOptions(source_format=fmt, allow_invalid=True))
@@ -101,7 +108,7 @@ def test_every_record_carries_its_whole_row(fmt: str, tmp_path: Path) -> None:
 def test_graders_blueprint_is_refused_where_no_scorer_exists(tmp_path: Path) -> None:
     done = runner.invoke(
         app,
-        ["convert", str(EXAMPLE), str(tmp_path / "s.jsonl"), "--to", "inspect", "--graders",
+        ["convert", str(EXAMPLE), str(tmp_path / "s.jsonl"), "--to", "openai-evals", "--graders",
          "blueprint"],
     )  # fmt: skip
     assert done.exit_code == 2

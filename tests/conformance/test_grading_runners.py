@@ -234,3 +234,66 @@ def test_grade_reads_promptfoos_results_file(
         "cs-refund-ledger-entry": "not-run",
         "cs-escalate-chargeback-threat": "needs-human",
     }
+
+
+def test_inspect_scorer(tmp_path: Path) -> None:
+    inspect_ai = vendor("inspect_ai")
+    dataset_module = vendor("inspect_ai.dataset")
+    model = vendor("inspect_ai.model")
+    solvers = vendor("inspect_ai.solver")
+    tool = vendor("inspect_ai.tool")
+    from blueprint.integrations.inspect import oracle_scorer
+
+    target = tmp_path / "samples.jsonl"
+    options = ConvertOptions(target_format="inspect", include_human_review=True)
+    convert(EXAMPLES / "support-refunds.json", target, options)
+    samples = {sample.id: sample for sample in dataset_module.json_dataset(str(target))}
+    dataset = []
+    for number, (row_id, _, _) in enumerate(TABLE):
+        sample = samples[row_id].model_copy(deep=True)
+        sample.metadata = {**(sample.metadata or {}), "tableIndex": number}
+        sample.id = f"{row_id}#{number}"
+        dataset.append(sample)
+
+    @solvers.solver
+    def recorded() -> Any:
+        """The recorded result as the model's turn: its text and its tool calls."""
+
+        async def solve(state: Any, generate: Any) -> Any:
+            result = TABLE[state.metadata["tableIndex"]][1]
+            calls = [
+                tool.ToolCall(
+                    id=str(number), function=call["name"], arguments=call.get("arguments", {})
+                )
+                for number, call in enumerate(result.get("toolCalls") or [])
+            ]
+            message = model.ChatMessageAssistant(
+                content=result.get("output", ""), tool_calls=calls or None
+            )
+            state.messages.append(message)
+            state.output = model.ModelOutput.from_message(message)
+            return state
+
+        return solve
+
+    task = inspect_ai.Task(
+        dataset=dataset_module.MemoryDataset(dataset), solver=recorded(), scorer=oracle_scorer()
+    )
+    [log] = inspect_ai.eval(
+        task, model="mockllm/model", log_dir=str(tmp_path / "logs"), display="none"
+    )
+    assert log.status == "success", log.error
+    assert log.samples is not None and len(log.samples) == len(TABLE)
+    for sample in log.samples:
+        row_id, result, expected = TABLE[sample.metadata["tableIndex"]]
+        verdict, score = reference(row_id, result)
+        assert verdict == expected
+        found = (sample.scores or {}).get("oracle_scorer")
+        if score is None:
+            assert found is None or found.value is None, (row_id, found)
+        else:
+            assert found is not None and (found.answer, found.value) == (verdict, score), (
+                row_id,
+                result,
+                found,
+            )

@@ -61,7 +61,8 @@ def convert_command(
         typer.Option(
             "--graders",
             help="Who grades the export: vendor (the runner's stock graders) or blueprint"
-            " (the runner with Blueprint's scorer: deepeval, langsmith, braintrust), which"
+            " (the runner with Blueprint's scorer: promptfoo, deepeval, langsmith, braintrust,"
+            " inspect), which"
             " leaves only judge rows weakened.",
         ),
     ] = Graders.vendor,

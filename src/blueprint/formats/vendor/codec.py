@@ -52,7 +52,7 @@ JUDGED: Final = (
     " must grade it"
 )
 #: the formats whose runner has a Blueprint scorer (blueprint.integrations.<name>)
-SCORED_FORMATS: Final = ("promptfoo", "deepeval", "langsmith", "braintrust")
+SCORED_FORMATS: Final = ("promptfoo", "deepeval", "langsmith", "braintrust", "inspect")
 
 
 class VendorCodec:

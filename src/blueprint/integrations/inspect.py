@@ -1,0 +1,83 @@
+"""An Inspect AI scorer that grades a sample's output as its row says.
+
+Use it as the task's scorer over a dataset of Blueprint's Inspect export::
+
+    from inspect_ai import Task
+    from inspect_ai.dataset import json_dataset
+    from blueprint.integrations.inspect import oracle_scorer
+
+    Task(dataset=json_dataset("samples.jsonl"), solver=..., scorer=oracle_scorer())
+
+It reads the output (``state.output.completion``) and the tool calls of the assistant
+messages in ``state.messages``; the sample's ``metadata.blueprint`` (written by the export)
+says what the row is. The score's value is the verdict's score (1 for pass, 0 for fail, or
+the grade), its answer the verdict and its explanation the rule; a row that needs a judge or
+a person gets no score at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from blueprint.grading import GradingOptions, Recorded, grade_row
+from blueprint.grading.records import row_from_record
+
+try:
+    from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
+    from inspect_ai.solver import TaskState
+except ImportError as error:  # pragma: no cover - the extra is missing
+    raise ImportError(
+        "blueprint.integrations.inspect needs Inspect AI: pip install inspect-ai"
+    ) from error
+
+
+def sample_record(state: TaskState, target: Target) -> dict[str, Any]:
+    """The sample a task state runs, as Blueprint's Inspect reader takes it."""
+    given = state.input
+    record: dict[str, Any] = {
+        "input": given
+        if isinstance(given, str)
+        else [{"role": message.role, "content": message.text} for message in given]
+    }
+    if state.sample_id is not None:
+        record["id"] = state.sample_id
+    targets = list(target.target)
+    if targets:
+        record["target"] = targets[0] if len(targets) == 1 else targets
+    if state.metadata:
+        record["metadata"] = state.metadata
+    return record
+
+
+def recorded_result(row_id: str, state: TaskState) -> Recorded:
+    """The sample's output and the tool calls its assistant messages made."""
+    calls = [
+        {"name": call.function, "arguments": call.arguments}
+        for message in state.messages
+        if message.role == "assistant"
+        for call in (getattr(message, "tool_calls", None) or [])
+    ]
+    completion = state.output.completion if state.output is not None else None
+    return Recorded(
+        id=row_id, output=completion, has_output=completion is not None, tool_calls=calls
+    )
+
+
+@scorer(metrics=[mean()])
+def oracle_scorer(options: GradingOptions | None = None) -> Scorer:
+    """Blueprint's verdict for each sample: None (no score) for a row that needs a judge or
+    a person."""
+
+    async def score(state: TaskState, target: Target) -> Score | None:
+        row = row_from_record("inspect", sample_record(state, target))
+        verdict = grade_row(row, recorded_result(row["id"], state), options)
+        if verdict.score is None:
+            return None
+        return Score(
+            value=verdict.score,
+            answer=verdict.verdict,
+            explanation=verdict.reason,
+            metadata={"verdict": verdict.verdict},
+        )
+
+    return score
