@@ -24,6 +24,7 @@ NAMES = {
     "langsmith": "examples.jsonl",
     "braintrust": "records.jsonl",
     "inspect": "samples.jsonl",
+    "openai-evals": "samples.jsonl",
 }
 
 
@@ -82,6 +83,12 @@ def test_every_record_carries_its_whole_row(fmt: str, tmp_path: Path) -> None:
         "deepeval": FIXTURES / "native" / "deepeval" / "goldens.json",
         "langsmith": FIXTURES / "native" / "langsmith" / "unknown-keys.jsonl",
         "braintrust": FIXTURES / "native" / "braintrust" / "unknown-keys.jsonl",
+        "openai-evals": FIXTURES
+        / "native"
+        / "openai-evals"
+        / "public"
+        / "evals-registry-readme-samples"
+        / "test_match.jsonl",
         "inspect": FIXTURES
         / "native"
         / "inspect"
@@ -108,8 +115,8 @@ def test_every_record_carries_its_whole_row(fmt: str, tmp_path: Path) -> None:
 def test_graders_blueprint_is_refused_where_no_scorer_exists(tmp_path: Path) -> None:
     done = runner.invoke(
         app,
-        ["convert", str(EXAMPLE), str(tmp_path / "s.jsonl"), "--to", "openai-evals", "--graders",
+        ["convert", str(EXAMPLE), str(tmp_path / "s.yaml"), "--to", "omk", "--graders",
          "blueprint"],
     )  # fmt: skip
     assert done.exit_code == 2
-    assert not (tmp_path / "s.jsonl").exists()
+    assert not (tmp_path / "s.yaml").exists()

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
+import subprocess
 import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance_tools import promptfoo, promptfoo_eval, quiet_vendors, vendor
+from conformance_tools import QUIET_ENV, promptfoo, promptfoo_eval, quiet_vendors, required, vendor
 
 from blueprint.convert import ConvertOptions, convert
 from blueprint.formats.promptfoo import dump_yaml, read_yaml
@@ -297,3 +299,76 @@ def test_inspect_scorer(tmp_path: Path) -> None:
                 result,
                 found,
             )
+
+
+#: run in the environment that has the evals package: Blueprint's eval class over each
+#: recorded completion of the table, through the package's own recorder
+EVALS_RUNNER = """
+import json, sys
+import evals, evals.record
+from blueprint.integrations.openai_evals import OracleEval
+
+class Fixed:
+    text = ""
+    def __call__(self, prompt, **_):
+        text = self.text
+        class Result:
+            def get_completions(self):
+                return [text]
+        return Result()
+
+class Keep(evals.record.RecorderBase):
+    def record_event(self, type, data=None, sample_id=None):
+        self._events.append((self.current_sample_id(), type, data))
+
+samples_path, table_path = sys.argv[1:3]
+samples = {s["metadata"]["blueprint"]["id"]: s for s in evals.get_jsonl(samples_path)}
+completion = Fixed()
+run = OracleEval(completion_fns=[completion], samples_jsonl=samples_path, eval_registry_path=None)
+recorder = Keep(run_spec=None)
+for number, (row_id, text) in enumerate(json.load(open(table_path))):
+    completion.text = text
+    with recorder.as_default_recorder(str(number)):
+        run.eval_sample(dict(samples[row_id]), None)
+found = {}
+for number, kind, data in recorder._events:
+    if kind in ("match", "blueprint_verdict"):
+        found[number] = {"kind": kind, "verdict": data["verdict"], "score": data.get("score")}
+print(json.dumps(found))
+"""
+
+
+def test_openai_evals_class(tmp_path: Path) -> None:
+    python = os.environ.get("BLUEPRINT_OPENAI_EVALS_PYTHON")
+    if not python:
+        message = "set BLUEPRINT_OPENAI_EVALS_PYTHON to a Python with the evals package"
+        if required():
+            pytest.fail(message)
+        pytest.skip(message)
+    target = tmp_path / "samples.jsonl"
+    options = ConvertOptions(
+        target_format="openai-evals", graders="blueprint", include_human_review=True
+    )
+    convert(EXAMPLES / "support-refunds.json", target, options)
+    table = [
+        (row_id, result.get("output", json.dumps(result.get("toolCalls"))))
+        for row_id, result, _ in TABLE
+    ]
+    (tmp_path / "table.json").write_text(json.dumps(table), encoding="utf-8")
+    (tmp_path / "runner.py").write_text(EVALS_RUNNER, encoding="utf-8")
+    done = subprocess.run(
+        [python, str(tmp_path / "runner.py"), str(target), str(tmp_path / "table.json")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **QUIET_ENV, "OPENAI_API_KEY": "offline-placeholder"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(found) == len(TABLE)
+    for number, (row_id, result, expected) in enumerate(TABLE):
+        verdict, score = reference(row_id, result)
+        assert verdict == expected
+        assert (found[str(number)]["verdict"], found[str(number)]["score"]) == (verdict, score)
+        assert found[str(number)]["kind"] == ("match" if score is not None else "blueprint_verdict")

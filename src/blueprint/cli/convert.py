@@ -62,7 +62,7 @@ def convert_command(
             "--graders",
             help="Who grades the export: vendor (the runner's stock graders) or blueprint"
             " (the runner with Blueprint's scorer: promptfoo, deepeval, langsmith, braintrust,"
-            " inspect), which"
+            " inspect, openai-evals), which"
             " leaves only judge rows weakened.",
         ),
     ] = Graders.vendor,

@@ -146,7 +146,9 @@ class OpenaiEvalsCodec(VendorCodec):
         return sample
 
     def skip(self, row: ExportRow, context: WriteContext) -> str | None:
-        if row.oracle_type in ("expected-tool-calls", "expected-final-state"):
+        # Blueprint's eval class grades calls and final states from the sample's metadata
+        graded_here = context.options.graders == "blueprint"
+        if row.oracle_type in ("expected-tool-calls", "expected-final-state") and not graded_here:
             return "no-basic-eval"
         if row.oracle_type == "rubric" and not row.case.get("evaluationCriteria"):
             return "no-criteria"

@@ -52,7 +52,14 @@ JUDGED: Final = (
     " must grade it"
 )
 #: the formats whose runner has a Blueprint scorer (blueprint.integrations.<name>)
-SCORED_FORMATS: Final = ("promptfoo", "deepeval", "langsmith", "braintrust", "inspect")
+SCORED_FORMATS: Final = (
+    "promptfoo",
+    "deepeval",
+    "langsmith",
+    "braintrust",
+    "inspect",
+    "openai-evals",
+)
 
 
 class VendorCodec:
