@@ -514,7 +514,7 @@ class ApolliaCodec(VendorCodec):
 
     def open(self, path: Path) -> SetSource:
         header, records = read_suite(path)
-        text = read_text(path) if path.stat().st_size <= native.KEPT_TEXT_LIMIT else None
+        text = native.text_to_keep(path, (".toml",))
         if text is not None:
             # the file as its author wrote it, so writing the set back edits it in place
             source = {"file": path.name, "text": text}
@@ -622,7 +622,11 @@ class ApolliaCodec(VendorCodec):
         return record
 
     def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
-        return {"name", "extensions.apollia"} if _kept_text(header) is not None else {"name"}
+        return (
+            {"name", "extensions.apollia"}
+            if native.kept_source(header, "apollia") is not None
+            else {"name"}
+        )
 
     def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:
         name = context.header.get("name")
@@ -636,7 +640,7 @@ class ApolliaCodec(VendorCodec):
                     " refuses; its case.extensions.apollia was edited into something the"
                     " suite cannot hold"
                 )
-        text = _kept_text(context.header)
+        text = native.kept_source(context.header, "apollia")
         if text is not None:
             edited = tomlkeep.rewrite(text, "tasks", records, {"name": name}, _table, _to_toml)
             if edited is not None:
@@ -657,14 +661,6 @@ class ApolliaCodec(VendorCodec):
         if _TASKS_TABLE.search(text) or _TOP_KEY.search(top):
             return Fit.yes()
         return Fit.no("an apollia-os suite has a top-level name and [[tasks]] tables")
-
-
-def _kept_text(header: dict[str, Any]) -> str | None:
-    extensions = header.get("extensions")
-    kept = extensions.get("apollia") if isinstance(extensions, dict) else None
-    source = kept.get("source") if isinstance(kept, dict) else None
-    text = source.get("text") if isinstance(source, dict) else None
-    return text if isinstance(text, str) else None
 
 
 def _assertion_list(record: dict[str, Any]) -> list[Any]:

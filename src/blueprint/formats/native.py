@@ -26,8 +26,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
+from blueprint.formats._io import read_text
 from blueprint.io import jsonvalues
 
 
@@ -313,3 +315,25 @@ def without_kept_text(header: dict[str, Any]) -> dict[str, Any]:
 def kept_text(text: str) -> str | None:
     """The text to keep of a YAML file read into a set, or None when it is too large."""
     return text if len(text) <= KEPT_TEXT_LIMIT else None
+
+
+def text_to_keep(path: Path, suffixes: tuple[str, ...]) -> str | None:
+    """The text of a file of one of ``suffixes`` small enough to keep in the set it is read
+    into (so writing the set back can edit it in place), else None."""
+    if path.suffix.lower() not in suffixes:
+        return None
+    try:
+        if path.stat().st_size > KEPT_TEXT_LIMIT:
+            return None
+    except OSError:
+        return None
+    return kept_text(read_text(path))
+
+
+def kept_source(header: dict[str, Any], namespace: str) -> str | None:
+    """The text a set keeps of the file it was read from (``extensions.<namespace>.source``)."""
+    extensions = header.get("extensions")
+    kept = extensions.get(namespace) if isinstance(extensions, dict) else None
+    source = kept.get("source") if isinstance(kept, dict) else None
+    text = source.get("text") if isinstance(source, dict) else None
+    return text if isinstance(text, str) else None

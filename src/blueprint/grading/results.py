@@ -43,6 +43,12 @@ def read_results(path: Path) -> dict[str, Recorded]:
 
 
 def _items(path: Path) -> Iterator[tuple[int | None, Any]]:
+    if path.suffix.lower() == ".eval":
+        raise ParseError(
+            path,
+            "an Inspect .eval log is a compressed archive Blueprint does not open; convert it"
+            " with: inspect log convert LOG.eval --to json --output-dir DIR",
+        )
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:

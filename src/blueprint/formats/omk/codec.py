@@ -12,7 +12,6 @@ from blueprint.core.errors import EmptyExportRefused, ParseError
 from blueprint.core.issues import Issue, make_issue
 from blueprint.core.model import KEBAB_CASE
 from blueprint.formats import native
-from blueprint.formats._io import read_text
 from blueprint.formats.base import SetSource
 from blueprint.formats.native import ABSENT, NativeShape, same
 from blueprint.formats.omk.files import (
@@ -227,7 +226,9 @@ class OmkCodec(VendorCodec):
         return self._sample(row)
 
     def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
-        if _root_extension(header) or (context.form == "yaml" and _kept_text(header)):
+        if _root_extension(header) or (
+            context.form == "yaml" and native.kept_source(header, "omk")
+        ):
             return {"extensions.omk"}
         return set()
 
@@ -241,7 +242,7 @@ class OmkCodec(VendorCodec):
             )
         document = _document(records, context)
         if context.form == "yaml":
-            text = _kept_text(context.header)
+            text = native.kept_source(context.header, "omk")
             if text is not None:
                 from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
 
@@ -319,22 +320,9 @@ def _root_extension(header: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in _extension(header).items() if key != "source"}
 
 
-def _kept_text(header: dict[str, Any]) -> str | None:
-    source = _extension(header).get("source")
-    text = source.get("text") if isinstance(source, dict) else None
-    return text if isinstance(text, str) else None
-
-
 def _yaml_text(path: Path, document: Any) -> str | None:
-    """The text of a YAML sample set small enough to keep in the set, else None (and None
-    for a file whose root has a key of that name: omk has none, and it stays the file's)."""
-    if path.suffix.lower() not in (".yaml", ".yml"):
-        return None
+    """The text of a YAML sample set to keep in the set (None for a file whose root has a
+    key of that name: omk has none, and it stays the file's)."""
     if isinstance(document, dict) and "source" in document:
         return None
-    try:
-        if path.stat().st_size > native.KEPT_TEXT_LIMIT:
-            return None
-    except OSError:
-        return None
-    return native.kept_text(read_text(path))
+    return native.text_to_keep(path, (".yaml", ".yml"))

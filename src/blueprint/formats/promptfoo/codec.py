@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from blueprint.formats import native
-from blueprint.formats._io import read_text
 from blueprint.formats.base import SetSource, SourceRow, UnreadableRow
 from blueprint.formats.native import ABSENT, NativeShape, Restored, same
 from blueprint.formats.promptfoo.assertions import (
@@ -115,7 +114,7 @@ class PromptfooCodec(VendorCodec):
                 kept["defaultTest"] = suite.defaults
         if suite.prompts is not None:
             kept["prompts"] = suite.prompts.kept()
-        text = _yaml_text(path)
+        text = native.text_to_keep(path, (".yaml", ".yml"))
         if text is not None:
             # the file as its author wrote it, so writing the set back edits it in place
             kept["source"] = {"file": path.name, "text": text}
@@ -487,7 +486,7 @@ class PromptfooCodec(VendorCodec):
     def companion_files(
         self, records: list[dict[str, Any]], context: WriteContext
     ) -> tuple[dict[Path, bytes], list[str]]:
-        text = _kept_text(context.header)
+        text = native.kept_source(context.header, "promptfoo")
         suite = context.suite or Suite()
         if text is None or suite.config is None or context.path is None:
             return {}, []
@@ -519,12 +518,14 @@ class PromptfooCodec(VendorCodec):
         ]
 
     def whole_document(self, context: WriteContext) -> bool:
-        return context.form == "yaml" and _kept_text(context.header) is not None
+        return (
+            context.form == "yaml" and native.kept_source(context.header, "promptfoo") is not None
+        )
 
     def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:
         """The YAML file the set was read from, edited to hold these tests (and the config
         as the set has it): what was not edited keeps its text, comments included."""
-        text = _kept_text(context.header)
+        text = native.kept_source(context.header, "promptfoo")
         suite = context.suite or Suite()
         pairs = [
             (self._as_written(record) if _compact(record) else record, record) for record in records
@@ -566,7 +567,7 @@ class PromptfooCodec(VendorCodec):
     def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
         if context.form in ("yaml", "json") and suite_of_header(header).config is not None:
             return {"description", "extensions.promptfoo"} & _present(header)
-        if context.form == "yaml" and _kept_text(header) is not None:
+        if context.form == "yaml" and native.kept_source(header, "promptfoo") is not None:
             return {"extensions.promptfoo"} & _present(header)  # the file's text, kept
         return set()
 
@@ -642,26 +643,6 @@ def _placed(
     for row in rows:
         origin = origins.get(row.index)
         yield row if origin is None else dataclasses.replace(row, file=origin)
-
-
-def _yaml_text(path: Path) -> str | None:
-    """The text of a YAML file small enough to keep in the set, else None."""
-    if path.suffix.lower() not in (".yaml", ".yml"):
-        return None
-    try:
-        if path.stat().st_size > native.KEPT_TEXT_LIMIT:
-            return None
-    except OSError:
-        return None
-    return native.kept_text(read_text(path))
-
-
-def _kept_text(header: dict[str, Any]) -> str | None:
-    extensions = header.get("extensions")
-    kept = extensions.get("promptfoo") if isinstance(extensions, dict) else None
-    source = kept.get("source") if isinstance(kept, dict) else None
-    text = source.get("text") if isinstance(source, dict) else None
-    return text if isinstance(text, str) else None
 
 
 #: the assertion a test graded by Blueprint's scorer carries (blueprint.integrations.promptfoo)
