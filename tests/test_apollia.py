@@ -780,3 +780,13 @@ def test_public_suite_inference(tmp_path: Path) -> None:
     convert(PUBLIC, target)
     report = validate_file(target)
     assert report.valid, report.flatten(("code", "path", "message"))
+
+
+def test_a_number_too_long_to_read_is_a_parse_error(tmp_path: Path) -> None:
+    # Python refuses to convert an integer of more than 4,300 digits; the suite is unreadable
+    path = tmp_path / "suite.toml"
+    path.write_text(
+        f'name = "x"\n[[tasks]]\nid = "a"\nprompt = "p"\nruns = {"9" * 5000}\n', encoding="utf-8"
+    )
+    done = CliRunner().invoke(app, ["validate", str(path), "--from", "apollia"])
+    assert done.exit_code == 2, done.output

@@ -170,3 +170,10 @@ def test_a_path_outside_the_project_names_its_pyproject_line(tmp_path: Path) -> 
     assert "pyproject.toml:5" in str(caught.value) and "../judge.json" in str(caught.value)
     with reading_with(ReadOptions(allowed_paths=(tmp_path,))):
         project.refuse_outside_paths()
+
+
+def test_a_number_too_long_to_read_is_a_configuration_error(tmp_path: Path) -> None:
+    path = tmp_path / "blueprint.toml"
+    path.write_text(f"[limits]\nmax-depth = {'9' * 5000}\n", encoding="utf-8")
+    with pytest.raises(ConfigError):
+        load_project(path)

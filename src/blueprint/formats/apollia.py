@@ -314,6 +314,10 @@ def read_suite(path: Path) -> tuple[dict[str, Any], list[tuple[int | None, Any] 
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise _decode_error(path, error) from None
+    except ValueError as error:  # an integer longer than Python converts (4,300 digits)
+        raise ParseError(
+            path, f"not valid TOML here: a number too long to read ({error})"
+        ) from None
     positions = Positions(text)
 
     def refuse(where: KeyPath, message: str) -> ParseError:

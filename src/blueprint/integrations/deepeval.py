@@ -49,8 +49,12 @@ def golden_record(test_case: LLMTestCase) -> dict[str, Any]:
     name = getattr(test_case, "name", None)
     if name:
         record["name"] = name
-    if test_case.additional_metadata:
-        record["additional_metadata"] = test_case.additional_metadata
+    # DeepEval 4 keeps a test case's additional_metadata as its metadata
+    metadata = getattr(test_case, "metadata", None)
+    if metadata is None:
+        metadata = getattr(test_case, "additional_metadata", None)
+    if metadata:
+        record["additional_metadata"] = metadata
     return record
 
 

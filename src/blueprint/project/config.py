@@ -320,8 +320,9 @@ def find_config(start: Path) -> Path | None:
 def _has_tool_table(path: Path) -> bool:
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        # a broken pyproject.toml that may hold our table is reported when it is loaded
+    except (OSError, UnicodeDecodeError, ValueError):
+        # a broken pyproject.toml (TOMLDecodeError is a ValueError, as is a number too long)
+        # that may hold our table is reported when it is loaded
         return "[tool.blueprint" in path.read_text(encoding="utf-8", errors="replace")
     tool = document.get("tool")
     return isinstance(tool, dict) and "blueprint" in tool
@@ -352,7 +353,7 @@ def read_config(path: Path) -> ProjectConfig:
         raise ConfigError(f"{path}: cannot read the configuration: {error}") from None
     try:
         document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
+    except ValueError as error:  # TOMLDecodeError, or a number too long to read
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
     prefix: KeyPath = ()
     table: Any = document
