@@ -6,10 +6,31 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from blueprint.grading import GradingOptions, Recorded, RowVerdict, grade_row
 from conftest import EXAMPLES
 
 EXAMPLE = json.loads((EXAMPLES / "support-refunds.json").read_text(encoding="utf-8"))
 ROWS = {row["id"]: row for row in EXAMPLE["rows"]}
+FAMILIES = {family["id"]: family.get("evaluator") for family in EXAMPLE["caseFamilies"]}
+
+
+def graded(
+    row_id: str, result: dict[str, Any], options: GradingOptions | None = None
+) -> RowVerdict:
+    """What ``blueprint grade`` gives a recorded result (in the results file's shape) for a
+    row of the example set."""
+    row = ROWS[row_id]
+    recorded = Recorded(
+        id=row_id,
+        output=result.get("output"),
+        has_output="output" in result,
+        tool_calls=result.get("toolCalls"),
+        final_state=result.get("finalState"),
+        judge=result.get("judge"),
+    )
+    family = FAMILIES.get(row["metadata"]["case"].get("caseFamily"))
+    return grade_row(row, recorded, options, family_evaluator=family)
+
 
 REFUND = [
     {"name": "get_order", "arguments": {"order_id": "A-2201"}},

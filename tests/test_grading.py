@@ -18,24 +18,12 @@ from blueprint.grading import (
     json_equal,
     output_equals,
 )
-from grading_table import EXAMPLE, REFUND, ROWS, TABLE
+from grading_table import REFUND, ROWS, TABLE, graded
 from strategies import json_values
-
-FAMILIES = {family["id"]: family.get("evaluator") for family in EXAMPLE["caseFamilies"]}
 
 
 def verdict(row_id: str, options: GradingOptions | None = None, **result: Any) -> Any:
-    row = ROWS[row_id]
-    recorded = Recorded(
-        id=row_id,
-        output=result.get("output"),
-        has_output="output" in result,
-        tool_calls=result.get("toolCalls"),
-        final_state=result.get("finalState"),
-        judge=result.get("judge"),
-    )
-    family = FAMILIES.get(row["metadata"]["case"].get("caseFamily"))
-    return grade_row(row, recorded, options, family_evaluator=family)
+    return graded(row_id, result, options)
 
 
 # --- the table every runner's scorer must agree with ----------------------------------------

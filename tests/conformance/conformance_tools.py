@@ -49,6 +49,18 @@ def vendor(module: str) -> ModuleType:
         raise
 
 
+def openai_evals_python() -> str:
+    """The Python of the environment that has the openai/evals package (``.ci/run`` builds
+    one and names it in BLUEPRINT_OPENAI_EVALS_PYTHON)."""
+    python = os.environ.get("BLUEPRINT_OPENAI_EVALS_PYTHON")
+    if not python:
+        message = "set BLUEPRINT_OPENAI_EVALS_PYTHON to a Python with the evals package"
+        if required():
+            pytest.fail(message)
+        pytest.skip(message)
+    return python
+
+
 @pytest.fixture(autouse=True)
 def quiet_vendors(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key, value in QUIET_ENV.items():

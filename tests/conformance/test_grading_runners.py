@@ -16,33 +16,30 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance_tools import QUIET_ENV, promptfoo, promptfoo_eval, quiet_vendors, required, vendor
+from conformance_tools import (
+    QUIET_ENV,
+    openai_evals_python,
+    promptfoo,
+    promptfoo_eval,
+    quiet_vendors,
+    vendor,
+)
 
 from blueprint.convert import ConvertOptions, convert
 from blueprint.formats.promptfoo import dump_yaml, read_yaml
 from blueprint.grading import Recorded, grade_row
 from blueprint.integrations.promptfoo import ASSERTION
 from conftest import EXAMPLES
-from grading_table import EXAMPLE, ROWS, TABLE
+from grading_table import TABLE, graded
 
 pytestmark = pytest.mark.conformance
-FAMILIES = {family["id"]: family.get("evaluator") for family in EXAMPLE["caseFamilies"]}
 IDS = [f"{row_id}-{expected}-{number}" for number, (row_id, _, expected) in enumerate(TABLE)]
 
 
 def reference(row_id: str, result: dict[str, Any]) -> tuple[str, float | None]:
     """What ``blueprint grade`` gives the result: the verdict and its score."""
-    row = ROWS[row_id]
-    recorded = Recorded(
-        id=row_id,
-        output=result.get("output"),
-        has_output="output" in result,
-        tool_calls=result.get("toolCalls"),
-        judge=result.get("judge"),
-    )
-    family = FAMILIES.get(row["metadata"]["case"].get("caseFamily"))
-    verdict = grade_row(row, recorded, family_evaluator=family)
-    return verdict.verdict, verdict.score
+    found = graded(row_id, result)
+    return found.verdict, found.score
 
 
 def exported(tmp_path: Path, fmt: str, name: str) -> dict[str, dict[str, Any]]:
@@ -339,12 +336,7 @@ print(json.dumps(found))
 
 
 def test_openai_evals_class(tmp_path: Path) -> None:
-    python = os.environ.get("BLUEPRINT_OPENAI_EVALS_PYTHON")
-    if not python:
-        message = "set BLUEPRINT_OPENAI_EVALS_PYTHON to a Python with the evals package"
-        if required():
-            pytest.fail(message)
-        pytest.skip(message)
+    python = openai_evals_python()
     target = tmp_path / "samples.jsonl"
     options = ConvertOptions(
         target_format="openai-evals", graders="blueprint", include_human_review=True

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance_tools import QUIET_ENV, quiet_vendors, required
+from conformance_tools import QUIET_ENV, openai_evals_python, quiet_vendors
 
 from blueprint.formats import REGISTRY, WriteOptions
 
@@ -70,12 +70,7 @@ def row(row_id: str, expected: Any, oracle: str = "reference-answer") -> dict[st
 
 
 def test_match_is_a_prefix_check_and_includes_a_substring_check(tmp_path: Path) -> None:
-    python = os.environ.get("BLUEPRINT_OPENAI_EVALS_PYTHON")
-    if not python:
-        message = "set BLUEPRINT_OPENAI_EVALS_PYTHON to a Python with the evals package"
-        if required():
-            pytest.fail(message)
-        pytest.skip(message)
+    python = openai_evals_python()
     rows = [
         row("exact", DUMMY),
         row("prefix-only", "This is"),

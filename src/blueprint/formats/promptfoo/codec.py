@@ -483,39 +483,46 @@ class PromptfooCodec(VendorCodec):
             )
         return super().framing(path, context)
 
-    def companion_files(
+    def document_files(
         self, records: list[dict[str, Any]], context: WriteContext
-    ) -> tuple[dict[Path, bytes], list[str]]:
+    ) -> tuple[bytes, dict[Path, bytes], list[str]]:
+        """A config read from YAML, written back: its ``tests: file://...`` references kept
+        where the files they name hold its tests, or, with ``--force``, where those files can
+        be edited to hold them; else the config with its tests (:meth:`document_bytes`)."""
         text = native.kept_source(context.header, "promptfoo")
         suite = context.suite or Suite()
         if text is None or suite.config is None or context.path is None:
-            return {}, []
-        pairs = [
-            (self._as_written(record) if _compact(record) else record, record) for record in records
-        ]
+            return self.document_bytes(records, context), {}, []
+        pairs = _pairs(self, records)
         head = _config_head(context.header, suite)
-        if references_kept(text, head, pairs, context.path) is not None:
-            return {}, []
+        kept = references_kept(text, head, pairs, context.path)
+        if kept is not None:
+            return kept.encode("utf-8"), {}, []
         written = references_written(text, head, pairs, context.path)
         others = {path: value for path, value in written.items() if path != context.path}
+        names = ", ".join(sorted(os.path.relpath(path, context.path.parent) for path in others))
+        notes = []
         if not written and names_test_files(text):
-            return {}, [
+            notes.append(
                 "the config's tests: file://... references are replaced by its tests, inline:"
                 " a test was added or removed, or an edited test is in a JSON, JSON Lines or"
                 " CSV tests file, or in a file the config names twice"
-            ]
-        if not others:
-            return {}, []
-        names = ", ".join(sorted(os.path.relpath(path, context.path.parent) for path in others))
-        if not context.options.force:
-            return {}, [
+            )
+        elif others and not context.options.force:
+            notes.append(
                 f"tests were edited in files the config names ({names}): without --force they"
                 " are written into the config, its file:// references replaced; with --force"
                 " those files are written back and the references kept"
-            ]
-        return {path: value.encode("utf-8") for path, value in others.items()}, [
-            f"tests edited in the files the config names are written back to them: {names}"
-        ]
+            )
+            written = {}
+        elif others:
+            notes.append(
+                f"tests edited in the files the config names are written back to them: {names}"
+            )
+        if not written:
+            return self.document_bytes(records, context), {}, notes
+        companions = {path: value.encode("utf-8") for path, value in others.items()}
+        return written[context.path].encode("utf-8"), companions, notes
 
     def whole_document(self, context: WriteContext) -> bool:
         return (
@@ -527,25 +534,12 @@ class PromptfooCodec(VendorCodec):
         as the set has it): what was not edited keeps its text, comments included."""
         text = native.kept_source(context.header, "promptfoo")
         suite = context.suite or Suite()
-        pairs = [
-            (self._as_written(record) if _compact(record) else record, record) for record in records
-        ]
         head = _config_head(context.header, suite) if suite.config is not None else None
-        if text is not None and head is not None and context.path is not None:
-            kept = references_kept(text, head, pairs, context.path)
-            if kept is None:
-                # tests edited in the files the config names go back there only with --force
-                # (they exist); edited inline tests need nothing more
-                written = references_written(text, head, pairs, context.path)
-                if written and (context.options.force or set(written) == {context.path}):
-                    kept = written[context.path]
-            if kept is not None:
-                return kept.encode("utf-8")
         if text is not None:
             from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
 
             edited = yamlkeep.rewrite(
-                text, "tests" if head is not None else None, pairs, head, as_read
+                text, "tests" if head is not None else None, _pairs(self, records), head, as_read
             )
             if edited is not None:
                 return edited.encode("utf-8")
@@ -662,6 +656,15 @@ def _blueprint_graded(row: ExportRow) -> bool:
         and row.evaluator != "llm-judge"
         and row.oracle_type not in ("rubric", "expected-behavior-only")
     )
+
+
+def _pairs(
+    codec: PromptfooCodec, records: list[dict[str, Any]]
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each test as it reads without Blueprint's compact key, and as written."""
+    return [
+        (codec._as_written(record) if _compact(record) else record, record) for record in records
+    ]
 
 
 def _compact(record: dict[str, Any]) -> bool:

@@ -157,13 +157,13 @@ class VendorCodec:
         """The whole file of a :attr:`document` format, holding every record written."""
         raise NotImplementedError
 
-    def companion_files(
+    def document_files(
         self, records: list[dict[str, Any]], context: WriteContext
-    ) -> tuple[dict[Path, bytes], list[str]]:
-        """Files a :attr:`document` export writes beside its own, with notes: the files a
-        promptfoo config's ``tests: file://...`` names, where their tests were edited. They
-        exist already, so they are written only with ``--force``."""
-        return {}, []
+    ) -> tuple[bytes, dict[Path, bytes], list[str]]:
+        """The whole document (:meth:`document_bytes`), the files the export writes beside it
+        (the tests files a promptfoo config names, where their tests were edited; they exist
+        already, so they are written only with ``--force``), and what to say of them."""
+        return self.document_bytes(records, context), {}, []
 
     def document_notes(
         self, records: list[dict[str, Any]], path: Path, context: WriteContext
@@ -350,8 +350,8 @@ class VendorCodec:
                 if not collected:
                     # before the document, which may itself refuse to hold no record (omk)
                     tally.refuse(header, options)
-                companions, notes = self.companion_files(collected, context)
-                handle.write(self.document_bytes(collected, context))
+                document, companions, notes = self.document_files(collected, context)
+                handle.write(document)
                 tally.notes += notes + self.document_notes(collected, path, context)
                 result = tally.finish(header, [path, *companions], options)
                 if companions:
