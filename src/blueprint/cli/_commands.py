@@ -88,6 +88,11 @@ COMMANDS: Final[dict[str, CommandEntry]] = {
         "rename_command",
         "Rename a row: its id and case.caseId change together.",
     ),
+    "edit": CommandEntry(
+        "blueprint.cli.rowedit",
+        "edit_command",
+        "Change a row's fields by path: input, expected, metadata.case.*, metadata.*.",
+    ),
     "merge": CommandEntry(
         "blueprint.cli.curate",
         "merge_command",

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Final
 
 import typer
 
+from blueprint.authoring.editing import EditOptions
 from blueprint.cli._common import (
     ConfigOption,
     Force,
@@ -91,6 +92,14 @@ def judge_report_command(
     ] = 0.95,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
     config: ConfigOption = None,
+    point: Annotated[
+        bool,
+        typer.Option(
+            "--point",
+            help="Also point the set at the report written with -o X.json (its"
+            " judgeValidation), so validate reads it.",
+        ),
+    ] = False,
 ) -> None:
     """Measure an LLM judge against human labels on a set's own cases, per case family.
 
@@ -106,6 +115,8 @@ def judge_report_command(
             raise UsageError(
                 f"{output}: the report is written as .json, .md or .html, chosen by the extension"
             )
+    if point and kind != "json":
+        raise UsageError("--point needs the report written as JSON: -o REPORT.json")
     project = load_project(config)
     given = project.config.judge_thresholds.given()
     flags = {
@@ -143,6 +154,16 @@ def judge_report_command(
         with AtomicOutputs([output], force=force) as outputs:
             outputs.open(output).write(text)
         err.print(f"wrote {escape(str(output))}: verdict {built['verdict']}")
+        if point:
+            from blueprint.authoring.rowedit import point_at_judge_report
+
+            pointed = point_at_judge_report(
+                set_path, output, options=EditOptions(format=value_of(from_format))
+            )
+            if pointed.already:
+                err.print(f"{escape(str(set_path))} already names {escape(pointed.reference)}")
+            else:
+                err.print(f"{escape(str(set_path))} now names {escape(pointed.reference)}")
     if report is SimpleReport.json:
         print_json(built)
     elif output is None:
