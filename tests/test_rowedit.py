@@ -143,7 +143,11 @@ def test_apply_changes_puts_new_case_fields_in_schema_order() -> None:
             FieldChange(("expected",), REMOVED),
         ],
     )
+    # the fields there keep their order; a new one goes before the first the schema puts after it
     assert list(edited["metadata"]["case"]) == ["caseId", "oracleType", "provenance"]
+    shuffled = {"id": "a", "metadata": {"case": {"provenance": "x", "caseId": "a"}}}
+    placed = apply_changes(shuffled, [FieldChange(("metadata", "case", "scenario"), "s")])
+    assert list(placed["metadata"]["case"]) == ["provenance", "caseId", "scenario"]
     assert edited["metadata"]["split"] == "dev"
     assert row["metadata"]["case"] == {"caseId": "a", "provenance": "x"}  # a copy was edited
     with pytest.raises(EditRefused):

@@ -80,8 +80,11 @@ def row_version(row: Any) -> str:
 def apply_changes(row: dict[str, Any], changes: Sequence[FieldChange]) -> dict[str, Any]:
     """A copy of ``row`` with ``changes`` made, in order; refused (EditRefused) where a path
     runs through a value that is not an object. New case-profile fields take their place in
-    the schema's order, as every edit command writes them."""
+    the schema's order among the fields already there, which keep theirs."""
     edited = copy.deepcopy(row)
+    metadata = edited.get("metadata")
+    case = metadata.get("case") if isinstance(metadata, dict) else None
+    before = tuple(case) if isinstance(case, dict) else ()
     for change in changes:
         holder: Any = edited
         for depth, key in enumerate(change.path[:-1]):
@@ -106,8 +109,23 @@ def apply_changes(row: dict[str, Any], changes: Sequence[FieldChange]) -> dict[s
                 holder[last] = copy.deepcopy(change.value)
     metadata = edited.get("metadata")
     if isinstance(metadata, dict) and isinstance(metadata.get("case"), dict):
-        metadata["case"] = ordered_case(metadata["case"])
+        metadata["case"] = _placed(metadata["case"], before)
     return edited
+
+
+def _placed(case: dict[str, Any], before: tuple[str, ...]) -> dict[str, Any]:
+    """The case profile with the fields it had keeping their order, and each new field put
+    before the first of them that the schema orders after it."""
+    if not before:
+        return ordered_case(case)
+    rank = {key: place for place, key in enumerate(ordered_case(dict.fromkeys(case)))}
+    order = [key for key in case if key in before]
+    for key in (key for key in ordered_case(case) if key not in before):
+        place = next(
+            (index for index, kept in enumerate(order) if rank[kept] > rank[key]), len(order)
+        )
+        order.insert(place, key)
+    return {key: case[key] for key in order}
 
 
 class EditConflict(EditRefused):
@@ -140,7 +158,8 @@ class RowEditOutcome(EditOutcome):
         }
 
 
-def _value_at(row: Any, path: tuple[str, ...]) -> Any:
+def value_at(row: Any, path: tuple[str, ...]) -> Any:
+    """The value at a path of a row, or REMOVED where there is none."""
     for key in path:
         if not isinstance(row, dict) or key not in row:
             return REMOVED
@@ -202,7 +221,7 @@ def edit_row(
         outcome.changed = [
             change.dotted
             for change in changes
-            if _value_at(current, change.path) != _value_at(updated, change.path)
+            if value_at(current, change.path) != value_at(updated, change.path)
         ]
         if updated == current:
             return outcome

@@ -128,6 +128,11 @@ COMMANDS: Final[dict[str, CommandEntry]] = {
         "grade_command",
         "Grade recorded results against a set: one verdict a row, kept apart by oracle type.",
     ),
+    "studio": CommandEntry(
+        "blueprint.cli.studio",
+        "studio_command",
+        "Review rows, promote starter rows and label judge verdicts in a local web app.",
+    ),
     "judge-report": CommandEntry(
         "blueprint.cli.judge",
         "judge_report_command",

@@ -178,7 +178,42 @@ def _from_promptfoo(path: Path, document: dict[str, Any]) -> Iterator[dict[str, 
         item: dict[str, Any] = {"id": row_id, "output": recorded.output}
         if recorded.tool_calls is not None:
             item["toolCalls"] = recorded.tool_calls
+        judge = _promptfoo_judge(entry.get("gradingResult"))
+        if judge is not None:
+            item["judge"] = judge
         yield item
+
+
+#: promptfoo's assertions whose verdict a model gives: a judge's verdict, for rubric rows
+MODEL_GRADED: Final = frozenset(
+    {"llm-rubric", "g-eval", "model-graded-closedqa", "factuality", "model-graded-factuality"}
+)
+
+
+def _promptfoo_judge(grading: Any) -> dict[str, Any] | None:
+    """The judge's verdict in a promptfoo result: every model-graded assertion's, together
+    (it passes when each passes; its score is their mean); None when no model graded."""
+    components = grading.get("componentResults") if isinstance(grading, dict) else None
+    verdicts = [
+        component
+        for component in components or []
+        if isinstance(component, dict)
+        and isinstance(component.get("assertion"), dict)
+        and component["assertion"].get("type") in MODEL_GRADED
+        and isinstance(component.get("pass"), bool)
+    ]
+    if not verdicts:
+        return None
+    judge: dict[str, Any] = {"pass": all(component["pass"] for component in verdicts)}
+    scores = [
+        component["score"]
+        for component in verdicts
+        if isinstance(component.get("score"), int | float)
+        and not isinstance(component.get("score"), bool)
+    ]
+    if len(scores) == len(verdicts):
+        judge["score"] = sum(scores) / len(scores)
+    return judge
 
 
 def _promptfoo_id(metadata: Any) -> str | None:

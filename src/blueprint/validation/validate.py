@@ -8,7 +8,7 @@ cannot be decoded is reported and skipped while the rest of the file is still ch
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from blueprint.core.errors import ParseError
 from blueprint.core.issues import ValidationReport
-from blueprint.formats import SetSource, SourceRow, StrPath, resolve_codec
+from blueprint.formats import Codec, SetSource, SourceRow, StrPath, UnreadableRow, resolve_codec
 from blueprint.validation.stream import (
     StreamValidator,
     ValidationOptions,
@@ -51,8 +51,24 @@ def validate_file(
         if error.path != path:  # the set file beside the data, not the data itself
             reason = f"{error.path.name}: {reason}"
         return unreadable_report(path, codec.name, reason, options, error.line, error.column)
+    return validate_opened(path, codec, source, options, judge_reports=judge_reports, jobs=jobs)
+
+
+def validate_opened(
+    path: Path,
+    codec: Codec,
+    source: SetSource,
+    options: ValidationOptions,
+    *,
+    judge_reports: Sequence[Path] = (),
+    jobs: int = 1,
+    observe: Callable[[SourceRow | UnreadableRow], None] | None = None,
+) -> ValidationReport:
+    """Validate a set ``codec`` has opened (see :func:`validate_file`). ``observe`` sees each
+    row as the pass reads it, for a caller that keeps what it reads (the studio); the pass
+    then runs in this process."""
     report = ValidationReport(source=str(path), format=codec.name)
-    _validate_source(source, options, report, jobs)
+    _validate_source(source, options, report, 1 if observe is not None else jobs, observe)
     # after the pass, not in it: reads the rows again only when a report is referenced
     if judge_reports or _names_judge_reports(source.header):
         from blueprint.validation.judge_status import settle_judge_conditions
@@ -109,7 +125,11 @@ def validate_document(
 
 
 def _validate_source(
-    source: SetSource, options: ValidationOptions, report: ValidationReport, jobs: int = 1
+    source: SetSource,
+    options: ValidationOptions,
+    report: ValidationReport,
+    jobs: int = 1,
+    observe: Callable[[SourceRow | UnreadableRow], None] | None = None,
 ) -> None:
     validator = StreamValidator(report, options)
     validator.check_header(source.header, source.notes)
@@ -125,6 +145,8 @@ def _validate_source(
             return
     with _few_collections():
         for item in source.rows:
+            if observe is not None:
+                observe(item)
             validator.report_reading()
             start = len(report.issues)
             found = validator.check_row(item, source.format)

@@ -97,6 +97,61 @@ def read_labels(path: Path, *, scale: tuple[int, int] | None = None) -> Labels:
     ``fail`` or integer scores; ``scale`` fixes the score range (else the scores seen).
     """
     path = Path(path)
+    records = _records(path)
+    raws, layout = _collect(path, records)
+    if not raws:
+        raise LabelsError(f"{path}: no labels in the file")
+    chosen = _scale(path, raws, scale)
+    cases = tuple(_decode_case(path, raw, chosen) for raw in raws)
+    raters = sorted({rater for case in cases for rater in case.humans})
+    return Labels(path, chosen, tuple(raters), cases, layout)
+
+
+@dataclass(frozen=True)
+class JudgedOutput:
+    """One case of a file of judge results, to be labelled by people: the output the judge
+    saw (None when the file has none), the judge's label and the human labels given so far
+    (``"pass"``/``"fail"`` or an integer score)."""
+
+    case_id: str
+    line: int | None
+    output: Any
+    judge: str | int
+    humans: dict[str, str | int]
+
+
+def read_judged_outputs(path: Path) -> list[JudgedOutput]:
+    """Read judge results to label: a labels file (either layout) whose human labels may be
+    missing, with an ``output`` column (key) beside ``caseId`` and ``judge``. Every case needs
+    a judge label; the labels are checked as :func:`read_labels` checks them."""
+    path = Path(path)
+    records = list(_records(path))
+    outputs = {str(record.get("caseId", "")).strip(): record.get("output") for _, record in records}
+    raws, _ = _collect(path, records, humans_needed=False)
+    if not raws:
+        raise LabelsError(f"{path}: no judge results in the file")
+    _scale(path, raws, None)  # one scale, every label readable
+    judged: list[JudgedOutput] = []
+    for raw in raws:
+        judge = _token(raw.judge)
+        if judge is None:
+            where = f"{path}:{raw.line}" if raw.line is not None else str(path)
+            raise LabelsError(f"{where}: case {raw.case_id!r} has no judge label")
+        humans = {
+            rater: token
+            for rater, value in raw.humans.items()
+            if (token := _token(value)) is not None
+        }
+        judged.append(JudgedOutput(raw.case_id, raw.line, outputs.get(raw.case_id), judge, humans))
+    return judged
+
+
+#: one record of a labels file: its line and its keys (column names) with their values
+_Record = tuple[int | None, dict[str, Any]]
+
+
+def _records(path: Path) -> Iterator[_Record]:
+    """The records of a labels file, CSV or JSON Lines by its extension."""
     try:
         refuse_special_file(path)
         size = path.stat().st_size
@@ -119,22 +174,10 @@ def read_labels(path: Path, *, scale: tuple[int, int] | None = None) -> Labels:
         raise LabelsError(f"{path}: cannot read it: {error.strerror or error}") from None
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        records = _csv_records(path, text)
-    elif suffix in (".jsonl", ".ndjson"):
-        records = _jsonl_records(path, text)
-    else:
-        raise LabelsError(f"{path}: a labels file is .csv or .jsonl, not {suffix or 'no suffix'}")
-    raws, layout = _collect(path, records)
-    if not raws:
-        raise LabelsError(f"{path}: no labels in the file")
-    chosen = _scale(path, raws, scale)
-    cases = tuple(_decode_case(path, raw, chosen) for raw in raws)
-    raters = sorted({rater for case in cases for rater in case.humans})
-    return Labels(path, chosen, tuple(raters), cases, layout)
-
-
-#: one record of a labels file: its line and its keys (column names) with their values
-_Record = tuple[int | None, dict[str, Any]]
+        return _csv_records(path, text)
+    if suffix in (".jsonl", ".ndjson"):
+        return _jsonl_records(path, text)
+    raise LabelsError(f"{path}: a labels file is .csv or .jsonl, not {suffix or 'no suffix'}")
 
 
 def _csv_records(path: Path, text: str) -> Iterator[_Record]:
@@ -177,7 +220,7 @@ def _jsonl_records(path: Path, text: str) -> Iterator[_Record]:
 
 
 def _collect(
-    path: Path, records: Iterable[_Record]
+    path: Path, records: Iterable[_Record], *, humans_needed: bool = True
 ) -> tuple[list[_RawCase], Literal["wide", "long"]]:
     cases: dict[str, _RawCase] = {}
     layout: Literal["wide", "long"] | None = None
@@ -221,7 +264,12 @@ def _collect(
                 case.humans[HUMAN_COLUMN] = value
             elif key.startswith(HUMAN_COLUMN + ".") and len(key) > len(HUMAN_COLUMN) + 1:
                 case.humans[key[len(HUMAN_COLUMN) + 1 :]] = value
-    if layout == "wide" and cases and not any(case.humans for case in cases.values()):
+    if (
+        humans_needed
+        and layout == "wide"
+        and cases
+        and not any(case.humans for case in cases.values())
+    ):
         raise LabelsError(f"{path}: no human column (human, or human.<rater> for each rater)")
     return list(cases.values()), layout or "wide"
 

@@ -1,0 +1,178 @@
+"""The row editor's fields, and a submitted form read back as the changes ``blueprint edit``
+makes (:class:`FieldChange`), so a save in the studio and the command write the same bytes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from blueprint.authoring.rowedit import REMOVED, FieldChange, value_at
+from blueprint.core.model import (
+    EVALUATOR_TYPES,
+    ORACLE_TYPES,
+    PROVENANCES,
+    BlastRadius,
+    Reversibility,
+)
+from blueprint.io import jsonvalues
+
+Kind = Literal["auto", "text", "long", "lines", "choice"]
+REVERSIBILITY: Final = ("R0", "R1", "R2", "R3")
+BLAST_RADIUS: Final = ("B0", "B1", "B2", "B3")
+assert set(REVERSIBILITY) == set(Reversibility.__args__)  # type: ignore[attr-defined]
+assert set(BLAST_RADIUS) == set(BlastRadius.__args__)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One field of the editor: its path, label, how it is edited, and its choices."""
+
+    path: tuple[str, ...]
+    label: str
+    kind: Kind
+    help: str = ""
+    choices: tuple[str, ...] = ()
+    #: whether the field stays (as empty text) when emptied, instead of being removed
+    required: bool = False
+
+    @property
+    def name(self) -> str:
+        return "f." + ".".join(self.path)
+
+    @property
+    def mode_name(self) -> str:
+        return "k." + ".".join(self.path)
+
+    @property
+    def dom_id(self) -> str:
+        return "field-" + "-".join(self.path)
+
+
+def _case(key: str, label: str, kind: Kind, help: str = "", **more: Any) -> FieldSpec:
+    return FieldSpec(("metadata", "case", key), label, kind, help, **more)
+
+
+#: the fields the editor shows, in order; the rest of a row is shown as it is, read only
+FIELDS: Final = (
+    FieldSpec(("input",), "Input", "auto", "What the system receives.", required=True),
+    FieldSpec(("expected",), "Expected", "auto", "The expected answer, shaped by the oracle type."),
+    _case("oracleType", "Oracle type", "choice", choices=ORACLE_TYPES, required=True),
+    _case("evaluator", "Evaluator", "choice", "Empty: the family's.", choices=EVALUATOR_TYPES),
+    _case(
+        "expectedBehavior",
+        "Expected behaviour",
+        "long",
+        "Why the expected answer is right, in the author's words.",
+        required=True,
+    ),
+    _case("provenance", "Provenance", "choice", choices=PROVENANCES, required=True),
+    _case("caseFamily", "Case family", "choice"),
+    _case("scenario", "Scenario", "long"),
+    _case("actor", "Actor", "text"),
+    _case("evaluationCriteria", "Evaluation criteria", "lines", "One criterion a line."),
+    _case("unacceptableBehavior", "Unacceptable behaviour", "lines", "One behaviour a line."),
+    _case("linkedConcerns", "Linked concerns", "lines", "One concern a line."),
+    _case(
+        "reversibility",
+        "Reversibility",
+        "choice",
+        "R0 no change … R3 no way back.",
+        choices=REVERSIBILITY,
+    ),
+    _case(
+        "blastRadius", "Blast radius", "choice", "B0 one record … B3 outside.", choices=BLAST_RADIUS
+    ),
+    _case("toolActionExpectation", "Tool action expectation", "long"),
+    _case("escalationExpectation", "Escalation expectation", "long"),
+    _case("reviewerExpertise", "Reviewer expertise", "text"),
+    _case("passLogic", "Pass logic", "text"),
+    _case("version", "Case version", "text"),
+    _case("retirementCondition", "Retirement condition", "text"),
+    FieldSpec(("metadata", "split"), "Split", "text", "dev, test, …"),
+)
+
+
+@dataclass(frozen=True)
+class ShownField:
+    """A field as the editor shows it: its spec, the text in the control, the mode of an
+    ``auto`` field (text or JSON), and a problem reading what was typed."""
+
+    spec: FieldSpec
+    text: str
+    mode: Literal["text", "json"]
+    choices: tuple[str, ...]
+    problem: str | None = None
+
+
+def shown_fields(
+    row: Mapping[str, Any], families: list[str], typed: Mapping[str, str] | None = None
+) -> list[ShownField]:
+    """The editor's fields for a row; ``typed`` is a submitted form to show again as typed."""
+    shown: list[ShownField] = []
+    problems = read_form(row, typed)[1] if typed is not None else {}
+    for spec in FIELDS:
+        value = value_at(row, spec.path)
+        mode: Literal["text", "json"] = "text"
+        if spec.kind == "auto" and value is not REMOVED and not isinstance(value, str):
+            mode = "json"
+        if typed is not None:
+            mode = "json" if typed.get(spec.mode_name) == "json" else mode
+            if spec.kind == "auto" and typed.get(spec.mode_name) == "text":
+                mode = "text"
+            text = typed.get(spec.name, "")
+        else:
+            text = _as_text(spec, value, mode)
+        choices = spec.choices
+        if spec.path[-1] == "caseFamily":
+            current = value if isinstance(value, str) else None
+            choices = tuple(families) + ((current,) if current and current not in families else ())
+        shown.append(ShownField(spec, text, mode, choices, problems.get(spec.name)))
+    return shown
+
+
+def _as_text(spec: FieldSpec, value: Any, mode: str) -> str:
+    if value is REMOVED or (value is None and spec.kind != "auto"):
+        return ""
+    if spec.kind == "lines" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "\n".join(value)
+    if isinstance(value, str) and mode == "text":
+        return value
+    return jsonvalues.dumps_text(value, indent=True)
+
+
+def read_form(
+    row: Mapping[str, Any], form: Mapping[str, str]
+) -> tuple[list[FieldChange], dict[str, str]]:
+    """The changes a submitted editor form makes to ``row`` (only fields whose value differs),
+    and what could not be read, by field name (nothing is saved while there is any)."""
+    changes: list[FieldChange] = []
+    problems: dict[str, str] = {}
+    for spec in FIELDS:
+        if spec.name not in form:
+            continue  # a field the form did not show is left as it is
+        raw = form[spec.name].replace("\r\n", "\n").replace("\r", "\n")
+        mode = form.get(spec.mode_name, "text")
+        try:
+            value = _value(spec, raw, mode)
+        except ValueError as error:
+            problems[spec.name] = f"not JSON: {error}"
+            continue
+        if value != value_at(row, spec.path):
+            changes.append(FieldChange(spec.path, value))
+    return changes, problems
+
+
+def _value(spec: FieldSpec, raw: str, mode: str) -> Any:
+    if spec.kind == "auto" and mode == "json":
+        if not raw.strip():
+            return "" if spec.required else REMOVED
+        return jsonvalues.loads(raw)
+    if spec.kind == "lines":
+        items = [line.strip() for line in raw.split("\n") if line.strip()]
+        return items or REMOVED
+    if spec.kind == "choice":
+        return raw if raw else REMOVED
+    if not raw.strip() and not spec.required:
+        return REMOVED
+    return raw

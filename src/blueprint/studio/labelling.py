@@ -1,0 +1,235 @@
+"""Labelling an LLM judge's verdicts: people give their own label to each judged output, the
+labels go to the file ``blueprint judge-report`` reads, and the report is made from that
+file as the command makes it, so the numbers on the page are the command's.
+
+The judge results are a labels file without (or with some) human labels and with an
+``output`` column (CSV or JSON Lines), or promptfoo's results file, whose model-graded
+assertions (``llm-rubric`` and the like) give the judge's verdict. The labels file is written
+whole after every label (atomically), in the wide layout: ``caseId``, ``judge``, then one
+``human.<rater>`` column per rater; a case no one has labelled yet is not in it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from blueprint.core.errors import BlueprintError, ParseError, UsageError
+from blueprint.grading.results import read_results
+from blueprint.io import jsonvalues
+from blueprint.io.atomic import AtomicOutputs
+from blueprint.reports.judging import (
+    BootstrapOptions,
+    LabelsError,
+    Thresholds,
+    build_report,
+    read_labels,
+    read_set_families,
+    with_report_paths,
+)
+from blueprint.reports.judging.labels import JudgedOutput, read_judged_outputs
+
+Label = str | int
+PASS_FAIL_LABELS: Final = ("pass", "fail")
+
+
+def read_judge_results(path: Path) -> list[JudgedOutput]:
+    """The judged outputs of a results file (see the module's docstring)."""
+    if path.suffix.lower() == ".json":
+        try:
+            recorded = read_results(path)
+        except ParseError as error:
+            raise LabelsError(str(error)) from None
+        judged = [
+            JudgedOutput(
+                item.id, item.line, item.output, "pass" if item.judge["pass"] else "fail", {}
+            )
+            for item in recorded.values()
+            if isinstance(item.judge, dict) and isinstance(item.judge.get("pass"), bool)
+        ]
+        if not judged:
+            raise LabelsError(
+                f"{path}: no judge verdicts in it (a promptfoo results file gives them where a"
+                " test has an llm-rubric or other model-graded assertion)"
+            )
+        return judged
+    return read_judged_outputs(path)
+
+
+def default_labels_path(results: Path) -> Path:
+    return results.with_name(results.stem + ".labels.csv")
+
+
+def default_report_path(set_path: Path) -> Path:
+    return set_path.with_name(set_path.stem + ".judge.json")
+
+
+@dataclass
+class LabellingSession:
+    """Judged outputs of one set, the labels people gave so far, and where they go."""
+
+    set_path: Path
+    results_path: Path
+    labels_path: Path
+    items: list[JudgedOutput]
+    #: case id -> rater -> label
+    labels: dict[str, dict[str, Label]] = field(default_factory=dict)
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    scale: tuple[int, int] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _report: tuple[bytes, dict[str, Any] | str] | None = field(default=None, repr=False)
+
+    @classmethod
+    def open(
+        cls,
+        set_path: Path,
+        results_path: Path,
+        labels_path: Path | None = None,
+        *,
+        thresholds: Thresholds | None = None,
+        scale: tuple[int, int] | None = None,
+    ) -> LabellingSession:
+        """Read the judge results; labels already in the labels file are taken up again."""
+        labels_path = labels_path or default_labels_path(results_path)
+        if labels_path.resolve() == results_path.resolve():
+            raise UsageError(
+                f"{labels_path}: is the judge results file itself; write the labels elsewhere"
+            )
+        items = read_judge_results(results_path)
+        session = cls(
+            set_path, results_path, labels_path, items, thresholds=thresholds or Thresholds()
+        )
+        session.scale = scale
+        for item in items:
+            if item.humans:
+                session.labels[item.case_id] = dict(item.humans)
+        if labels_path.exists():
+            try:
+                earlier = read_judged_outputs(labels_path)
+            except LabelsError as error:
+                raise UsageError(
+                    f"{labels_path}: is there, and is not a labels file this studio can take up"
+                    f" again ({error}); name another with --labels"
+                ) from None
+            known = {item.case_id for item in items}
+            for item in earlier:
+                if item.case_id in known and item.humans:
+                    session.labels.setdefault(item.case_id, {}).update(item.humans)
+        return session
+
+    @property
+    def ordinal(self) -> bool:
+        return any(isinstance(item.judge, int) for item in self.items)
+
+    def choices(self) -> tuple[Label, ...]:
+        """The labels a rater can give: pass and fail, or the scores of the scale."""
+        if not self.ordinal:
+            return PASS_FAIL_LABELS
+        low, high = self.scale or self._score_range()
+        return tuple(range(low, high + 1))
+
+    def _score_range(self) -> tuple[int, int]:
+        scores = [item.judge for item in self.items if isinstance(item.judge, int)]
+        scores += [
+            v for given in self.labels.values() for v in given.values() if isinstance(v, int)
+        ]
+        return min(scores), max(scores)
+
+    def index_of(self, case_id: str) -> int | None:
+        for index, item in enumerate(self.items):
+            if item.case_id == case_id:
+                return index
+        return None
+
+    def next_for(self, rater: str, after: int = -1) -> int | None:
+        """The first case after position ``after`` that ``rater`` has not labelled (wrapping
+        round once); None when they have labelled every case."""
+        count = len(self.items)
+        for step in range(1, count + 1):
+            index = (after + step) % count
+            if rater not in self.labels.get(self.items[index].case_id, {}):
+                return index
+        return None
+
+    def labelled_by(self, rater: str) -> int:
+        return sum(1 for given in self.labels.values() if rater in given)
+
+    def raters(self) -> list[str]:
+        return sorted({rater for given in self.labels.values() for rater in given})
+
+    def give(self, case_id: str, rater: str, label: Label | None) -> None:
+        """Record (or, with None, withdraw) one rater's label, and write the labels file."""
+        rater = rater.strip()
+        if not rater or rater == "judge" or any(ch in rater for ch in ',\n\r"'):
+            raise UsageError("a rater's name is a short name, not 'judge', without , or quotes")
+        if self.index_of(case_id) is None:
+            raise UsageError(f"{case_id!r} is not among the judged outputs")
+        if label is not None and label not in self.choices():
+            raise UsageError(
+                f"{label!r} is not a label here ({', '.join(map(str, self.choices()))})"
+            )
+        with self._lock:
+            given = self.labels.setdefault(case_id, {})
+            if label is None:
+                given.pop(rater, None)
+            else:
+                given[rater] = label
+            self._write()
+
+    def labels_text(self) -> str:
+        """The labels file, wide layout: every case someone labelled, in the results' order."""
+        raters = self.raters()
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["caseId", "judge", *[f"human.{rater}" for rater in raters]])
+        for item in self.items:
+            given = self.labels.get(item.case_id)
+            if given:
+                writer.writerow(
+                    [item.case_id, item.judge, *[given.get(rater, "") for rater in raters]]
+                )
+        return out.getvalue()
+
+    def _write(self) -> None:
+        with AtomicOutputs([self.labels_path], force=True) as outputs:
+            outputs.open(self.labels_path).write(self.labels_text())
+
+    def report(self, bootstrap: BootstrapOptions | None = None) -> dict[str, Any] | str | None:
+        """The judge report on the labels file as it is (what ``blueprint judge-report`` gives
+        for it), or why there is none; None before the first label."""
+        if not any(self.labels.values()):
+            return None
+        text = self.labels_text().encode()
+        with self._lock:
+            if self._report is not None and self._report[0] == text:
+                return self._report[1]
+        try:
+            labels = read_labels(self.labels_path, scale=self.scale)
+            families = read_set_families(self.set_path)
+            built: dict[str, Any] | str = build_report(
+                labels,
+                families,
+                set_path=str(self.set_path),
+                labels_path=str(self.labels_path),
+                thresholds=self.thresholds,
+                bootstrap=bootstrap,
+            )
+        except (LabelsError, BlueprintError) as error:
+            built = str(error)
+        with self._lock:
+            self._report = (text, built)
+        return built
+
+    def write_report(self, output: Path, *, force: bool) -> dict[str, Any]:
+        """Write the report as ``blueprint judge-report -o OUTPUT.json`` writes it."""
+        built = self.report()
+        if not isinstance(built, dict):
+            raise UsageError(built or "label some outputs first: there is no report yet")
+        placed = with_report_paths(dict(built), output)
+        with AtomicOutputs([output], force=force) as outputs:
+            outputs.open(output).write(jsonvalues.dumps_text(placed, indent=True) + "\n")
+        return placed
