@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlencode
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment, PackageLoader
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -67,7 +67,6 @@ class Studio:
 def _environment() -> Environment:
     environment = Environment(
         loader=PackageLoader("blueprint.studio", "templates"),
-        undefined=StrictUndefined,
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
