@@ -17,8 +17,8 @@ from blueprint.formats import REGISTRY, WriteOptions
 from blueprint.reports.judging import read_labels
 from blueprint.studio.server import StudioOptions, build_studio
 from curation_sets import rows_of
-from studio_sets import HOSTILE, JUDGED, judge_label, judge_results, studio_rows, studio_set
 from studio_sets import FAMILIES as STUDIO_FAMILIES
+from studio_sets import JUDGED, judge_label, judge_results, studio_rows, studio_set
 
 runner = CliRunner()
 BASE = "http://127.0.0.1:8765"
