@@ -11,8 +11,9 @@ from pathlib import Path
 from starlette.applications import Starlette
 
 from blueprint.reports.judging import Thresholds
-from blueprint.studio.app import Studio, create_app
+from blueprint.studio.app import create_app
 from blueprint.studio.labelling import LabellingSession
+from blueprint.studio.pages import Studio
 from blueprint.studio.security import Guard, is_loopback
 from blueprint.studio.workspace import Progress, Workspace
 
