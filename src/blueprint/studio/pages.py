@@ -51,6 +51,7 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     made.filters["json"] = lambda value: jsonvalues.dumps_text(value, indent=True)
+    made.filters["shown"] = shown_path
     made.filters["query"] = lambda pairs: urlencode(
         [(key, value) for key, value in pairs if value not in (None, "")]
     )
@@ -98,6 +99,14 @@ class Pages:
         """The served set whose file is ``path``."""
         wanted = path.resolve()
         return next((s for s in self.studio.workspace if s.path.resolve() == wanted), None)
+
+
+def shown_path(path: Path) -> str:
+    """A path as a person would type it: relative to the working folder when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def quoted(text: str) -> str:
