@@ -64,7 +64,7 @@ def studio_command(
 ) -> None:
     """Review rows, promote starter rows and label judge verdicts in a local web app.
 
-    Serves on 127.0.0.1 until Ctrl+C. Writes go through the same edit path as the edit
+    Serves on 127.0.0.1 until Ctrl+C (exit 130, as for any command a signal stops). Writes go through the same edit path as the edit
     commands; nothing is committed for you. Exit 2 when a set or the judge results cannot be
     read, or the port is taken.
     """
@@ -76,6 +76,9 @@ def studio_command(
     for note in found.notes:
         err.print(f"[dim]note:[/] {escape(note)}")
     sets = [item.path for item in found.sets]
+    missing = [path for path in sets if not path.exists()]
+    if missing:
+        raise UsageError(f"{missing[0]}: no such file or folder")
     if not sets:
         raise UsageError(
             "no sets to serve: name set files or folders, or list sets in blueprint.toml"
@@ -106,5 +109,3 @@ def studio_command(
         )
     except OSError as error:
         raise UsageError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
-    except KeyboardInterrupt:
-        raise typer.Exit(0) from None
