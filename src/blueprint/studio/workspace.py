@@ -9,10 +9,12 @@ over small records.
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Final
 
@@ -55,8 +57,16 @@ class StudioRow:
         self.family = _text(self.case.get("caseFamily"))
         self.split = _text(metadata.get("split"))
         self.evaluator = _text(self.case.get("evaluator"))
-        self.codes = frozenset(issue.code for issue in self.findings)
-        self.version = row_version(self.data)
+
+    @cached_property
+    def codes(self) -> frozenset[str]:
+        return frozenset(issue.code for issue in self.findings)
+
+    @cached_property
+    def version(self) -> str:
+        """The version of the row as read (see :func:`row_version`): what a page made from
+        it sends back, so that a save over a row changed since is refused."""
+        return row_version(self.data)
 
     @property
     def severities(self) -> Counter[str]:
@@ -153,7 +163,22 @@ def _stamp(path: Path) -> tuple[Any, ...]:
 
 
 def load_set(key: str, path: Path, progress: Progress | None = None) -> StudioSet:
-    """Read and validate a set in one pass, keeping each row with its findings."""
+    """Read and validate a set in one pass, keeping each row with its findings.
+
+    The rows stay in memory for as long as the studio serves them, so the cyclic garbage
+    collector is kept from scanning them: paused while they are read, and the loaded rows
+    frozen afterwards (they are let go, and freed, when the set is read again)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_set(key, path, progress)
+    finally:
+        if enabled:
+            gc.enable()
+        gc.freeze()
+
+
+def _load_set(key: str, path: Path, progress: Progress | None) -> StudioSet:
     stamp = _stamp(path)
     try:
         codec = resolve_codec(path, None, reading=True)
