@@ -132,7 +132,8 @@ def serve(folder: Path, **options: Any) -> Served:
 
 
 @pytest.fixture
-def studio(tmp_path: Path) -> Iterator[Served]:
+def studio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+    monkeypatch.chdir(tmp_path)  # paths on the pages read as a user started it there
     served = serve(tmp_path, judge_results=judge_results(tmp_path))
     yield served
     served.server.should_exit = True

@@ -64,9 +64,9 @@ def studio_command(
 ) -> None:
     """Review rows, promote starter rows and label judge verdicts in a local web app.
 
-    Serves on 127.0.0.1 until Ctrl+C (exit 130, as for any command a signal stops). Writes go through the same edit path as the edit
-    commands; nothing is committed for you. Exit 2 when a set or the judge results cannot be
-    read, or the port is taken.
+    Serves on 127.0.0.1 until Ctrl+C (exit 130, as for any command a signal stops). Writes
+    go through the same edit path as the edit commands; nothing is committed for you. Exit 2
+    when a set or the judge results cannot be read, or the port is taken.
     """
     from blueprint.reports.judging import Thresholds, parse_scale
     from blueprint.studio.server import StudioOptions, serve

@@ -40,10 +40,14 @@ class StudioRow:
 
     index: int
     data: Any
-    line: int | None
+    #: the row's line where the reader knew it as it read (see :attr:`line`)
+    read_line: int | None
     findings: list[Issue] = field(default_factory=list)
     #: why the row could not be read (None: it was)
     unreadable: str | None = None
+    #: the reader's way to a row's line, asked only when a page shows it (a JSON document
+    #: counts newlines to answer)
+    line_of: Callable[[int], int | None] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         data = self.data if isinstance(self.data, dict) else {}
@@ -57,6 +61,12 @@ class StudioRow:
         self.family = _text(self.case.get("caseFamily"))
         self.split = _text(metadata.get("split"))
         self.evaluator = _text(self.case.get("evaluator"))
+
+    @cached_property
+    def line(self) -> int | None:
+        if self.read_line is not None or self.line_of is None:
+            return self.read_line
+        return self.line_of(self.index)
 
     @cached_property
     def codes(self) -> frozenset[str]:
@@ -228,8 +238,7 @@ def _studio_row(
 ) -> StudioRow:
     if isinstance(item, UnreadableRow):
         return StudioRow(item.index, None, item.line, findings, unreadable=item.reason)
-    line = item.line if item.line is not None else line_of(item.index)
-    return StudioRow(item.index, item.data, line, findings)
+    return StudioRow(item.index, item.data, item.line, findings, line_of=line_of)
 
 
 # --- what a page asks for --------------------------------------------------------------------
