@@ -46,8 +46,12 @@ def studio_rows() -> list[dict[str, Any]]:
     hostile = row("hostile-1", caseFamily="lookup")
     hostile["input"] = HOSTILE
     hostile["metadata"]["case"]["scenario"] = HOSTILE
+    multiline = row("multiline-1", actor="a customer\nwho writes twice")
+    # a textarea drops a newline right after its tag: the editor must keep this one
+    multiline["input"] = "\nLine one\n  Line two\n"
     return [
         row("lookup-1", caseFamily="lookup", expected="30 days"),
+        multiline,
         starter,
         imported,
         behaviour,

@@ -296,6 +296,24 @@ def test_a_save_from_a_stale_second_page_is_a_conflict(browser: Any, studio: Ser
     context.close()
 
 
+def test_a_save_leaves_the_fields_it_did_not_touch_as_they_were(
+    browser: Any, studio: Served
+) -> None:
+    context = browser.new_context(viewport=DESKTOP)
+    watch = Watch(studio.url)
+    page = watch.attach(context.new_page())
+    before = rows_of(studio.set_path)["multiline-1"]
+    page.goto(studio.url + "/sets/1/rows/multiline-1/edit")
+    page.get_by_label("Scenario").fill("typed in a browser")
+    page.get_by_role("button", name="Save to studio.json").click()
+    page.get_by_role("status").get_by_text("Saved to the file").wait_for()
+    after = rows_of(studio.set_path)["multiline-1"]
+    assert after["metadata"]["case"].pop("scenario") == "typed in a browser"
+    assert after == before  # the leading newline, the two-line actor: all as they were
+    watch.clean()
+    context.close()
+
+
 def test_pages_at_phone_width_keep_every_control_usable(browser: Any, studio: Served) -> None:
     context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
     watch = Watch(studio.url)

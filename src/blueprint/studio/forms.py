@@ -113,13 +113,10 @@ def shown_fields(
     problems = read_form(row, typed)[1] if typed is not None else {}
     for spec in FIELDS:
         value = value_at(row, spec.path)
-        mode: Literal["text", "json"] = "text"
-        if spec.kind == "auto" and value is not REMOVED and not isinstance(value, str):
-            mode = "json"
+        mode = _shown_mode(spec, value)
         if typed is not None:
-            mode = "json" if typed.get(spec.mode_name) == "json" else mode
-            if spec.kind == "auto" and typed.get(spec.mode_name) == "text":
-                mode = "text"
+            given = typed.get(spec.mode_name)
+            mode = "json" if given == "json" else "text" if given == "text" else mode
             text = typed.get(spec.name, "")
         else:
             text = _as_text(spec, value, mode)
@@ -131,40 +128,61 @@ def shown_fields(
     return shown
 
 
-def _as_text(spec: FieldSpec, value: Any, mode: str) -> str:
-    if value is REMOVED or (value is None and spec.kind != "auto"):
-        return ""
+def _shown_mode(spec: FieldSpec, value: Any) -> Literal["text", "json"]:
+    """How a value is shown: as text where the field's control holds it (a string, or lines
+    of strings), else as JSON (a field holding a number, null or an object where a string
+    belongs is shown as it is, not silently turned into text)."""
+    if value is REMOVED or isinstance(value, str):
+        return "text"
     if spec.kind == "lines" and isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return "\n".join(value)
-    if isinstance(value, str) and mode == "text":
+        return "text"
+    return "json"
+
+
+def _as_text(spec: FieldSpec, value: Any, mode: str) -> str:
+    if value is REMOVED:
+        return ""
+    if mode == "text" and isinstance(value, str):
         return value
+    if mode == "text" and spec.kind == "lines" and isinstance(value, list):
+        return "\n".join(str(item) for item in value)
     return jsonvalues.dumps_text(value, indent=True)
+
+
+def _lines(text: str) -> str:
+    """Text with every line end as ``\\n`` (a browser's form sends CRLF)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def read_form(
     row: Mapping[str, Any], form: Mapping[str, str]
 ) -> tuple[list[FieldChange], dict[str, str]]:
-    """The changes a submitted editor form makes to ``row`` (only fields whose value differs),
-    and what could not be read, by field name (nothing is saved while there is any)."""
+    """The changes a submitted editor form makes to ``row``, and what could not be read, by
+    field name (nothing is saved while there is any). A field sent back as it was shown is
+    left alone, whatever its value: only what a person changed is written."""
     changes: list[FieldChange] = []
     problems: dict[str, str] = {}
     for spec in FIELDS:
         if spec.name not in form:
             continue  # a field the form did not show is left as it is
-        raw = form[spec.name].replace("\r\n", "\n").replace("\r", "\n")
-        mode = form.get(spec.mode_name, "text")
+        current = value_at(row, spec.path)
+        shown_mode = _shown_mode(spec, current)
+        mode = form.get(spec.mode_name, shown_mode)
+        raw = _lines(form[spec.name])
+        if mode == shown_mode and raw == _lines(_as_text(spec, current, shown_mode)):
+            continue
         try:
-            value = _value(spec, raw, mode)
+            value = _value(spec, raw, "text" if spec.kind == "choice" else mode)
         except ValueError as error:
             problems[spec.name] = f"not JSON: {error}"
             continue
-        if value != value_at(row, spec.path):
+        if value != current:
             changes.append(FieldChange(spec.path, value))
     return changes, problems
 
 
 def _value(spec: FieldSpec, raw: str, mode: str) -> Any:
-    if spec.kind == "auto" and mode == "json":
+    if mode == "json":
         if not raw.strip():
             return "" if spec.required else REMOVED
         return jsonvalues.loads(raw)
