@@ -193,3 +193,18 @@ def test_an_inspect_log_and_a_promptfoo_results_file_are_read(tmp_path: Path) ->
     path.write_text(json.dumps(results), encoding="utf-8")
     found = verdicts(grade(SET, path, "--report", "json"))
     assert (found["cs-refund-window-quote"], found["cs-refund-final-sale"]) == ("fail", "pass")
+
+
+def test_a_promptfoo_results_file_gives_its_llm_rubric_verdicts(tmp_path: Path) -> None:
+    from conftest import FIXTURES, document, row, write_json
+
+    judged = FIXTURES / "native" / "promptfoo" / "judged" / "results.json"
+    rows = [
+        row(f"tone-0{n}", "rubric", evaluator="llm-judge", evaluationCriteria=["kind"])
+        for n in (1, 2, 3)
+    ]
+    path = write_json(tmp_path / "judged.json", document(*rows))
+    done = grade(path, judged, "--report", "json")
+    # the judge (promptfoo's llm-rubric, run by promptfoo itself) passed 1 and 3, failed 2
+    assert verdicts(done) == {"tone-01": "pass", "tone-02": "fail", "tone-03": "pass"}
+    assert done.exit_code == 1

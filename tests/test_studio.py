@@ -449,3 +449,26 @@ def test_labelling_a_promptfoo_results_file(tmp_path: Path) -> None:
     client.post("/judge/rater", data={"csrf": fields["csrf"], "rater": "alice"})
     page = client.get("/judge?case=tone-02&reveal=1").text
     assert "Please read the policy." in page and "The judge said <strong>fail</strong>" in page
+
+
+def test_a_set_that_cannot_be_read_is_shown_with_why(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"schemaVersion": "blueprint.eval-set/v1", "rows": [', encoding="utf-8")
+    client = client_for(broken)
+    home = client.get("/")
+    assert home.status_code == 200 and "broken.json" in home.text
+    page = client.get("/sets/1")
+    assert page.status_code == 200 and 'role="alert"' in page.text
+    # fixed on disk: read again at the next page
+    studio_set(tmp_path, "broken.json")
+    assert "lookup-1" in client.get("/sets/1/rows").text
+
+
+def test_rows_that_share_an_id_are_listed_but_not_edited(tmp_path: Path) -> None:
+    path = studio_set(tmp_path)
+    data = json.loads(path.read_text())
+    data["rows"][1]["id"] = "lookup-1"
+    path.write_text(json.dumps(data))
+    client = client_for(path)
+    assert "duplicate-id" in client.get("/sets/1/rows?code=duplicate-id").text
+    assert client.get("/sets/1/rows/lookup-1/edit").status_code == 404
