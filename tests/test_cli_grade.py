@@ -198,7 +198,7 @@ def test_an_inspect_log_and_a_promptfoo_results_file_are_read(tmp_path: Path) ->
 def test_a_promptfoo_results_file_gives_its_llm_rubric_verdicts(tmp_path: Path) -> None:
     from conftest import FIXTURES, document, row, write_json
 
-    judged = FIXTURES / "native" / "promptfoo" / "judged" / "results.json"
+    judged = FIXTURES / "results" / "promptfoo-judged" / "results.json"
     rows = [
         row(f"tone-0{n}", "rubric", evaluator="llm-judge", evaluationCriteria=["kind"])
         for n in (1, 2, 3)

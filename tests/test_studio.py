@@ -438,7 +438,7 @@ def test_labels_are_taken_up_again(set_path: Path) -> None:
 def test_labelling_a_promptfoo_results_file(tmp_path: Path) -> None:
     from conftest import FIXTURES, document, row, write_json
 
-    results = FIXTURES / "native" / "promptfoo" / "judged" / "results.json"
+    results = FIXTURES / "results" / "promptfoo-judged" / "results.json"
     rows = [
         row(f"tone-0{n}", "rubric", evaluator="llm-judge", evaluationCriteria=["kind"])
         for n in (1, 2, 3)

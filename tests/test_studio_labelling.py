@@ -48,7 +48,7 @@ def test_unusable_judge_results_are_refused(tmp_path: Path, text: str) -> None:
 
 
 def test_a_promptfoo_results_file_without_model_grading_is_refused(tmp_path: Path) -> None:
-    results = FIXTURES / "native" / "promptfoo" / "judged" / "results.json"
+    results = FIXTURES / "results" / "promptfoo-judged" / "results.json"
     assert [item.judge for item in read_judge_results(results)] == ["pass", "fail", "pass"]
     plain = write(tmp_path / "plain.json", '{"results": {"results": []}}')
     with pytest.raises(LabelsError):
