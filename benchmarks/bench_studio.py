@@ -70,10 +70,11 @@ def measure(path: Path) -> dict[str, Any]:
         assert row_id is not None
         row_url = f"{url}sets/1/rows/{row_id.group(1)}"
         row_seconds, _ = _timed(lambda: _get(row_url))
-        editor_seconds, editor = _timed(lambda: _get(row_url + "/edit"))
+        editor_seconds, editor = _timed(lambda: _get(f"{url}sets/1/edit/{row_id.group(1)}"))
         hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', editor))
         body = urlencode({**hidden, "f.metadata.case.scenario": "edited for the benchmark"})
-        request = urllib.request.Request(row_url + "/check", data=body.encode(), method="POST")
+        check_url = f"{url}sets/1/check/{row_id.group(1)}"
+        request = urllib.request.Request(check_url, data=body.encode(), method="POST")
         check_seconds, _ = _timed(lambda: urllib.request.urlopen(request, timeout=600).read())
         status = Path(f"/proc/{process.pid}/status")
         peak = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -36,11 +37,53 @@ def form_fields(html: str) -> dict[str, str]:
     return dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', html))
 
 
-def edit_form(client: TestClient, url: str) -> dict[str, str]:
-    page = client.get(url + "/edit")
+def edit_form(client: TestClient, row_id: str) -> dict[str, str]:
+    page = client.get(f"/sets/1/edit/{row_id}")
     assert page.status_code == 200
     fields = form_fields(page.text)
     return {"csrf": fields["csrf"], "version": fields["version"]}
+
+
+class EditorForm(HTMLParser):
+    """What a browser would send for the editor form of a page, as it is shown."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: dict[str, str] = {}
+        self._textarea: str | None = None
+        self._select: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = {key: value or "" for key, value in attrs}
+        name = found.get("name")
+        if tag == "input" and name and found.get("type") != "submit":
+            self.values[name] = found.get("value", "")
+        elif tag == "textarea" and name:
+            self._textarea = name
+            self.values[name] = ""
+        elif tag == "select" and name:
+            self._select = name
+        elif tag == "option" and self._select and "selected" in found:
+            self.values[self._select] = found.get("value", "")
+
+    def handle_data(self, data: str) -> None:
+        if self._textarea is not None:
+            self.values[self._textarea] += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "textarea" and self._textarea is not None:
+            text = self.values[self._textarea]
+            # a newline right after the tag is not part of the value
+            self.values[self._textarea] = text[1:] if text.startswith("\n") else text
+            self._textarea = None
+        elif tag == "select":
+            self._select = None
+
+
+def page_form(html: str) -> dict[str, str]:
+    parser = EditorForm()
+    parser.feed(html)
+    return parser.values
 
 
 def write_set(path: Path) -> Path:
@@ -68,7 +111,7 @@ def test_every_page_renders(set_path: Path) -> None:
         "/sets/1/rows",
         "/sets/1/rows?oracle=rubric&page=2",
         "/sets/1/rows/lookup-1",
-        "/sets/1/rows/lookup-1/edit",
+        "/sets/1/edit/lookup-1",
         "/queues/starter",
         "/queues/derived",
         "/queues/behavior",
@@ -120,7 +163,7 @@ def test_rows_show_their_findings_inline(tmp_path: Path) -> None:
 
 def test_hostile_strings_stay_text(set_path: Path) -> None:
     client = client_for(set_path)
-    for url in ["/sets/1/rows", "/sets/1/rows/hostile-1", "/sets/1/rows/hostile-1/edit"]:
+    for url in ["/sets/1/rows", "/sets/1/rows/hostile-1", "/sets/1/edit/hostile-1"]:
         page = client.get(url).text
         assert "<script>alert" not in page and "<img src=x" not in page, url
         assert "&lt;script&gt;" in page, url
@@ -135,9 +178,9 @@ def test_a_save_writes_the_bytes_blueprint_edit_writes(tmp_path: Path, suffix: s
     for path in [studio_file, *tmp_path.glob("studio*.set.json")]:
         shutil.copy(path, tmp_path / "cli" / path.name)
     client = client_for(studio_file)
-    form = edit_form(client, "/sets/1/rows/lookup-1")
+    form = edit_form(client, "lookup-1")
     saved = client.post(
-        "/sets/1/rows/lookup-1/edit",
+        "/sets/1/edit/lookup-1",
         data={
             **form,
             "action": "save",
@@ -174,15 +217,15 @@ def test_a_save_writes_the_bytes_blueprint_edit_writes(tmp_path: Path, suffix: s
 def test_two_saves_from_one_version_one_wins_and_nothing_is_lost(set_path: Path) -> None:
     first = client_for(set_path)
     second = TestClient(first.app, base_url=BASE)  # another tab of the same studio
-    form = edit_form(first, "/sets/1/rows/lookup-1")
+    form = edit_form(first, "lookup-1")
     won = first.post(
-        "/sets/1/rows/lookup-1/edit",
+        "/sets/1/edit/lookup-1",
         data={**form, "action": "save", "f.metadata.case.scenario": "first"},
         follow_redirects=False,
     )
     assert won.status_code == 303
     lost = second.post(
-        "/sets/1/rows/lookup-1/edit",
+        "/sets/1/edit/lookup-1",
         data={**form, "action": "save", "f.metadata.case.scenario": "second person's text"},
         follow_redirects=False,
     )
@@ -191,9 +234,40 @@ def test_two_saves_from_one_version_one_wins_and_nothing_is_lost(set_path: Path)
     assert rows_of(set_path)["lookup-1"]["metadata"]["case"]["scenario"] == "first"
 
 
+def test_saving_again_after_a_conflict_keeps_the_other_change(set_path: Path) -> None:
+    client = client_for(set_path)
+    mine = page_form(client.get("/sets/1/edit/lookup-1").text)
+    theirs = page_form(client.get("/sets/1/edit/lookup-1").text)
+    theirs.update({"action": "save", "f.metadata.case.scenario": "their scenario"})
+    assert (
+        client.post("/sets/1/edit/lookup-1", data=theirs, follow_redirects=False).status_code == 303
+    )
+    mine.update({"action": "save", "f.metadata.case.actor": "my actor"})
+    refused = client.post("/sets/1/edit/lookup-1", data=mine, follow_redirects=False)
+    assert refused.status_code == 409
+    again = page_form(refused.text)
+    assert again["f.metadata.case.scenario"] == "their scenario"  # shown as it is now
+    assert again["f.metadata.case.actor"] == "my actor"  # with what I typed
+    again["action"] = "save"
+    saved = client.post("/sets/1/edit/lookup-1", data=again, follow_redirects=False)
+    assert saved.status_code == 303
+    case = rows_of(set_path)["lookup-1"]["metadata"]["case"]
+    assert (case["scenario"], case["actor"]) == ("their scenario", "my actor")
+
+
+def test_saving_an_untouched_editor_writes_nothing(set_path: Path) -> None:
+    client = client_for(set_path)
+    before = set_path.read_bytes()
+    form = page_form(client.get("/sets/1/edit/multiline-1").text)
+    form["action"] = "save"
+    saved = client.post("/sets/1/edit/multiline-1", data=form, follow_redirects=False)
+    assert saved.status_code == 303 and "done=unchanged" in saved.headers["location"]
+    assert set_path.read_bytes() == before
+
+
 def test_a_change_on_disk_makes_the_page_stale(set_path: Path) -> None:
     client = client_for(set_path)
-    form = edit_form(client, "/sets/1/rows/lookup-1")
+    form = edit_form(client, "lookup-1")
     assert (
         runner.invoke(
             cli_app, ["edit", str(set_path), "lookup-1", "--text", "input=changed"]
@@ -202,7 +276,7 @@ def test_a_change_on_disk_makes_the_page_stale(set_path: Path) -> None:
     )
     before = set_path.read_bytes()
     stale = client.post(
-        "/sets/1/rows/lookup-1/edit",
+        "/sets/1/edit/lookup-1",
         data={**form, "action": "save", "f.metadata.case.scenario": "mine"},
         follow_redirects=False,
     )
@@ -210,10 +284,10 @@ def test_a_change_on_disk_makes_the_page_stale(set_path: Path) -> None:
     assert "changed" in stale.text  # the current version is shown
     assert set_path.read_bytes() == before
     # an edit of another row is not held up by that change
-    other = edit_form(client, "/sets/1/rows/starter-1")
+    other = edit_form(client, "starter-1")
     assert (
         client.post(
-            "/sets/1/rows/starter-1/edit",
+            "/sets/1/edit/starter-1",
             data={**other, "action": "save", "f.metadata.case.scenario": "fine"},
             follow_redirects=False,
         ).status_code
@@ -224,9 +298,9 @@ def test_a_change_on_disk_makes_the_page_stale(set_path: Path) -> None:
 def test_what_cannot_be_read_is_not_saved(set_path: Path) -> None:
     client = client_for(set_path)
     before = set_path.read_bytes()
-    form = edit_form(client, "/sets/1/rows/lookup-1")
+    form = edit_form(client, "lookup-1")
     bad = client.post(
-        "/sets/1/rows/lookup-1/edit",
+        "/sets/1/edit/lookup-1",
         data={**form, "action": "save", "f.expected": "{not json", "k.expected": "json"},
     )
     assert bad.status_code == 422
@@ -235,9 +309,9 @@ def test_what_cannot_be_read_is_not_saved(set_path: Path) -> None:
 
 def test_a_check_shows_the_validators_findings_and_the_diff(set_path: Path) -> None:
     client = client_for(set_path)
-    form = edit_form(client, "/sets/1/rows/lookup-1")
+    form = edit_form(client, "lookup-1")
     checked = client.post(
-        "/sets/1/rows/lookup-1/check",
+        "/sets/1/check/lookup-1",
         data={
             **form,
             "f.metadata.case.evaluator": "human-expert",
@@ -252,21 +326,19 @@ def test_a_check_shows_the_validators_findings_and_the_diff(set_path: Path) -> N
 
 def test_forms_need_the_token_and_the_studios_origin(set_path: Path) -> None:
     client = client_for(set_path)
-    form = edit_form(client, "/sets/1/rows/lookup-1")
+    form = edit_form(client, "lookup-1")
     data = {**form, "action": "save", "f.metadata.case.scenario": "x"}
     before = set_path.read_bytes()
-    assert (
-        client.post("/sets/1/rows/lookup-1/edit", data={**data, "csrf": "guess"}).status_code == 403
-    )
+    assert client.post("/sets/1/edit/lookup-1", data={**data, "csrf": "guess"}).status_code == 403
     without = {key: value for key, value in data.items() if key != "csrf"}
-    assert client.post("/sets/1/rows/lookup-1/edit", data=without).status_code == 403
+    assert client.post("/sets/1/edit/lookup-1", data=without).status_code == 403
     for headers in (
         {"origin": "http://evil.example"},
         {"referer": "http://evil.example/page"},
         {"sec-fetch-site": "cross-site"},
         {"origin": "null"},
     ):
-        refused = client.post("/sets/1/rows/lookup-1/edit", data=data, headers=headers)
+        refused = client.post("/sets/1/edit/lookup-1", data=data, headers=headers)
         assert refused.status_code == 403, headers
     assert set_path.read_bytes() == before
     # a name that resolves here but is not the studio's (DNS rebinding)
@@ -287,7 +359,7 @@ def test_beyond_loopback_every_request_needs_the_token(set_path: Path) -> None:
     assert entered.status_code == 303 and "token" not in entered.headers["location"]
     assert client.get("/sets/1").status_code == 200  # the cookie carries it now
     stranger = TestClient(app, base_url="http://192.0.2.7:8765")
-    assert stranger.post("/sets/1/rows/lookup-1/edit", data={"action": "save"}).status_code == 401
+    assert stranger.post("/sets/1/edit/lookup-1", data={"action": "save"}).status_code == 401
 
 
 def test_promote_records_the_reviewer_as_the_command_does(set_path: Path) -> None:
@@ -295,7 +367,7 @@ def test_promote_records_the_reviewer_as_the_command_does(set_path: Path) -> Non
     page = client.get("/sets/1/rows/starter-1").text
     fields = form_fields(page)
     done = client.post(
-        "/sets/1/rows/starter-1/promote",
+        "/sets/1/review/promote/starter-1",
         data={
             "csrf": fields["csrf"],
             "version": fields["version"],
@@ -314,7 +386,7 @@ def test_promote_records_the_reviewer_as_the_command_does(set_path: Path) -> Non
     assert "starter-1" not in client.get("/queues/starter").text
     # the page it was promoted from is stale now
     again = client.post(
-        "/sets/1/rows/starter-1/promote",
+        "/sets/1/review/promote/starter-1",
         data={"csrf": fields["csrf"], "version": fields["version"], "reviewer": "x"},
     )
     assert again.status_code == 409
@@ -323,7 +395,7 @@ def test_promote_records_the_reviewer_as_the_command_does(set_path: Path) -> Non
 def test_accept_confirms_derived_values(set_path: Path) -> None:
     client = client_for(set_path)
     fields = form_fields(client.get("/sets/1/rows/imported-1").text)
-    done = client.post("/sets/1/rows/imported-1/accept", data=fields, follow_redirects=False)
+    done = client.post("/sets/1/review/accept/imported-1", data=fields, follow_redirects=False)
     assert done.status_code == 303
     extensions = rows_of(set_path)["imported-1"]["metadata"]["case"]["extensions"]
     assert "derived" not in extensions["blueprint-import"]
@@ -471,4 +543,21 @@ def test_rows_that_share_an_id_are_listed_but_not_edited(tmp_path: Path) -> None
     path.write_text(json.dumps(data))
     client = client_for(path)
     assert "duplicate-id" in client.get("/sets/1/rows?code=duplicate-id").text
-    assert client.get("/sets/1/rows/lookup-1/edit").status_code == 404
+    assert client.get("/sets/1/edit/lookup-1").status_code == 404
+
+
+def test_the_live_check_settles_judge_conditions_as_validate_does(tmp_path: Path) -> None:
+    from conftest import EXAMPLES
+
+    for name in ("support-judged.json", "support-judged.judge.json"):
+        shutil.copy(EXAMPLES / name, tmp_path / name)
+    set_path = tmp_path / "support-judged.json"
+    client = client_for(set_path)
+    row_page = client.get("/sets/1/rows/policy-01").text
+    assert "judge-validated" in row_page
+    form = page_form(client.get("/sets/1/edit/policy-01").text)
+    unchanged = client.post("/sets/1/check/policy-01", data=form).text
+    assert "judge-validated" in unchanged and "conditional-evaluator" not in unchanged
+    form["f.metadata.case.scenario"] = "a change to a labelled row"
+    edited = client.post("/sets/1/check/policy-01", data=form).text
+    assert "judge-report-stale" in edited  # as validate would say once it is saved

@@ -184,7 +184,7 @@ def test_filter_edit_into_an_error_and_out_save_as_the_command_does(
     shoot(page, shots, "rows")
     page.get_by_role("link", name="lookup-1", exact=True).click()
     page.keyboard.press("e")  # the edit key
-    page.wait_for_url("**/lookup-1/edit**")
+    page.wait_for_url("**/edit/lookup-1**")
     # an evaluator the family does not name: the validator's finding appears as typed
     page.get_by_label("Evaluator", exact=True).select_option("llm-judge")
     findings = page.locator("#check")
@@ -278,7 +278,7 @@ def test_a_save_from_a_stale_second_page_is_a_conflict(browser: Any, studio: Ser
     watch = Watch(studio.url)
     first, second = watch.attach(context.new_page()), watch.attach(context.new_page())
     for page in (first, second):
-        page.goto(studio.url + "/sets/1/rows/lookup-1/edit")
+        page.goto(studio.url + "/sets/1/edit/lookup-1")
     first.get_by_label("Scenario").fill("from the first tab")
     first.get_by_role("button", name="Save to studio.json").click()
     first.get_by_role("status").get_by_text("Saved to the file").wait_for()
@@ -303,7 +303,7 @@ def test_a_save_leaves_the_fields_it_did_not_touch_as_they_were(
     watch = Watch(studio.url)
     page = watch.attach(context.new_page())
     before = rows_of(studio.set_path)["multiline-1"]
-    page.goto(studio.url + "/sets/1/rows/multiline-1/edit")
+    page.goto(studio.url + "/sets/1/edit/multiline-1")
     page.get_by_label("Scenario").fill("typed in a browser")
     page.get_by_role("button", name="Save to studio.json").click()
     page.get_by_role("status").get_by_text("Saved to the file").wait_for()
@@ -318,7 +318,7 @@ def test_pages_at_phone_width_keep_every_control_usable(browser: Any, studio: Se
     context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
     watch = Watch(studio.url)
     page = watch.attach(context.new_page())
-    for path in ("/", "/sets/1/rows", "/sets/1/rows/lookup-1/edit", "/judge"):
+    for path in ("/", "/sets/1/rows", "/sets/1/edit/lookup-1", "/judge"):
         page.goto(studio.url + path)
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"] + 1, path  # nothing runs off the side

@@ -27,16 +27,16 @@ def create_app(studio: Studio) -> Starlette:
     browse = BrowsePages(studio, templates)
     review = ReviewPages(studio, templates)
     labels = LabelPages(studio, templates)
-    row = "/sets/{key}/rows/{row_id:path}"
+    # the row id comes last, so that any id (one ending in /edit too) names one row
     routes = [
         Route("/", browse.home),
         Route("/sets/{key}", browse.set_page),
         Route("/sets/{key}/rows", browse.rows_page),
-        Route(row + "/edit", review.edit_page, methods=["GET"]),
-        Route(row + "/edit", review.edit_submit, methods=["POST"]),
-        Route(row + "/check", review.check_fragment, methods=["POST"]),
-        Route(row + "/{action:str}", review.review_submit, methods=["POST"]),
-        Route(row, browse.row_page),
+        Route("/sets/{key}/rows/{row_id:path}", browse.row_page),
+        Route("/sets/{key}/edit/{row_id:path}", review.edit_page, methods=["GET"]),
+        Route("/sets/{key}/edit/{row_id:path}", review.edit_submit, methods=["POST"]),
+        Route("/sets/{key}/check/{row_id:path}", review.check_fragment, methods=["POST"]),
+        Route("/sets/{key}/review/{action}/{row_id:path}", review.review_submit, methods=["POST"]),
         Route("/queues/{name}", browse.queue_page),
         Route("/judge", labels.judge_page),
         Route("/judge/rater", labels.judge_rater, methods=["POST"]),

@@ -3,6 +3,7 @@ makes (:class:`FieldChange`), so a save in the studio and the command write the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -18,6 +19,7 @@ from blueprint.core.model import (
 from blueprint.io import jsonvalues
 
 Kind = Literal["auto", "text", "long", "lines", "choice"]
+Mode = Literal["text", "json"]
 REVERSIBILITY: Final = ("R0", "R1", "R2", "R3")
 BLAST_RADIUS: Final = ("B0", "B1", "B2", "B3")
 assert set(REVERSIBILITY) == set(Reversibility.__args__)  # type: ignore[attr-defined]
@@ -43,6 +45,14 @@ class FieldSpec:
     @property
     def mode_name(self) -> str:
         return "k." + ".".join(self.path)
+
+    @property
+    def original_name(self) -> str:
+        return "o." + ".".join(self.path)
+
+    @property
+    def original_mode_name(self) -> str:
+        return "ok." + ".".join(self.path)
 
     @property
     def dom_id(self) -> str:
@@ -95,12 +105,16 @@ FIELDS: Final = (
 
 @dataclass(frozen=True)
 class ShownField:
-    """A field as the editor shows it: its spec, the text in the control, the mode of an
-    ``auto`` field (text or JSON), and a problem reading what was typed."""
+    """A field as the editor shows it: its spec, the text in the control and its mode (text,
+    or JSON for a value text would not hold), the text and mode it had when the editor was
+    first opened (sent back, so that only a field a person changed is written), and a
+    problem reading what was typed."""
 
     spec: FieldSpec
     text: str
-    mode: Literal["text", "json"]
+    mode: Mode
+    original: str
+    original_mode: Mode
     choices: tuple[str, ...]
     problem: str | None = None
 
@@ -108,38 +122,62 @@ class ShownField:
 def shown_fields(
     row: Mapping[str, Any], families: list[str], typed: Mapping[str, str] | None = None
 ) -> list[ShownField]:
-    """The editor's fields for a row; ``typed`` is a submitted form to show again as typed."""
+    """The editor's fields for ``row``. ``typed`` is a submitted form to show again: the
+    fields it changed as typed, the others as ``row`` has them now (after a conflict, the
+    row as another save left it), so that saving again writes only what this person typed."""
     shown: list[ShownField] = []
     problems = read_form(row, typed)[1] if typed is not None else {}
     for spec in FIELDS:
         value = value_at(row, spec.path)
         mode = _shown_mode(spec, value)
-        if typed is not None:
+        text = original = _as_text(spec, value, mode)
+        original_mode = mode
+        if typed is not None and touched(spec, typed):
             given = typed.get(spec.mode_name)
             mode = "json" if given == "json" else "text" if given == "text" else mode
             text = typed.get(spec.name, "")
-        else:
-            text = _as_text(spec, value, mode)
+            original = typed.get(spec.original_name, original)
+            sent = typed.get(spec.original_mode_name)
+            original_mode = "json" if sent == "json" else "text" if sent == "text" else mode
         choices = spec.choices
         if spec.path[-1] == "caseFamily":
             current = value if isinstance(value, str) else None
             choices = tuple(families) + ((current,) if current and current not in families else ())
-        shown.append(ShownField(spec, text, mode, choices, problems.get(spec.name)))
+        shown.append(
+            ShownField(spec, text, mode, original, original_mode, choices, problems.get(spec.name))
+        )
     return shown
 
 
-def _shown_mode(spec: FieldSpec, value: Any) -> Literal["text", "json"]:
-    """How a value is shown: as text where the field's control holds it (a string, or lines
-    of strings), else as JSON (a field holding a number, null or an object where a string
-    belongs is shown as it is, not silently turned into text)."""
-    if value is REMOVED or isinstance(value, str):
+def _shown_mode(spec: FieldSpec, value: Any) -> Mode:
+    """How a value is shown: as text where the field's control holds it unchanged, else as
+    JSON (a number or null where a string belongs; a string with a control character other
+    than a line end or tab, which a page cannot carry; list items a line each cannot hold)."""
+    if value is REMOVED:
         return "text"
-    if spec.kind == "lines" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+    if isinstance(value, str):
+        return "json" if _UNSAFE.search(value) else "text"
+    if spec.kind == "lines" and isinstance(value, list) and all(_one_line(v) for v in value):
         return "text"
     return "json"
 
 
-def _as_text(spec: FieldSpec, value: Any, mode: str) -> str:
+#: characters a web page does not carry through a form as they are (NUL, CR, ...)
+_UNSAFE: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _one_line(item: Any) -> bool:
+    """Whether a list item survives as one line of a textarea."""
+    return (
+        isinstance(item, str)
+        and bool(item)
+        and item == item.strip()
+        and "\n" not in item
+        and not _UNSAFE.search(item)
+    )
+
+
+def _as_text(spec: FieldSpec, value: Any, mode: Mode) -> str:
     if value is REMOVED:
         return ""
     if mode == "text" and isinstance(value, str):
@@ -154,23 +192,36 @@ def _lines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def touched(spec: FieldSpec, form: Mapping[str, str]) -> bool:
+    """Whether a person changed a field: its text or mode differs from what the editor first
+    showed (sent back with the form; a form without it is compared with nothing, and every
+    field it holds counts)."""
+    if spec.name not in form:
+        return False
+    if spec.original_name not in form:
+        return True
+    if form.get(spec.mode_name, "text") != form.get(spec.original_mode_name, "text"):
+        return True
+    return _lines(form[spec.name]) != _lines(form[spec.original_name])
+
+
 def read_form(
     row: Mapping[str, Any], form: Mapping[str, str]
 ) -> tuple[list[FieldChange], dict[str, str]]:
     """The changes a submitted editor form makes to ``row``, and what could not be read, by
-    field name (nothing is saved while there is any). A field sent back as it was shown is
-    left alone, whatever its value: only what a person changed is written."""
+    field name (nothing is saved while there is any). Only fields a person changed count
+    (:func:`touched`), and of those only the ones whose value differs from the row's."""
     changes: list[FieldChange] = []
     problems: dict[str, str] = {}
     for spec in FIELDS:
-        if spec.name not in form:
-            continue  # a field the form did not show is left as it is
-        current = value_at(row, spec.path)
-        shown_mode = _shown_mode(spec, current)
-        mode = form.get(spec.mode_name, shown_mode)
-        raw = _lines(form[spec.name])
-        if mode == shown_mode and raw == _lines(_as_text(spec, current, shown_mode)):
+        if not touched(spec, form):
             continue
+        current = value_at(row, spec.path)
+        given = form.get(spec.mode_name, _shown_mode(spec, current))
+        mode: Mode = "json" if given == "json" else "text"
+        raw = _lines(form[spec.name])
+        if spec.original_name not in form and raw == _lines(_as_text(spec, current, mode)):
+            continue  # a form made without originals, sent back as the row would show it
         try:
             value = _value(spec, raw, "text" if spec.kind == "choice" else mode)
         except ValueError as error:

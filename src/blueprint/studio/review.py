@@ -14,11 +14,13 @@ from blueprint.authoring.curate import PromoteRequest, accept_derived, promote
 from blueprint.authoring.editing import EditRefused
 from blueprint.authoring.rowedit import EditConflict, apply_changes, edit_row
 from blueprint.core.errors import BlueprintError
+from blueprint.formats import REGISTRY
 from blueprint.studio import forms
 from blueprint.studio.browse import REVIEWER_COOKIE
 from blueprint.studio.history import row_diff
 from blueprint.studio.pages import Pages, Refused, quoted, see
 from blueprint.studio.workspace import StudioRow, StudioSet
+from blueprint.validation.judge_status import settle_judge_conditions
 from blueprint.validation.stream import ValidationOptions
 from blueprint.validation.validate import validate_document
 
@@ -75,14 +77,22 @@ class ReviewPages(Pages):
             return {"problems": {"": str(error)}, "findings": [], "diff": [], "head": None}
         rows = [other.data for other in loaded.rows]
         rows[row.index] = edited
-        report = validate_document(
-            {**loaded.header, "rows": rows}, options=ValidationOptions(row_ids=False)
-        )
+        options = ValidationOptions(row_ids=False)
+        report = validate_document({**loaded.header, "rows": rows}, options=options)
+        # as validate settles a set's judge conditions, over the rows as edited
+        codec = REGISTRY[loaded.format]
+        settle_judge_conditions(report, loaded.path, codec, loaded.header, options.wants, rows=rows)
         head = self.studio.history.head_row(loaded.path, str(row.id))
         before, label = (head.row, "HEAD") if head.unavailable is None else (row.data, "on disk")
         return {
             "problems": problems,
             "findings": [issue for issue in report.issues if issue.row_index == row.index],
+            # what the edit would change about the set as a whole (a judge report gone stale)
+            "set_findings": [
+                issue
+                for issue in report.issues
+                if issue.row_index is None and issue not in loaded.findings
+            ],
             "changed": [change.dotted for change in changes],
             "diff": row_diff(
                 before,
@@ -120,6 +130,9 @@ class ReviewPages(Pages):
         if problems:
             return self.editor(request, loaded, row, typed=typed, status=422)
         row_id = str(row.id)
+        carry = request.query_params.get("carry", "")
+        if not changes:  # nothing typed differs from the row: nothing to write
+            return see(f"/sets/{loaded.key}/rows/{quoted(row_id)}", "unchanged", carry)
         try:
             # the version the page was made from: a row changed since is a conflict
             edit_row(loaded.path, row_id, changes, expected_version=typed.get("version", ""))
@@ -128,9 +141,7 @@ class ReviewPages(Pages):
         except BlueprintError as error:
             return self.editor(request, loaded, row, typed=typed, status=409, refused=str(error))
         self.studio.workspace.reload(loaded.key)
-        carry = request.query_params.get("carry", "")
-        done = "saved" if changes else "unchanged"
-        return see(f"/sets/{loaded.key}/rows/{quoted(row_id)}", done, carry)
+        return see(f"/sets/{loaded.key}/rows/{quoted(row_id)}", "saved", carry)
 
     def conflict(
         self, request: Request, loaded: StudioSet, row_id: str, typed: dict[str, str]

@@ -433,20 +433,21 @@ def settle_judge_conditions(
     header: Mapping[str, Any] | None,
     wants: Callable[[str], bool],
     extra_reports: Sequence[Path] = (),
+    rows: Iterable[Any] | None = None,
 ) -> None:
     """After the validator's pass: turn the ``conditional-evaluator`` warnings of families a
     passing judge-validation report covers into ``judge-validated`` infos, and report
     references that are stale, too small, failing or unreadable. Does nothing (reads nothing)
-    when the set points at no report."""
+    when the set points at no report. ``rows`` are the rows validated, where they are not
+    the file's (a row edited but not saved); else the file is read again."""
     refs = references(path, header, extra_reports)
     if not refs:
         return
     try:
-        source = codec.open(path)
-        families = index_families(
-            header,
-            (item.data if isinstance(item, SourceRow) else None for item in source.rows),
-        )
+        if rows is None:
+            source = codec.open(path)
+            rows = (item.data if isinstance(item, SourceRow) else None for item in source.rows)
+        families = index_families(header, rows)
     except BlueprintError:
         return  # the validator's own pass has reported why the set cannot be read
     statuses, deciding = statuses_for(path, families, refs)
