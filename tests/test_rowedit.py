@@ -195,3 +195,23 @@ def test_judge_report_point_writes_the_report_and_names_it(tmp_path: Path) -> No
     validated = run("validate", set_path, "--report", "json")
     codes = {issue["code"] for issue in json.loads(validated.stdout)["issues"]}
     assert "judge-report-failed" in codes
+
+
+def test_promote_and_accept_refuse_a_row_changed_since_the_page(tmp_path: Path) -> None:
+    from blueprint.authoring.curate import PromoteRequest, accept_derived, promote
+
+    path = curation_set(tmp_path, ".json")
+    seen = {"d": row_version(by_id(path)["d"]), "e": row_version(by_id(path)["e"])}
+    assert run("edit", path, "d", "--text", "input=changed").exit_code == 0
+    assert run("edit", path, "e", "--text", "input=changed").exit_code == 0
+    untouched = snapshot(path.parent)
+    with pytest.raises(EditConflict):
+        promote(path, PromoteRequest(("d",), "expert-authored", "ann", versions=seen))
+    with pytest.raises(EditConflict):
+        accept_derived(path, ["e"], versions={"e": seen["e"]})
+    with pytest.raises(EditConflict):
+        accept_derived(path, ["e"], versions={"gone": "x"})
+    assert snapshot(path.parent) == untouched
+    fresh = {"d": row_version(by_id(path)["d"])}
+    promote(path, PromoteRequest(("d",), "expert-authored", "ann", versions=fresh))
+    assert by_id(path)["d"]["metadata"]["case"]["provenance"] == "expert-authored"

@@ -561,3 +561,59 @@ def test_the_live_check_settles_judge_conditions_as_validate_does(tmp_path: Path
     form["f.metadata.case.scenario"] = "a change to a labelled row"
     edited = client.post("/sets/1/check/policy-01", data=form).text
     assert "judge-report-stale" in edited  # as validate would say once it is saved
+
+
+def test_names_beyond_latin_1_are_kept(set_path: Path) -> None:
+    client = client_for(set_path, judge_results=judge_results(set_path.parent))
+    fields = form_fields(client.get("/sets/1/rows/starter-1").text)
+    promoted = client.post(
+        "/sets/1/review/promote/starter-1",
+        data={"csrf": fields["csrf"], "version": fields["version"], "reviewer": "李明"},
+        follow_redirects=False,
+    )
+    assert promoted.status_code == 303
+    case = rows_of(set_path)["starter-1"]["metadata"]["case"]
+    assert case["extensions"]["blueprint-review"]["reviewer"] == "李明"
+    assert 'value="李明"' in client.get("/sets/1/rows/imported-1").text  # remembered
+    client.post("/judge/rater", data={"csrf": fields["csrf"], "rater": "Zoë 李"})
+    assert "Zoë 李 has labelled 0" in client.get("/judge").text
+
+
+@pytest.mark.parametrize(
+    ("url", "data"),
+    [
+        ("/judge/label", {"case": "tone-01", "label": "²"}),
+        ("/judge/label", {"case": "tone-01", "label": "--1"}),
+        ("/judge/label", {"case": "tone-01", "label": "maybe"}),
+        ("/judge/rater", {"rater": "judge"}),
+        ("/judge/rater", {"rater": "a,b"}),
+        ("/judge/report", {"output": "bad\x00name.json"}),
+        ("/judge/report", {"output": "x" * 300 + ".json"}),
+        ("/judge/report", {"output": "studio.json", "force": "yes"}),  # the set itself
+        ("/judge/report", {"output": "judged.csv"}),
+        ("/sets/1/review/delete/lookup-1", {}),
+    ],
+)
+def test_hostile_forms_are_refused_with_a_page(set_path: Path, url: str, data: dict) -> None:
+    client = client_for(set_path, judge_results=judge_results(set_path.parent))
+    fields = form_fields(client.get("/judge").text)
+    client.post("/judge/rater", data={"csrf": fields["csrf"], "rater": "ann"})
+    before = set_path.read_bytes()
+    answer = client.post(url, data={"csrf": fields["csrf"], **data})
+    assert 400 <= answer.status_code < 500, answer.text
+    assert set_path.read_bytes() == before
+
+
+def test_another_loopback_address_and_port_80_are_answered(set_path: Path) -> None:
+    _, app = build_studio(StudioOptions(sets=[set_path], host="127.0.0.2"), 80)
+    assert TestClient(app, base_url="http://127.0.0.2").get("/").status_code == 200
+    assert TestClient(app, base_url="http://127.0.0.1:80").get("/").status_code == 200
+    assert TestClient(app, base_url="http://evil.example").get("/").status_code == 421
+
+
+def test_the_token_cookie_survives_a_link_from_another_page(set_path: Path) -> None:
+    studio, app = build_studio(StudioOptions(sets=[set_path], host="0.0.0.0"), 8765)
+    client = TestClient(app, base_url="http://192.0.2.7:8765")
+    entered = client.get(f"/?token={studio.guard.token}", follow_redirects=False)
+    cookie = entered.headers["set-cookie"].lower()
+    assert "samesite=lax" in cookie and "httponly" in cookie

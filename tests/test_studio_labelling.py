@@ -107,3 +107,43 @@ def test_scores_are_labelled_on_their_scale(tmp_path: Path) -> None:
     assert session.choices() == (1, 2, 3, 4, 5)
     session.give("tone-01", "ann", 5)
     assert read_labels(session.labels_path, scale=(1, 5)).scale.kind == "ordinal"
+
+
+@pytest.mark.parametrize(
+    "earlier",
+    [
+        "caseId,judge,human.ann,notes\ntone-01,fail,pass,checked twice\n",  # a column
+        "caseId,judge,human.ann\ntone-99,fail,pass\n",  # a case these results lack
+        "caseId,judge,human.ann\ntone-01,pass,pass\n",  # another judge label (tone-01 fails)
+        "caseId,rater,label\ntone-01,judge,fail\ntone-01,ann,pass\n",  # the long layout
+    ],
+)
+def test_labels_that_writing_would_lose_are_refused(tmp_path: Path, earlier: str) -> None:
+    labels = write(tmp_path / "labels.csv", earlier)
+    with pytest.raises(UsageError):
+        LabellingSession.open(studio_set(tmp_path), judge_results(tmp_path), labels)
+    assert labels.read_text(encoding="utf-8") == earlier
+
+
+def test_earlier_labels_are_kept_and_added_to(tmp_path: Path) -> None:
+    labels = write(tmp_path / "labels.csv", "caseId,judge,human.ann\ntone-01,fail,pass\n")
+    session = LabellingSession.open(studio_set(tmp_path), judge_results(tmp_path), labels)
+    session.give("tone-02", "bob", "pass")
+    read = {case.case_id: case.humans for case in read_labels(labels).cases}
+    assert read == {"tone-01": {"ann": 1}, "tone-02": {"bob": 1}}
+
+
+def test_json_lines_labels_are_written_as_json_lines(tmp_path: Path) -> None:
+    labels = tmp_path / "labels.jsonl"
+    session = LabellingSession.open(studio_set(tmp_path), judge_results(tmp_path), labels)
+    session.give("tone-02", "ann", "pass")
+    session.give("tone-03", "ann", "fail")
+    read = read_labels(labels)
+    assert [(case.case_id, case.humans, case.judge) for case in read.cases] == [
+        ("tone-02", {"ann": 1}, 1),
+        ("tone-03", {"ann": 0}, 0),
+    ]
+    again = LabellingSession.open(studio_set(tmp_path), judge_results(tmp_path), labels)
+    assert again.labelled_by("ann") == 2
+    with pytest.raises(UsageError):
+        LabellingSession.open(studio_set(tmp_path), judge_results(tmp_path), tmp_path / "l.txt")

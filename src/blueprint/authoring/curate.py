@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +39,7 @@ from blueprint.authoring.editing import (
     editing,
     ordered_case,
 )
+from blueprint.authoring.rowedit import require_versions
 from blueprint.core import admissibility
 from blueprint.core.errors import UsageError
 from blueprint.core.model import (
@@ -555,15 +556,18 @@ def accept_derived(
     row_ids: Sequence[str] | None,
     fields: Sequence[str] | None = None,
     options: EditOptions | None = None,
+    versions: Mapping[str, str] | None = None,
 ) -> AcceptOutcome:
     """Confirm values an import derived, in the named rows (None: every row), optionally
     only some fields; each accepted entry leaves ``case.extensions["blueprint-import"]``.
 
-    Refused, untouched, for an unknown row id. Nothing to accept is not an error: the
+    Refused, untouched, for an unknown row id, and (EditConflict) for a row that is no
+    longer the version ``versions`` gives for it. Nothing to accept is not an error: the
     outcome says so (and which fields are still derived), and the file is left as it is
     (``written`` None).
     """
     with editing(path, options) as edited:
+        require_versions(edited, versions or {})
         wanted = list(dict.fromkeys(row_ids)) if row_ids is not None else None
         if wanted is not None and not wanted:
             raise UsageError("name the rows to accept, or accept every row (--all)")
@@ -629,6 +633,8 @@ class PromoteRequest:
     accept_derived: bool = False
     #: when the review happened; default now (UTC)
     reviewed_at: datetime | None = None
+    #: row id -> the version the reviewer saw (:func:`row_version`): refused if it changed
+    versions: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -665,6 +671,7 @@ def promote(
     """Turn starter or imported rows into gold: a new provenance, and a review record of
     who reviewed them and when under ``case.extensions["blueprint-review"]``."""
     with editing(path, options) as edited:
+        require_versions(edited, request.versions)
         if request.provenance not in PROVENANCES:
             raise UsageError(f"{request.provenance!r} is not a provenance")
         if request.provenance not in GOLD_PROVENANCES:

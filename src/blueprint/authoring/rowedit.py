@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from blueprint.authoring.editing import (
+    EditableSet,
     EditOptions,
     EditOutcome,
     EditRefused,
@@ -136,6 +137,27 @@ class EditConflict(EditRefused):
         super().__init__(message)
         self.current = current
         self.version = row_version(current) if current is not None else None
+
+
+def require_versions(edited: EditableSet, versions: Mapping[str, str]) -> None:
+    """Refuse (EditConflict) unless each named row is still the version given: a command
+    made from a page of the set does nothing to a row that changed since."""
+    if not versions:
+        return
+    seen: set[str] = set()
+    for row in edited.rows():
+        row_id = row.get("id") if isinstance(row, dict) else None
+        if isinstance(row_id, str) and row_id in versions:
+            seen.add(row_id)
+            if row_version(row) != versions[row_id]:
+                raise EditConflict(
+                    f"{edited.path}: the row {row_id!r} changed since the page was made from"
+                    " it; nothing was written",
+                    row,
+                )
+    for row_id in versions:
+        if row_id not in seen:
+            raise EditConflict(f"{edited.path}: the row {row_id!r} is no longer in the set", None)
 
 
 @dataclass

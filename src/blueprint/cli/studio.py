@@ -71,6 +71,8 @@ def studio_command(
     from blueprint.reports.judging import Thresholds, parse_scale
     from blueprint.studio.server import StudioOptions, serve
 
+    if not host.strip():
+        raise UsageError("--host is empty: name an address, such as 127.0.0.1")
     project = load_project(config)
     found = expand(paths) if paths else project_sets(project)
     for note in found.notes:

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from blueprint.authoring.curate import GOLD_PROVENANCES, PROMOTABLE
-from blueprint.studio.pages import PAGE_SIZE, Pages, Refused, page_number
+from blueprint.studio.pages import PAGE_SIZE, Pages, Refused, page_number, remembered
 from blueprint.studio.workspace import FILTERS, QUEUES, RowFilter, StudioSet
 
 REVIEWER_COOKIE = "blueprint_studio_reviewer"
@@ -67,7 +67,7 @@ class BrowsePages(Pages):
             row=row,
             around=neighbours(loaded, row_id, request),
             gold=GOLD_PROVENANCES,
-            reviewer=request.cookies.get(REVIEWER_COOKIE, ""),
+            reviewer=remembered(request, REVIEWER_COOKIE),
             promotable=row.provenance in PROMOTABLE,
         )
 

@@ -31,10 +31,11 @@ from blueprint.reports.judging import (
     read_set_families,
     with_report_paths,
 )
-from blueprint.reports.judging.labels import JudgedOutput, read_judged_outputs
+from blueprint.reports.judging.labels import JudgedOutput, label_columns, read_judged_outputs
 
 Label = str | int
 PASS_FAIL_LABELS: Final = ("pass", "fail")
+LABEL_SUFFIXES: Final = (".csv", ".jsonl", ".ndjson")
 
 
 def read_judge_results(path: Path) -> list[JudgedOutput]:
@@ -58,6 +59,16 @@ def read_judge_results(path: Path) -> list[JudgedOutput]:
             )
         return judged
     return read_judged_outputs(path)
+
+
+def check_rater(name: str) -> str:
+    """A rater's name as a labels file can hold it: a column ``human.<name>``."""
+    name = name.strip()
+    if not name or name == "judge" or any(ch in name for ch in ',"') or not name.isprintable():
+        raise UsageError(
+            "a rater's name is a short name, not 'judge', without commas, quotes or line breaks"
+        )
+    return name
 
 
 def default_labels_path(results: Path) -> Path:
@@ -107,19 +118,47 @@ class LabellingSession:
         for item in items:
             if item.humans:
                 session.labels[item.case_id] = dict(item.humans)
+        if labels_path.suffix.lower() not in LABEL_SUFFIXES:
+            raise UsageError(
+                f"{labels_path}: a labels file is .csv or .jsonl, as judge-report reads it"
+            )
         if labels_path.exists():
-            try:
-                earlier = read_judged_outputs(labels_path)
-            except LabelsError as error:
-                raise UsageError(
-                    f"{labels_path}: is there, and is not a labels file this studio can take up"
-                    f" again ({error}); name another with --labels"
-                ) from None
-            known = {item.case_id for item in items}
-            for item in earlier:
-                if item.case_id in known and item.humans:
-                    session.labels.setdefault(item.case_id, {}).update(item.humans)
+            session._take_up(labels_path)
         return session
+
+    def _take_up(self, path: Path) -> None:
+        """Take up the labels of an existing labels file, which every label rewrites: refused
+        unless writing it again keeps all it holds (the same cases and judge labels, and no
+        column the studio does not write)."""
+
+        def refuse(why: str) -> UsageError:
+            return UsageError(
+                f"{path}: is there, and writing labels into it would {why}; name another"
+                " file with --labels (or merge the two by hand)"
+            )
+
+        try:
+            earlier = read_judged_outputs(path)
+            columns = label_columns(path)
+        except LabelsError as error:
+            raise refuse(f"replace what it holds ({error})") from None
+        other = sorted(
+            column
+            for column in columns
+            if column not in ("caseId", "output", "judge") and not column.startswith("human.")
+        )
+        if other:
+            raise refuse(f"drop its column(s) {', '.join(other)}")
+        judged = {item.case_id: item.judge for item in self.items}
+        unknown = [item.case_id for item in earlier if item.case_id not in judged]
+        if unknown:
+            raise refuse(f"drop labels of cases these results do not hold ({unknown[0]}, ...)")
+        changed = [item.case_id for item in earlier if judged[item.case_id] != item.judge]
+        if changed:
+            raise refuse(f"change the judge's label of {changed[0]} to these results' one")
+        for item in earlier:
+            if item.humans:
+                self.labels.setdefault(item.case_id, {}).update(item.humans)
 
     @property
     def ordinal(self) -> bool:
@@ -163,9 +202,7 @@ class LabellingSession:
 
     def give(self, case_id: str, rater: str, label: Label | None) -> None:
         """Record (or, with None, withdraw) one rater's label, and write the labels file."""
-        rater = rater.strip()
-        if not rater or rater == "judge" or any(ch in rater for ch in ',\n\r"'):
-            raise UsageError("a rater's name is a short name, not 'judge', without , or quotes")
+        rater = check_rater(rater)
         if self.index_of(case_id) is None:
             raise UsageError(f"{case_id!r} is not among the judged outputs")
         if label is not None and label not in self.choices():
@@ -181,17 +218,39 @@ class LabellingSession:
             self._write()
 
     def labels_text(self) -> str:
-        """The labels file, wide layout: every case someone labelled, in the results' order."""
+        """The labels file: every case someone labelled, in the results' order, with the
+        output the judge saw. CSV in the wide layout (``caseId``, ``output``, ``judge``, then
+        ``human.<rater>``), or JSON Lines (``human`` an object of the raters' labels)."""
+        labelled = [item for item in self.items if self.labels.get(item.case_id)]
+        if self.labels_path.suffix.lower() != ".csv":
+            return "".join(
+                jsonvalues.dumps_text(
+                    {
+                        "caseId": item.case_id,
+                        "output": item.output,
+                        "judge": item.judge,
+                        "human": self.labels[item.case_id],
+                    }
+                )
+                + "\n"
+                for item in labelled
+            )
         raters = self.raters()
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["caseId", "judge", *[f"human.{rater}" for rater in raters]])
-        for item in self.items:
-            given = self.labels.get(item.case_id)
-            if given:
-                writer.writerow(
-                    [item.case_id, item.judge, *[given.get(rater, "") for rater in raters]]
-                )
+        writer.writerow(["caseId", "output", "judge", *[f"human.{rater}" for rater in raters]])
+        for item in labelled:
+            given = self.labels[item.case_id]
+            output = item.output
+            shown = output if isinstance(output, str) else jsonvalues.dumps_text(output)
+            writer.writerow(
+                [
+                    item.case_id,
+                    "" if output is None else shown,
+                    item.judge,
+                    *[given.get(rater, "") for rater in raters],
+                ]
+            )
         return out.getvalue()
 
     def _write(self) -> None:

@@ -4,6 +4,7 @@ at it."""
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from starlette.requests import Request
@@ -11,10 +12,17 @@ from starlette.responses import RedirectResponse, Response
 
 from blueprint.authoring.rowedit import point_at_judge_report
 from blueprint.core.errors import BlueprintError
-from blueprint.studio.labelling import Label, LabellingSession, default_report_path
-from blueprint.studio.pages import Pages, Refused, inside, quoted, see
+from blueprint.formats.setfile import set_file_for
+from blueprint.studio.labelling import (
+    Label,
+    LabellingSession,
+    check_rater,
+    default_report_path,
+)
+from blueprint.studio.pages import Pages, Refused, inside, quoted, remember, remembered, see
 
 RATER_COOKIE: Final = "blueprint_studio_rater"
+SCORE: Final = re.compile(r"-?[0-9]{1,9}")
 
 
 class LabelPages(Pages):
@@ -25,7 +33,7 @@ class LabelPages(Pages):
 
     def judge_page(self, request: Request) -> Response:
         session = self.studio.labelling
-        rater = request.cookies.get(RATER_COOKIE, "")
+        rater = remembered(request, RATER_COOKIE)
         if session is None:
             return self.render(request, "judge.html", session=None, rater=rater, report=None)
         wanted = request.query_params.get("case")
@@ -54,17 +62,19 @@ class LabelPages(Pages):
 
     async def judge_rater(self, request: Request) -> Response:
         typed = await self.form_of(request)
-        rater = typed.get("rater", "").strip()
+        try:
+            rater = check_rater(typed.get("rater", ""))
+        except BlueprintError as error:
+            raise Refused(422, str(error)) from None
         response = see("/judge")
-        if rater:
-            response.set_cookie(RATER_COOKIE, rater, samesite="strict", httponly=True)
+        remember(response, RATER_COOKIE, rater)
         return response
 
     async def judge_label(self, request: Request) -> Response:
         """One label (or a skip, or a label withdrawn), then the rater's next open case."""
         session = self._session()
         typed = await self.form_of(request)
-        rater = request.cookies.get(RATER_COOKIE, "")
+        rater = remembered(request, RATER_COOKIE)
         if not rater:
             raise Refused(422, "say who you are first: give your name as the rater")
         case_id = typed.get("case", "")
@@ -77,7 +87,7 @@ class LabelPages(Pages):
         else:
             label: Label | None = None
             if given != "clear":
-                label = int(given) if given.lstrip("-").isdigit() else given
+                label = int(given) if SCORE.fullmatch(given) else given
             try:
                 session.give(case_id, rater, label)
             except BlueprintError as error:
@@ -96,18 +106,29 @@ class LabelPages(Pages):
         session = self._session()
         typed = await self.form_of(request)
         output = inside(
-            self.studio.root,
+            self.writable_folders(),
             typed.get("output", "").strip() or str(default_report_path(session.set_path)),
         )
         if output.suffix.lower() != ".json":
             raise Refused(422, "the report a set points at is written as .json")
+        kept = {session.results_path, session.labels_path}
+        for served in self.studio.workspace:
+            kept |= {served.path, set_file_for(served.path)}
+        if any(output == path.resolve() for path in kept):
+            raise Refused(422, f"{output} is a set, the judge results or the labels: not a report")
         try:
             session.write_report(output, force=typed.get("force") == "yes")
-            if typed.get("point") == "yes":
-                family = typed.get("family") or None
-                point_at_judge_report(session.set_path, output, family=family)
-        except BlueprintError as error:
+        except (BlueprintError, OSError) as error:
             return self.refused(request, 409, str(error))
+        if typed.get("point") == "yes":
+            family = typed.get("family") or None
+            try:
+                point_at_judge_report(session.set_path, output, family=family)
+            except BlueprintError as error:
+                message = (
+                    f"The report is written to {output}, but the set was not pointed at it: {error}"
+                )
+                return self.refused(request, 409, message, written=True)
         loaded = self.set_of(session.set_path)
         if loaded is not None:
             self.studio.workspace.reload(loaded.key)

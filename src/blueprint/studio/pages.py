@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote, urlencode
 
 from jinja2 import Environment, PackageLoader
 from starlette.requests import Request
@@ -78,8 +78,17 @@ class Pages:
         )
         return HTMLResponse(page, status_code=status)
 
-    def refused(self, request: Request, status: int, message: str) -> Response:
-        return self.render(request, "refused.html", status=status, message=message)
+    def refused(
+        self, request: Request, status: int, message: str, *, written: bool = False
+    ) -> Response:
+        """A refusal as a page; ``written`` says a part of the request was done (the page
+        does not then say that nothing was written)."""
+        return self.render(request, "refused.html", status=status, message=message, written=written)
+
+    def writable_folders(self) -> list[Path]:
+        """Where a path typed into a form may point: the folder the studio was started in,
+        and the folders of the sets it serves."""
+        return [self.studio.root, *(served.path.parent for served in self.studio.workspace)]
 
     async def form_of(self, request: Request) -> dict[str, str]:
         """The submitted form, refused (403) without the page's CSRF token."""
@@ -109,6 +118,16 @@ def shown_path(path: Path) -> str:
         return str(path)
 
 
+def remembered(request: Request, name: str) -> str:
+    """A name the studio keeps in a cookie (a reviewer's, a rater's)."""
+    return unquote(request.cookies.get(name, ""))
+
+
+def remember(response: Response, name: str, value: str) -> None:
+    """Keep a name in a cookie, percent-encoded (a header holds Latin-1 only: 李明 too)."""
+    response.set_cookie(name, quote(value, safe=""), samesite="strict", httponly=True)
+
+
 def quoted(text: str) -> str:
     """A row id as one part of a URL path."""
     return quote(text, safe="")
@@ -128,10 +147,14 @@ def page_number(text: str | None, total: int) -> int:
         return 1
 
 
-def inside(root: Path, typed: str) -> Path:
-    """A path typed into a form, refused outside the folder the studio was started in."""
-    given = Path(typed)
-    path = (given if given.is_absolute() else root / given).resolve()
-    if not path.is_relative_to(root.resolve()):
-        raise Refused(422, f"{typed}: the studio writes only inside {root.resolve()}")
+def inside(folders: list[Path], typed: str) -> Path:
+    """A path typed into a form (relative to the first folder), refused outside them all."""
+    try:
+        given = Path(typed)
+        path = (given if given.is_absolute() else folders[0] / given).resolve()
+    except (ValueError, OSError) as error:
+        raise Refused(422, f"{typed!r} is not a path: {error}") from None
+    if not any(path.is_relative_to(folder.resolve()) for folder in folders):
+        where = ", ".join(str(folder.resolve()) for folder in folders)
+        raise Refused(422, f"{typed}: the studio writes only inside {where}")
     return path

@@ -18,7 +18,7 @@ from blueprint.formats import REGISTRY
 from blueprint.studio import forms
 from blueprint.studio.browse import REVIEWER_COOKIE
 from blueprint.studio.history import row_diff
-from blueprint.studio.pages import Pages, Refused, quoted, see
+from blueprint.studio.pages import Pages, Refused, quoted, remember, see
 from blueprint.studio.workspace import StudioRow, StudioSet
 from blueprint.validation.judge_status import settle_judge_conditions
 from blueprint.validation.stream import ValidationOptions
@@ -167,6 +167,8 @@ class ReviewPages(Pages):
                 request, "stale.html", status=409, current=loaded, row_id=row_id, row=row
             )
         reviewer = typed.get("reviewer", "").strip()
+        # checked again under the set's lock: the row must still be the one on the page
+        versions = {row_id: row.version}
         try:
             if action == "promote":
                 request_ = PromoteRequest(
@@ -174,15 +176,26 @@ class ReviewPages(Pages):
                     typed.get("provenance", "expert-authored"),
                     reviewer,
                     accept_derived=typed.get("accept_derived") == "yes",
+                    versions=versions,
                 )
                 promote(loaded.path, request_)
             else:
-                accept_derived(loaded.path, [row_id])
+                accept_derived(loaded.path, [row_id], versions=versions)
+        except EditConflict:
+            fresh = self.studio.workspace.reload(loaded.key)
+            return self.render(
+                request,
+                "stale.html",
+                status=409,
+                current=fresh,
+                row_id=row_id,
+                row=fresh.row(row_id),
+            )
         except BlueprintError as error:
             return self.refused(request, 409, str(error))
         self.studio.workspace.reload(loaded.key)
         done = "promoted" if action == "promote" else "accepted"
         response = see(f"/sets/{loaded.key}/rows/{quoted(row_id)}", done, typed.get("carry", ""))
         if reviewer:
-            response.set_cookie(REVIEWER_COOKIE, reviewer, samesite="strict", httponly=True)
+            remember(response, REVIEWER_COOKIE, reviewer)
         return response

@@ -4,7 +4,7 @@ forms that only its own pages can send, and pages that load nothing from elsewhe
 - **Host**: on loopback the studio answers only to ``127.0.0.1``, ``localhost`` and ``[::1]``
   at its port, so a web page whose name resolves to this machine (DNS rebinding) is refused.
 - **Token**: bound beyond loopback, every request needs the token printed at start, given
-  once as ``?token=`` (then kept in a same-site, HTTP-only cookie).
+  once as ``?token=`` (then kept in an HTTP-only cookie).
 - **Forms**: a POST must come from the studio's own origin (``Origin``/``Referer``,
   ``Sec-Fetch-Site``) and carry the process's CSRF token, which only its pages hold.
 - **Pages**: a Content-Security-Policy that allows scripts, styles, images and requests from
@@ -62,10 +62,13 @@ class Guard:
         return cls(host, port, token)
 
     def allowed_hosts(self) -> set[str] | None:
-        """The Host headers answered to (None: any, beyond loopback where the token guards)."""
+        """The Host headers answered to (None: any, beyond loopback where the token guards):
+        the loopback names and the address bound, at the port (or without it, on port 80)."""
         if self.token is not None:
             return None
-        return {f"{name}:{self.port}" for name in LOOPBACK_NAMES}
+        bound = f"[{self.host.strip('[]')}]" if ":" in self.host else self.host
+        ports = [f":{self.port}", ""] if self.port == 80 else [f":{self.port}"]
+        return {name + port for name in {*LOOPBACK_NAMES, bound} for port in ports}
 
     def csrf_matches(self, given: str | None) -> bool:
         return given is not None and hmac.compare_digest(given.encode(), self.csrf.encode())
@@ -127,7 +130,9 @@ class GuardMiddleware:
             if given is not None and self.guard.token_matches(given):
                 # keep the token in a cookie and take it out of the address bar
                 response = RedirectResponse(url.remove_query_params("token"), status_code=303)
-                response.set_cookie(TOKEN_COOKIE, given, httponly=True, samesite="strict", path="/")
+                # Lax: the printed link may be opened from another page (a chat, a mail); forms
+                # still need the CSRF token and the studio's own origin
+                response.set_cookie(TOKEN_COOKIE, given, httponly=True, samesite="lax", path="/")
                 return response
             cookie = _cookie(headers.get("cookie", ""), TOKEN_COOKIE)
             if not self.guard.token_matches(cookie):

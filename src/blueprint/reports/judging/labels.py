@@ -146,6 +146,12 @@ def read_judged_outputs(path: Path) -> list[JudgedOutput]:
     return judged
 
 
+def label_columns(path: Path) -> set[str]:
+    """Every column (CSV) or key (JSON Lines, with ``human.<rater>`` for each rater of a
+    ``human`` object) a labels file holds."""
+    return {key for _, record in _records(Path(path)) for key in record}
+
+
 #: one record of a labels file: its line and its keys (column names) with their values
 _Record = tuple[int | None, dict[str, Any]]
 
