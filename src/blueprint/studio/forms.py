@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from blueprint.authoring.rowedit import REMOVED, FieldChange, value_at
 from blueprint.core.model import (
@@ -20,10 +20,8 @@ from blueprint.io import jsonvalues
 
 Kind = Literal["auto", "text", "long", "lines", "choice"]
 Mode = Literal["text", "json"]
-REVERSIBILITY: Final = ("R0", "R1", "R2", "R3")
-BLAST_RADIUS: Final = ("B0", "B1", "B2", "B3")
-assert set(REVERSIBILITY) == set(Reversibility.__args__)  # type: ignore[attr-defined]
-assert set(BLAST_RADIUS) == set(BlastRadius.__args__)  # type: ignore[attr-defined]
+REVERSIBILITY: Final[tuple[str, ...]] = get_args(Reversibility)
+BLAST_RADIUS: Final[tuple[str, ...]] = get_args(BlastRadius)
 
 
 @dataclass(frozen=True)
