@@ -237,6 +237,35 @@ def test_parquet_export_reads_back_exactly(tmp_path: Path) -> None:
     assert read_back(folder) == rows
 
 
+def test_parquet_is_written_in_batches_that_read_back_as_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("pyarrow")
+    from blueprint.formats.huggingface import columns
+
+    monkeypatch.setattr(columns, "PARQUET_BATCH", 3)
+    rows = [row(f"r{n}", expected=n) for n in range(7)]
+    folder = tmp_path / "pq"
+    write(rows, folder, data_format="parquet")
+    assert read_back(folder) == rows
+    empty = tmp_path / "empty"
+    write([], empty, data_format="parquet")
+    assert read_back(empty) == []
+
+
+def test_rows_in_splits_one_after_another_carry_no_position(tmp_path: Path) -> None:
+    rows = [with_split(row(f"r{n}"), "dev" if n < 2 else "test") for n in range(4)]
+    folder = tmp_path / "ds"
+    write(rows, folder)
+    from blueprint.formats.huggingface.writing import _POSITION
+
+    for path in (folder / "data").iterdir():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            payload = json.loads(json.loads(line)["blueprint"])
+            assert _POSITION not in payload
+    assert read_back(folder) == rows
+
+
 def test_parquet_without_pyarrow_names_the_extra(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,7 +31,6 @@ from blueprint.formats.huggingface.roles import from_roles, roles_of, to_roles
 from blueprint.formats.huggingface.writing import (
     _POSITION,
     _card_text,
-    _interleaved,
     _recorded_format,
 )
 from blueprint.formats.mapping import NAMESPACE, load_mapping
@@ -52,7 +51,7 @@ from blueprint.formats.vendor import (
     read_json_document,
 )
 from blueprint.io import jsonvalues
-from blueprint.io.atomic import AtomicFolder
+from blueprint.io.atomic import AtomicFolder, scratch_folder
 
 #: the data-file formats an export can write
 DATA_FORMATS: Final = ("jsonl", "parquet")
@@ -66,6 +65,13 @@ _SHAPE: Final = NativeShape(
     },
     grading=("expected",),
 )
+
+
+def _payload(table_row: dict[str, Any]) -> dict[str, Any] | None:
+    """The Blueprint payload of a table row (its column holds ``{NAMESPACE: payload}``)."""
+    wrapper = table_row.get(NAMESPACE)
+    payload = wrapper.get(NAMESPACE) if isinstance(wrapper, dict) else None
+    return payload if isinstance(payload, dict) else None
 
 
 @dataclass
@@ -338,42 +344,50 @@ class HuggingfaceCodec(VendorCodec):
         tally = ExportTally(load_mapping(self.name))
         derived = options.derived_fields
         tally.set_written = set(header)
-        splits: dict[str, list[dict[str, Any]]] = {}
-        order: list[str] = []
-        blueprint_mode = False
-        for row in export_rows(rows, self.name, header, options.accepted):
-            state.split = split_name(row.extra.get("split"))
-            record = self.record_for(row, context, tally)
-            if record is None:
-                continue
-            extension = row.extension(self.name)
-            blueprint_mode = blueprint_mode or extension is None
-            table_row = from_roles(record, (extension or {}).get("columns"))
-            splits.setdefault(state.split, []).append(table_row)
-            order.append(state.split)
-            tally.written += 1
-        if _interleaved(order):
-            # reading goes split by split: the payload says where each row stood
-            at = {split: 0 for split in splits}
-            for split in order:
-                wrapper = splits[split][at[split]].get(NAMESPACE)
-                payload = wrapper.get(NAMESPACE) if isinstance(wrapper, dict) else None
-                if isinstance(payload, dict):
-                    payload[_POSITION] = sum(at.values())
-                at[split] += 1
-        if not splits:
-            splits[DEFAULT_SPLIT] = []
-        table = _Table.of(splits, blueprint=blueprint_mode or not tally.written)
-        own = {key: value for key, value in header.items() if key not in derived}
-        card = _card_text(header, own, table, data_format, tally)
-        with AtomicFolder(path, force=options.force, follow_links=options.in_place) as folder:
-            (folder / DATA_FOLDER).mkdir()
-            files = [path / CARD]
-            for split, file_name in table.files(data_format).items():
-                table.write(folder / DATA_FOLDER / file_name, split, data_format)
-                files.append(path / DATA_FOLDER / file_name)
-            (folder / CARD).write_text(card, encoding="utf-8", newline="\n")
-            return tally.finish(header, files, options)
+        with scratch_folder("huggingface") as spools:
+            table = _Table(spools)
+            blueprint_mode = interleaved = False
+            previous: str | None = None
+            for row in export_rows(rows, self.name, header, options.accepted):
+                state.split = split_name(row.extra.get("split"))
+                record = self.record_for(row, context, tally)
+                if record is None:
+                    continue
+                extension = row.extension(self.name)
+                blueprint_mode = blueprint_mode or extension is None
+                table_row = from_roles(record, (extension or {}).get("columns"))
+                # reading goes split by split: where splits interleave, the payload says
+                # where each row stood (kept in every spooled row, left out at the end when
+                # the splits did not interleave)
+                payload = _payload(table_row)
+                if payload is not None:
+                    payload[_POSITION] = tally.written
+                interleaved = interleaved or (
+                    state.split != previous and state.split in table.sizes
+                )
+                previous = state.split
+                table.add(state.split, table_row)
+                tally.written += 1
+            if not table.sizes:
+                table.add_split(DEFAULT_SPLIT)
+            table.settle(blueprint=blueprint_mode or not tally.written)
+            own = {key: value for key, value in header.items() if key not in derived}
+            card = _card_text(header, own, table, data_format, tally)
+
+            def unplaced(table_row: dict[str, Any]) -> None:
+                payload = _payload(table_row)
+                if payload is not None:
+                    payload.pop(_POSITION, None)
+
+            with AtomicFolder(path, force=options.force, follow_links=options.in_place) as folder:
+                (folder / DATA_FOLDER).mkdir()
+                files = [path / CARD]
+                for split, file_name in table.files(data_format).items():
+                    target = folder / DATA_FOLDER / file_name
+                    table.write(target, split, data_format, None if interleaved else unplaced)
+                    files.append(path / DATA_FOLDER / file_name)
+                (folder / CARD).write_text(card, encoding="utf-8", newline="\n")
+                return tally.finish(header, files, options)
 
     # --- comparing native folders -------------------------------------------------------------
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import base64
 import datetime
 import decimal
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -136,41 +135,89 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-@dataclass
+#: rows a Parquet file is written in at a time: memory holds one batch, not the split
+PARQUET_BATCH: Final = 10_000
+
+
 class _Table:
-    """The rows of every split, as columns of one type each."""
+    """The rows of every split, as columns of one type each, gathered one row at a time.
 
-    splits: dict[str, list[dict[str, Any]]]
-    columns: list[str]
-    #: each column written as it is: its one Arrow type (None: nothing but nulls)
-    plain: dict[str, Any]
-    #: the columns written as JSON text
-    json: list[str]
+    Arrow needs each column's one type before the first row is written, which only the
+    last row settles; so the rows wait in a spool file per split (in ``folder``) while the
+    types, the splits' sizes and the card's counts are taken, and are then written from
+    the spools. Memory holds the columns and the counts, not the rows.
+    """
 
-    @classmethod
-    def of(cls, splits: dict[str, list[dict[str, Any]]], *, blueprint: bool) -> _Table:
-        """The table of the rows of every split; ``blueprint``: some row was written from
-        Blueprint, so every column of Blueprint's is there, whether any row has a value."""
-        columns: dict[str, None] = dict.fromkeys(BLUEPRINT_COLUMNS) if blueprint else {}
-        for records in splits.values():
-            for record in records:
-                columns.update(dict.fromkeys(record))
-        plain: dict[str, Any] = {}
-        as_json: list[str] = []
-        for name in columns:
-            values = [r.get(name) for records in splits.values() for r in records]
-            try:
-                kind = column_type(values)
-            except _Mixed:
-                as_json.append(name)
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.columns: list[str] = []
+        #: each column written as it is: its one Arrow type (None: nothing but nulls)
+        self.plain: dict[str, Any] = {}
+        #: the columns written as JSON text
+        self.json: list[str] = []
+        #: rows in each split, in the order the splits first appear
+        self.sizes: dict[str, int] = {}
+        #: rows by oracle type, and rows that are starter examples (for the card)
+        self.oracle_types: dict[str, int] = {}
+        self.starters = 0
+        self._seen: dict[str, None] = {}
+        self._types: dict[str, Any] = {}
+        self._mixed: set[str] = set()
+        self._spools: dict[str, Any] = {}
+
+    def add(self, split: str, record: dict[str, Any]) -> None:
+        """Take one row: its values' types, and the row itself into its split's spool."""
+        for name, value in record.items():
+            if name not in self._seen:
+                self._seen[name] = None
+            if name in self._mixed:
                 continue
+            try:
+                self._types[name] = merge(self._types.get(name), signature(value))
+            except _Mixed:
+                self._mixed.add(name)
+        oracle = record.get("oracle_type")
+        if isinstance(oracle, str):
+            self.oracle_types[oracle] = self.oracle_types.get(oracle, 0) + 1
+        self.starters += record.get("starter_example") is True
+        self.add_split(split)
+        spool = self._spools[split]
+        spool.write(jsonvalues.dumps(record))
+        spool.write(b"\n")
+        self.sizes[split] += 1
+
+    def add_split(self, split: str) -> None:
+        """A split with no rows (so far): its file is written all the same."""
+        if split not in self._spools:
+            self._spools[split] = (self.folder / f"{len(self._spools)}.jsonl").open("wb")
+            self.sizes[split] = 0
+
+    def settle(self, *, blueprint: bool) -> None:
+        """Decide every column's type, once every row is in; ``blueprint``: some row was
+        written from Blueprint, so every column of Blueprint's is there, whether any row has
+        a value."""
+        for spool in self._spools.values():
+            spool.close()
+        columns: dict[str, None] = dict.fromkeys(BLUEPRINT_COLUMNS) if blueprint else {}
+        columns.update(self._seen)
+        self.columns = list(columns)
+        for name in self.columns:
+            if name in self._mixed:
+                self.json.append(name)
+                continue
+            kind = self._types.get(name)
             # Blueprint's own free-form columns: text, or JSON text; the payload always JSON
             free = blueprint and name in ("input", "expected", "metadata")
             if name == NAMESPACE or (free and kind not in (None, "string")):
-                as_json.append(name)
+                self.json.append(name)
             else:
-                plain[name] = kind
-        return cls(splits, list(columns), plain, as_json)
+                self.plain[name] = kind
+
+    def records(self, split: str) -> Iterator[dict[str, Any]]:
+        """The rows of one split, from its spool, in the order they were added."""
+        with (self.folder / f"{list(self._spools).index(split)}.jsonl").open("rb") as spool:
+            for line in spool:
+                yield jsonvalues.loads(line)
 
     def cells(self, record: dict[str, Any]) -> dict[str, Any]:
         cells: dict[str, Any] = {}
@@ -191,7 +238,7 @@ class _Table:
         names: dict[str, str] = {}
         used: set[str] = set()
         suffix = ".parquet" if data_format == "parquet" else ".jsonl"
-        for split in self.splits:
+        for split in self.sizes:
             stem, number = split, 2
             while stem.lower() in used:
                 stem, number = f"{split}-{number}", number + 1
@@ -211,8 +258,15 @@ class _Table:
             features.append({"name": name, "dtype": kind or "string"})
         return features
 
-    def write(self, target: Path, split: str, data_format: str) -> None:
-        rows = [self.cells(record) for record in self.splits[split]]
+    def write(
+        self,
+        target: Path,
+        split: str,
+        data_format: str,
+        fix: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        """Write one split's file from its spool; ``fix`` changes each row first."""
+        rows = (self._cells_of(record, fix) for record in self.records(split))
         if data_format == "parquet":
             import pyarrow as pa
 
@@ -223,9 +277,24 @@ class _Table:
                     for name in self.columns
                 ]
             )
-            pq.write_table(pa.Table.from_pylist(rows, schema=schema), target)
+            with pq.ParquetWriter(target, schema) as writer:
+                batch: list[dict[str, Any]] = []
+                for cells in rows:
+                    batch.append(cells)
+                    if len(batch) == PARQUET_BATCH:
+                        writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                        batch = []
+                if batch or not self.sizes.get(split):
+                    writer.write_table(pa.Table.from_pylist(batch, schema=schema))
             return
         with target.open("wb") as handle:
             for cells in rows:
                 handle.write(jsonvalues.dumps(cells))
                 handle.write(b"\n")
+
+    def _cells_of(
+        self, record: dict[str, Any], fix: Callable[[dict[str, Any]], None] | None
+    ) -> dict[str, Any]:
+        if fix is not None:
+            fix(record)
+        return self.cells(record)

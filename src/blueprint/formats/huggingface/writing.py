@@ -14,17 +14,6 @@ from blueprint.formats.vendor import ExportTally
 _POSITION: Final = "at"
 
 
-def _interleaved(order: list[str]) -> bool:
-    seen: set[str] = set()
-    previous = None
-    for split in order:
-        if split != previous and split in seen:
-            return True
-        seen.add(split)
-        previous = split
-    return False
-
-
 def _recorded_format(header: dict[str, Any]) -> str | None:
     """The data format of the folder a set was imported from, if it says."""
     extensions = header.get("extensions")
@@ -93,17 +82,11 @@ def _card_body(header: dict[str, Any], table: _Table, files: dict[str, str]) -> 
         "|---|---|---|",
     ]
     lines += [
-        f"| {split} | {len(table.splits[split])} | {DATA_FOLDER}/{file_name} |"
+        f"| {split} | {table.sizes[split]} | {DATA_FOLDER}/{file_name} |"
         for split, file_name in files.items()
     ]
-    counts: dict[str, int] = {}
-    starters = 0
-    for records in table.splits.values():
-        for record in records:
-            oracle = record.get("oracle_type")
-            if isinstance(oracle, str):
-                counts[oracle] = counts.get(oracle, 0) + 1
-            starters += record.get("starter_example") is True
+    counts = table.oracle_types
+    starters = table.starters
     if counts:
         lines += ["", "## Oracle types", "", "| oracle type | rows |", "|---|---|"]
         lines += [f"| {oracle} | {count} |" for oracle, count in sorted(counts.items())]
