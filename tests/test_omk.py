@@ -817,3 +817,34 @@ def test_cli_lists_omk_and_converts_both_ways(tmp_path: Path) -> None:
     assert {r["id"] for r in json.loads(back.read_text(encoding="utf-8"))["rows"]} == {
         s["sample_id"] for s in read_document(out)["samples"]
     }
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(eval_sets())
+def test_a_sample_set_written_sample_by_sample_is_the_whole_document(data: dict) -> None:
+    """The export streams: the root keys, then each sample as it stands in the whole
+    document. Read back, the file is exactly what writing that document at once gives."""
+    import tempfile
+
+    from blueprint.io import jsonvalues
+
+    header = {key: value for key, value in data.items() if key != "rows"}
+    with tempfile.TemporaryDirectory() as folder:
+        for name in ("eval-samples.json", "eval-samples.yaml"):
+            target = Path(folder) / name
+            try:
+                CODEC.write(
+                    header,
+                    iter(data["rows"]),
+                    target,
+                    WriteOptions(force=True, include_human_review=True, allow_empty=True),
+                )
+            except (EmptyExportRefused, EveryRowExcluded, InvalidRowForExport):
+                assert not target.exists()
+                continue
+            written = target.read_bytes()
+            whole = read_document(target)
+            if name.endswith(".json"):
+                assert written == jsonvalues.dumps(whole, indent=True) + b"\n"
+            else:
+                assert written == dump_yaml(whole)

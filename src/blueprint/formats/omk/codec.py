@@ -22,11 +22,17 @@ from blueprint.formats.omk.files import (
     read_document,
     read_document_nodes,
 )
-from blueprint.formats.omk.rules import SCHEMA_VERSION, Problem, check_document
+from blueprint.formats.omk.rules import (
+    SCHEMA_VERSION,
+    Problem,
+    SampleSetCheck,
+    check_document,
+)
 from blueprint.formats.omk.samples import grading_of, oracle_of, prompt_of
 from blueprint.formats.sniffing import Fit, json_head, text_of, top_level_value
 from blueprint.formats.vendor import (
     ExportRow,
+    Framing,
     Records,
     Values,
     VendorCodec,
@@ -76,7 +82,6 @@ class OmkCodec(VendorCodec):
     what: ClassVar[str] = "an omk sample"
     shape: ClassVar[NativeShape] = _SHAPE
     metadata_key: ClassVar[str | None] = None
-    document: ClassVar[bool] = True
     named_only: ClassVar[bool] = True
 
     # --- reading -----------------------------------------------------------------------------
@@ -232,32 +237,66 @@ class OmkCodec(VendorCodec):
             return {"extensions.omk"}
         return set()
 
+    # one sample set, written a sample at a time: the root keys, then ``samples``, whose
+    # items each encode as they stand in the whole document (YAML: a block sequence in a
+    # mapping is not indented; JSON: orjson's two-space indent at the items' depth). Only a
+    # YAML file kept from an import is written whole, edited where it was read from.
+
+    def whole_document(self, context: WriteContext) -> bool:
+        return context.form == "yaml" and native.kept_source(context.header, "omk") is not None
+
+    def framing(self, path: Path, context: WriteContext) -> Framing:
+        head = _document([], context)
+        del head["samples"]
+        if context.form == "yaml":
+            return Framing(opening=dump_yaml(head) + b"samples:", first=b"\n")
+        start = jsonvalues.dumps(head, indent=True)[: -len(b"\n}")]
+        return Framing(
+            opening=start + b',\n  "samples": [',
+            first=b"\n",
+            between=b",\n",
+            closing=b"\n  ]\n}\n",
+        )
+
+    def encode(self, record: dict[str, Any], context: WriteContext) -> bytes:
+        if context.form == "yaml":
+            return dump_yaml([record])
+        lines = jsonvalues.dumps(record, indent=True).split(b"\n")
+        return b"\n".join(b"    " + line for line in lines)
+
+    def observe(self, record: dict[str, Any], index: int, context: WriteContext) -> None:
+        check = context.state.get("check")
+        if check is None:
+            root = _document([], context)
+            del root["samples"]
+            check = context.state["check"] = SampleSetCheck(root)
+        check.add(index, record)
+
+    def stream_notes(self, path: Path, written: int, context: WriteContext) -> list[str]:
+        if not written:
+            raise _empty_refusal()
+        check = context.state["check"]
+        return _loader_notes(path, check.problems)
+
     def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:
         if not records:
-            raise EmptySampleSet(
-                "an omk sample set holds at least one sample (omk's loader refuses an empty"
-                " samples list), and no row of this set can be written as one: rows whose"
-                " oracle omk cannot check are left out, and human-review rows too unless"
-                " --include-human-review is given. Nothing was written"
-            )
+            raise _empty_refusal()
         document = _document(records, context)
-        if context.form == "yaml":
-            text = native.kept_source(context.header, "omk")
-            if text is not None:
-                from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
+        text = native.kept_source(context.header, "omk")
+        if text is not None:
+            from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
 
-                as_list = isinstance(yamlkeep.document_of(text), list)
-                head = {key: value for key, value in document.items() if key != "samples"}
-                edited = yamlkeep.rewrite(
-                    text,
-                    None if as_list else "samples",
-                    [(record, record) for record in records],
-                    None if as_list else head,
-                )
-                if edited is not None:
-                    return edited.encode("utf-8")
-            return dump_yaml(document)
-        return jsonvalues.dumps(document, indent=True) + b"\n"
+            as_list = isinstance(yamlkeep.document_of(text), list)
+            head = {key: value for key, value in document.items() if key != "samples"}
+            edited = yamlkeep.rewrite(
+                text,
+                None if as_list else "samples",
+                [(record, record) for record in records],
+                None if as_list else head,
+            )
+            if edited is not None:
+                return edited.encode("utf-8")
+        return dump_yaml(document)
 
     def document_notes(
         self, records: list[dict[str, Any]], path: Path, context: WriteContext
@@ -266,11 +305,7 @@ class OmkCodec(VendorCodec):
         # file that already broke them, or ids a set written with --allow-invalid repeats.
         # The document is checked as written, not read back: both forms give back exactly
         # the values they were written from
-        found = [problem for problem in [ambiguity(path)] if problem]
-        return [
-            f"{path}: omk's loader will refuse this file: {problem.path}: {problem.message}"
-            for problem in found + check_document(_document(records, context))
-        ]
+        return _loader_notes(path, check_document(_document(records, context)))
 
     def compare_native(self, original: Path, exported: Path) -> list[str]:
         changes = []
@@ -298,6 +333,23 @@ class OmkCodec(VendorCodec):
             if found:
                 return Fit.yes() if found.group(2) == SCHEMA_VERSION else Fit.no(why)
         return Fit.no(why)
+
+
+def _empty_refusal() -> EmptySampleSet:
+    return EmptySampleSet(
+        "an omk sample set holds at least one sample (omk's loader refuses an empty"
+        " samples list), and no row of this set can be written as one: rows whose"
+        " oracle omk cannot check are left out, and human-review rows too unless"
+        " --include-human-review is given. Nothing was written"
+    )
+
+
+def _loader_notes(path: Path, problems: list[Problem]) -> list[str]:
+    found = [problem for problem in [ambiguity(path)] if problem]
+    return [
+        f"{path}: omk's loader will refuse this file: {problem.path}: {problem.message}"
+        for problem in found + problems
+    ]
 
 
 def _document(records: list[dict[str, Any]], context: WriteContext) -> dict[str, Any]:

@@ -198,6 +198,23 @@ class _Checker:
     # --- the document ----------------------------------------------------------------------
 
     def document(self, doc: Any) -> None:
+        if not self.root(doc):
+            return
+        samples = doc.get("samples", ABSENT)
+        if samples is ABSENT:
+            self.add("required", "$.samples", "samples is required")
+            return
+        if not isinstance(samples, list):
+            self.add("type", "$.samples", "samples must be an array of samples")
+            return
+        if not samples:
+            self.add("empty", "$.samples", "a sample set holds at least one sample")
+        seen: dict[str, int] = {}
+        for index, sample in enumerate(samples):
+            self.entry(index, sample, seen)
+
+    def root(self, doc: Any) -> bool:
+        """The sample set's own keys; False when it is no sample set at all."""
         if isinstance(doc, list):
             self.add(
                 "legacy-array",
@@ -205,9 +222,9 @@ class _Checker:
                 "a top-level array of samples is the legacy shape omk no longer reads; wrap it"
                 f" as {{schemaVersion: {SCHEMA_VERSION}, samples: [...]}}",
             )
-            return
+            return False
         if not self.object(doc, "$", "a sample set"):
-            return
+            return False
         self.strict(doc, ROOT_KEYS, "$", "the sample set")
         if "schemaVersion" not in doc:
             self.add("required", "$.schemaVersion", f"schemaVersion is required ({SCHEMA_VERSION})")
@@ -222,29 +239,22 @@ class _Checker:
             for key in REQUIRES_KEYS:
                 if key in doc["requires"]:
                     self.texts(doc["requires"][key], f"$.requires.{key}")
-        samples = doc.get("samples", ABSENT)
-        if samples is ABSENT:
-            self.add("required", "$.samples", "samples is required")
-            return
-        if not isinstance(samples, list):
-            self.add("type", "$.samples", "samples must be an array of samples")
-            return
-        if not samples:
-            self.add("empty", "$.samples", "a sample set holds at least one sample")
-        seen: dict[str, int] = {}
-        for index, sample in enumerate(samples):
-            path = f"$.samples[{index}]"
-            self.sample(sample, path)
-            sample_id = sample.get("sample_id") if isinstance(sample, dict) else None
-            if isinstance(sample_id, str) and sample_id:
-                if sample_id in seen:
-                    self.add(
-                        "duplicate-sample-id",
-                        f"{path}.sample_id",
-                        f"sample_id {sample_id!r} is already used by samples[{seen[sample_id]}]",
-                    )
-                else:
-                    seen[sample_id] = index
+        return True
+
+    def entry(self, index: int, sample: Any, seen: dict[str, int]) -> None:
+        """One sample of the set, and its id against those before it (``seen``)."""
+        path = f"$.samples[{index}]"
+        self.sample(sample, path)
+        sample_id = sample.get("sample_id") if isinstance(sample, dict) else None
+        if isinstance(sample_id, str) and sample_id:
+            if sample_id in seen:
+                self.add(
+                    "duplicate-sample-id",
+                    f"{path}.sample_id",
+                    f"sample_id {sample_id!r} is already used by samples[{seen[sample_id]}]",
+                )
+            else:
+                seen[sample_id] = index
 
     def sample(self, sample: Any, path: str) -> None:
         if not self.object(sample, path, "a sample"):
@@ -536,3 +546,21 @@ def check_document(doc: Any) -> list[Problem]:
     checker = _Checker()
     checker.document(doc)
     return checker.problems
+
+
+class SampleSetCheck:
+    """:func:`check_document` one sample at a time, for a sample set written as it goes:
+    the root keys first, then each sample as it is added. Holds the ids seen, not the
+    samples."""
+
+    def __init__(self, root: dict[str, Any]) -> None:
+        self._checker = _Checker()
+        self._checker.root(root)
+        self._seen: dict[str, int] = {}
+
+    def add(self, index: int, sample: Any) -> None:
+        self._checker.entry(index, sample, self._seen)
+
+    @property
+    def problems(self) -> list[Problem]:
+        return self._checker.problems

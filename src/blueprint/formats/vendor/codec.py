@@ -172,6 +172,15 @@ class VendorCodec:
         ``path`` (where the vendor's loader would refuse it), from the records it holds."""
         return []
 
+    def observe(self, record: dict[str, Any], index: int, context: WriteContext) -> None:
+        """See each record a streamed export writes, as it is written (a format's running
+        checks of the whole file keep their state in ``context.state``)."""
+
+    def stream_notes(self, path: Path, written: int, context: WriteContext) -> list[str]:
+        """What a streamed export must say of the file it wrote, once every record is in;
+        may raise to refuse it (nothing is then written)."""
+        return []
+
     def encode(self, record: dict[str, Any], context: WriteContext) -> bytes:
         return jsonvalues.dumps(record)
 
@@ -365,7 +374,11 @@ class VendorCodec:
             for record in records:
                 handle.write(framing.first if tally.written == 0 else framing.between)
                 handle.write(self.encode(record, context))
+                self.observe(record, tally.written, context)
                 tally.written += 1
+            if not tally.written:
+                tally.refuse(header, options)  # before a format's own refusal of no record
+            tally.notes += self.stream_notes(path, tally.written, context)
             handle.write(framing.closing if tally.written else framing.empty)
             return tally.finish(header, [path], options)
 

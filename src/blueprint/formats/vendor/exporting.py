@@ -258,6 +258,8 @@ class WriteContext:
     suite: Any = None
     #: the file being written
     path: Path | None = None
+    #: what one write keeps across its records (a format's running checks)
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
