@@ -112,9 +112,13 @@ class LabellingSession:
             )
         items = read_judge_results(results_path)
         session = cls(
-            set_path, results_path, labels_path, items, thresholds=thresholds or Thresholds()
+            set_path,
+            results_path,
+            labels_path,
+            items,
+            thresholds=thresholds or Thresholds(),
+            scale=scale,
         )
-        session.scale = scale
         for item in items:
             if item.humans:
                 session.labels[item.case_id] = dict(item.humans)

@@ -24,6 +24,7 @@ from blueprint.core.issues import Issue, ValidationReport
 from blueprint.core.model import STARTER_PROVENANCES
 from blueprint.formats import SourceRow, UnreadableRow, resolve_codec
 from blueprint.formats.setfile import set_file_for
+from blueprint.io.locking import Stamp, stamp_of
 from blueprint.validation.stream import ValidationOptions
 from blueprint.validation.validate import validate_opened
 
@@ -114,7 +115,7 @@ class StudioSet:
     #: findings about the set as a whole (set-level fields, the file)
     findings: list[Issue]
     report: ValidationReport | None
-    stamp: tuple[Any, ...]
+    stamp: tuple[Stamp | None, ...]
     #: why the set could not be read at all (None: it was)
     unreadable: str | None = None
 
@@ -159,16 +160,15 @@ class StudioSet:
         return sorted({code for row in self.rows for code in row.codes})
 
 
-def _stamp(path: Path) -> tuple[Any, ...]:
-    """What changes when the set's files change: their sizes and modification times."""
-    stamps: list[Any] = []
+def _stamp(path: Path) -> tuple[Stamp | None, ...]:
+    """What changes when the set's files change (see :func:`stamp_of`); a file that cannot
+    be looked at counts as absent, and the load says why."""
+    stamps: list[Stamp | None] = []
     for file in (path, set_file_for(path)):
         try:
-            status = file.stat()
+            stamps.append(stamp_of(file))
         except OSError:
             stamps.append(None)
-            continue
-        stamps.append((status.st_mtime_ns, status.st_size, status.st_ino))
     return tuple(stamps)
 
 
