@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -61,7 +61,9 @@ def require_within_size(path: Path) -> None:
         )
 
 
-def read_json_lines(path: Path) -> Iterator[tuple[int, Any] | UnreadableRow]:
+def read_json_lines(
+    path: Path, *, typed: bool = False
+) -> Iterator[tuple[int, Any] | UnreadableRow]:
     """(line, value) for each non-blank line of a JSON Lines file; bad lines as UnreadableRow.
 
     A missing file, or one over ``max_file_bytes``, is reported here, at once, not when the
@@ -70,7 +72,7 @@ def read_json_lines(path: Path) -> Iterator[tuple[int, Any] | UnreadableRow]:
     """
     require_file(path)
     require_within_size(path)
-    return json_lines(path, limits.current())
+    return json_lines(path, limits.current(), typed=typed)
 
 
 #: how much of an overlong line is read at a time while it is skipped
@@ -78,12 +80,18 @@ _SKIP_CHUNK = 1 << 20
 
 
 def json_lines(
-    path: Path, bounds: limits.Limits, span: tuple[int, int] | None = None
+    path: Path,
+    bounds: limits.Limits,
+    span: tuple[int, int] | None = None,
+    *,
+    typed: bool = False,
 ) -> Iterator[tuple[int, Any] | UnreadableRow]:
     """The lines of the file, or of the bytes ``span`` (start, end) of it, which starts and
     ends at line boundaries; there, line numbers and row indices count from the span's start
-    (a pool worker reads one span; the parent adds the lines and rows of the spans before)."""
-    loads = jsonvalues.reader(bounds)
+    (a pool worker reads one span; the parent adds the lines and rows of the spans before).
+    With ``typed``, rows that fit the published row schema come as typed rows
+    (:mod:`blueprint.io.typedrows`), for the validator."""
+    loads = _typed_reader(bounds) if typed else jsonvalues.reader(bounds)
     cap = bounds.max_cell_bytes or -1
     start, end = span if span is not None else (0, -1)
     with path.open("rb") as handle:
@@ -122,6 +130,12 @@ def json_lines(
             except jsonvalues.JSONError as error:
                 yield UnreadableRow(index, number, error.column, error.reason)
             index += 1
+
+
+def _typed_reader(bounds: limits.Limits) -> Callable[[bytes], Any]:
+    from blueprint.io import typedrows  # msgspec: imported only by what validates rows
+
+    return typedrows.row_reader(bounds)
 
 
 def too_many_rows(index: int, line: int, bounds: limits.Limits) -> UnreadableRow:

@@ -39,6 +39,14 @@ class JsonCodec:
     can_write: ClassVar[bool] = True
 
     def open(self, path: Path) -> SetSource:
+        return self._open(path, typed=False)
+
+    def open_typed(self, path: Path) -> SetSource:
+        """:meth:`open`, with the streamed rows that fit the published row schema decoded
+        straight into typed rows (the validator's fast path, :mod:`blueprint.io.typedrows`)."""
+        return self._open(path, typed=True)
+
+    def _open(self, path: Path, *, typed: bool) -> SetSource:
         outline = _outline(path)
         if outline is None:
             return self._open_whole(path)
@@ -70,7 +78,7 @@ class JsonCodec:
             path=path,
             format=self.name,
             header=header,
-            rows=_streamed_rows(path, outline, count, scalars),
+            rows=_streamed_rows(path, outline, count, scalars, typed=typed),
             header_origin="the document",
             line_of=_line_finder(path),  # rows carry their lines; this is for callers that ask
             row_places=None if scalars else (outline.starts, outline.ends),
@@ -388,17 +396,23 @@ def _is_placeholder(element: Any) -> bool:
     return type(element) is int and element == 0
 
 
-def row_reader(bounds: limits.Limits) -> Callable[[bytes | str], Any]:
+def row_reader(bounds: limits.Limits, *, typed: bool = False) -> Callable[[bytes], Any]:
     """``loads`` for one row of a document: a row sits two levels down in the document, whose
-    depth the limit counts."""
-    return jsonvalues.reader(replace(bounds, max_depth=max(bounds.max_depth - 2, 0)))
+    depth the limit counts. With ``typed``, rows that fit the published row schema come as
+    typed rows (:mod:`blueprint.io.typedrows`)."""
+    within = replace(bounds, max_depth=max(bounds.max_depth - 2, 0))
+    if not typed:
+        return jsonvalues.reader(within)
+    from blueprint.io import typedrows  # msgspec: imported only by what validates rows
+
+    return typedrows.row_reader(within)
 
 
 def _streamed_rows(
-    path: Path, outline: _Outline, count: int, scalars: dict[int, Any]
+    path: Path, outline: _Outline, count: int, scalars: dict[int, Any], *, typed: bool
 ) -> Iterator[SourceRow | UnreadableRow]:
     bounds = limits.current()
-    loads = row_reader(bounds)
+    loads = row_reader(bounds, typed=typed)
     mapped, starts, ends = outline.mapped, outline.starts, outline.ends
     streamed = 0
     line, counted, released = 1, 0, 0

@@ -8,12 +8,13 @@ hides the other findings of its row. Each rule names the codes it can yield, whi
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
+from msgspec import UNSET
 
 from blueprint.core import admissibility, jsonpath
 from blueprint.core.issues import Issue, make_issue
@@ -240,6 +241,26 @@ class RowView:
         self.oracle_type: Any = oracle_type if _member(oracle_type, ORACLE_TYPES) else None
         self.evaluator: Any = evaluator if _member(evaluator, EVALUATOR_TYPES) else None
 
+    @classmethod
+    def of_typed(cls, index: int, row: Any, line: int | None = None) -> RowView:
+        """The view of a typed row (:mod:`blueprint.io.typedrows`), which the published row
+        schema accepts: its data is put back together from the typed fields, and its enums
+        need no checking."""
+        view = cls.__new__(cls)
+        view.index = index
+        view.line = line
+        metadata = row.metadata
+        data = {"id": row.id, "input": row.input}
+        if row.expected is not UNSET:
+            data["expected"] = row.expected
+        data["metadata"] = metadata
+        view.data = data
+        view.id = row.id
+        view.case = case = metadata["case"]
+        view.oracle_type = case["oracleType"]
+        view.evaluator = case.get("evaluator")
+        return view
+
     @property
     def is_starter(self) -> bool:
         """Whether the row is a pack's starter example, not validated gold."""
@@ -325,6 +346,10 @@ def effective_evaluator(row: RowView, state: SetState) -> str | None:
 
 # --- row rules -------------------------------------------------------------------------------
 
+#: what a rule finds in one row; most rows give most rules nothing, which costs no allocation
+Findings = Sequence[Issue]
+NONE: Final[Findings] = ()
+
 
 def check_schema(row: RowView, raw: Any) -> Iterator[Issue]:
     if accepts("row.schema.json")(raw):
@@ -354,27 +379,30 @@ def _memoised_row_findings(encoded: bytes) -> tuple[tuple[Location, str], ...]:
     return tuple(schema_findings(validator_for("row.schema.json"), raw))
 
 
-def check_case_id(row: RowView, state: SetState) -> Iterator[Issue]:
+def check_case_id(row: RowView, state: SetState) -> Findings:
     case_id = row.case.get("caseId")
     if row.id is not None and isinstance(case_id, str) and case_id != row.id:
-        yield row.issue(
-            "case-id-mismatch", "metadata", "case", "caseId", case_id=case_id, id=row.id
-        )
+        return [
+            row.issue("case-id-mismatch", "metadata", "case", "caseId", case_id=case_id, id=row.id)
+        ]
+    return NONE
 
 
-def check_duplicate_id(row: RowView, state: SetState) -> Iterator[Issue]:
-    if row.id is not None:
-        yield from duplicate_id_issues(row, state, text_key(row.id))
+def check_duplicate_id(row: RowView, state: SetState) -> Findings:
+    if row.id is None:
+        return NONE
+    return duplicate_id_issues(row, state, text_key(row.id))
 
 
-def duplicate_id_issues(row: RowView, state: SetState, key: int) -> Iterator[Issue]:
+def duplicate_id_issues(row: RowView, state: SetState, key: int) -> Findings:
     """The duplicate-id rule for a row with an id whose key is already known (a pool worker
     computed it)."""
     first = state.first_use.setdefault(key, row.index)
-    if first != row.index:
-        line = state.lines[first] if first < len(state.lines) else 0
-        where = f" (line {line})" if line else ""
-        yield row.issue("duplicate-id", "id", id=row.id, first_index=first, first_where=where)
+    if first == row.index:
+        return NONE
+    line = state.lines[first] if first < len(state.lines) else 0
+    where = f" (line {line})" if line else ""
+    return [row.issue("duplicate-id", "id", id=row.id, first_index=first, first_where=where)]
 
 
 #: the codes whose findings name an earlier row by its id (see :func:`_row_where`)
@@ -402,20 +430,19 @@ def _shown_id(row_id: str) -> str:
 _SHOWN_ID: Final = 80
 
 
-def check_duplicate_input(row: RowView, state: SetState) -> Iterator[Issue]:
-    if "input" in row.data:
-        yield from duplicate_input_issues(
-            row, state, input_key(row.data["input"]), split_of(row.data)
-        )
+def check_duplicate_input(row: RowView, state: SetState) -> Findings:
+    if "input" not in row.data:
+        return NONE
+    return duplicate_input_issues(row, state, input_key(row.data["input"]), split_of(row.data))
 
 
 def duplicate_input_issues(
     row: RowView, state: SetState, key: int | None, split: str | None
-) -> Iterator[Issue]:
+) -> Findings:
     """The duplicate-input rule for a row whose input key and split are already known (a
     pool worker computed them)."""
     if key is None:
-        return
+        return NONE
     first = state.first_input.setdefault(key, row.index)
     # no split named yet: nothing was recorded to look up
     seen_split = _split_seen(state, first + 1) if state.split_names else None
@@ -423,17 +450,18 @@ def duplicate_input_issues(
         number = state.split_names.setdefault(split, len(state.split_names))
         state.input_split.setdefault(first + 1, number << _SPLIT_SHIFT | row.index)
     if first == row.index:
-        return
+        return NONE
     if seen_split is not None and split is not None and seen_split[0] != split:
-        yield row.issue(
-            "duplicate-input-across-splits",
-            "input",
-            other=_row_where(state, seen_split[1]),
-            other_split=seen_split[0],
-            split=split,
-        )
-    else:
-        yield row.issue("duplicate-input", "input", other=_row_where(state, first))
+        return [
+            row.issue(
+                "duplicate-input-across-splits",
+                "input",
+                other=_row_where(state, seen_split[1]),
+                other_split=seen_split[0],
+                split=split,
+            )
+        ]
+    return [row.issue("duplicate-input", "input", other=_row_where(state, first))]
 
 
 #: where a split's number starts in an ``input_split`` value: row indices stay below 2**40
@@ -448,47 +476,52 @@ def _split_seen(state: SetState, key: int) -> tuple[str, int] | None:
     return names[packed >> _SPLIT_SHIFT], packed & ((1 << _SPLIT_SHIFT) - 1)
 
 
-def evaluator_issue(
-    oracle_type: str, evaluator: str, make: Callable[..., Issue]
-) -> Iterator[Issue]:
+def evaluator_issue(oracle_type: str, evaluator: str, make: Callable[..., Issue]) -> Findings:
     """The admissibility finding for one pairing, built by ``make(code, **context)``."""
     verdict = admissibility.verdict(oracle_type, evaluator)  # type: ignore[arg-type]
     if verdict == "barred":
-        yield make(
-            "inadmissible-evaluator",
-            oracle_type=oracle_type,
-            evaluator=evaluator,
-            reason=admissibility.bar_reason(oracle_type, evaluator),  # type: ignore[arg-type]
-            admissible=", ".join(admissibility.admissible_evaluators(oracle_type)),  # type: ignore[arg-type]
-        )
-    elif verdict == "conditional":
+        return [
+            make(
+                "inadmissible-evaluator",
+                oracle_type=oracle_type,
+                evaluator=evaluator,
+                reason=admissibility.bar_reason(oracle_type, evaluator),  # type: ignore[arg-type]
+                admissible=", ".join(admissibility.admissible_evaluators(oracle_type)),  # type: ignore[arg-type]
+            )
+        ]
+    if verdict == "conditional":
         conditions = admissibility.conditions(oracle_type, evaluator)  # type: ignore[arg-type]
-        yield make(
-            "conditional-evaluator",
-            oracle_type=oracle_type,
-            evaluator=evaluator,
-            conditions=" and ".join(conditions),
-        )
+        return [
+            make(
+                "conditional-evaluator",
+                oracle_type=oracle_type,
+                evaluator=evaluator,
+                conditions=" and ".join(conditions),
+            )
+        ]
+    return NONE
 
 
-def check_evaluator(row: RowView, state: SetState) -> Iterator[Issue]:
+def check_evaluator(row: RowView, state: SetState) -> Findings:
     if row.oracle_type is None or row.evaluator is None:
-        return
+        return NONE
 
     def make(code: str, **context: Any) -> Issue:
         return row.issue(code, "metadata", "case", "evaluator", **context)
 
-    yield from evaluator_issue(row.oracle_type, row.evaluator, make)
+    return evaluator_issue(row.oracle_type, row.evaluator, make)
 
 
-def check_expected_shape(row: RowView, state: SetState) -> Iterator[Issue]:
+def check_expected_shape(row: RowView, state: SetState) -> Findings:
     if row.oracle_type is None:
-        return
+        return NONE
     shapes = EXPECTED_SHAPES[row.oracle_type]
     present = "expected" in row.data
     if shapes is None:
-        if present:
-            yield row.issue(
+        if not present:
+            return NONE
+        return [
+            row.issue(
                 "expected-shape",
                 "expected",
                 reason=f"{row.oracle_type} rows carry no expected value (the criteria belong in"
@@ -497,98 +530,123 @@ def check_expected_shape(row: RowView, state: SetState) -> Iterator[Issue]:
                 else f"{row.oracle_type} rows carry no expected value; describe the behaviour in"
                 " case.expectedBehavior",
             )
-        return
+        ]
     if not present:
         wanted = EXPECTED_HINTS.get(row.oracle_type, "the one correct output")
-        yield row.issue(
-            "expected-shape",
-            "expected",
-            reason=f"{row.oracle_type} rows need expected: {wanted}",
-        )
-        return
+        return [
+            row.issue(
+                "expected-shape",
+                "expected",
+                reason=f"{row.oracle_type} rows need expected: {wanted}",
+            )
+        ]
     if not shapes:
-        return  # reference-answer: any JSON value is a reference answer
+        return NONE  # reference-answer: any JSON value is a reference answer
     expected = row.data["expected"]
     if not isinstance(expected, dict):
-        yield row.issue(
-            "expected-shape",
-            "expected",
-            reason=f"{row.oracle_type} expects {EXPECTED_HINTS[row.oracle_type]},"
-            f" not {describe_value(expected)}",
-        )
-        return
+        return [
+            row.issue(
+                "expected-shape",
+                "expected",
+                reason=f"{row.oracle_type} expects {EXPECTED_HINTS[row.oracle_type]},"
+                f" not {describe_value(expected)}",
+            )
+        ]
     if accepts("expected.schema.json", row.oracle_type)(expected):
-        return
+        return NONE
     validator = validator_for("expected.schema.json", row.oracle_type)
-    for location, reason in schema_findings(validator, expected):
-        yield row.issue("expected-shape", "expected", *location, reason=reason)
+    return [
+        row.issue("expected-shape", "expected", *location, reason=reason)
+        for location, reason in schema_findings(validator, expected)
+    ]
 
 
-def omitted_field_issues(
-    holder: Any, make: Callable[..., Issue], *prefix: str | int
-) -> Iterator[Issue]:
+def omitted_field_issues(holder: Any, make: Callable[..., Issue], *prefix: str | int) -> Findings:
     if not isinstance(holder, dict) or _OMITTED_NAMES.isdisjoint(holder):
-        return
-    for name, reason in OMITTED_FIELDS.items():
-        if name in holder:
-            yield make("omitted-field", *prefix, name, field=name, reason=reason)
+        return NONE
+    return [
+        make("omitted-field", *prefix, name, field=name, reason=reason)
+        for name, reason in OMITTED_FIELDS.items()
+        if name in holder
+    ]
 
 
 _OMITTED_NAMES: Final = frozenset(OMITTED_FIELDS)
 
 
-def check_omitted_fields(row: RowView, state: SetState) -> Iterator[Issue]:
-    yield from omitted_field_issues(row.data, row.issue)
+def check_omitted_fields(row: RowView, state: SetState) -> Findings:
     metadata = row.data.get("metadata")
-    yield from omitted_field_issues(metadata, row.issue, "metadata")
-    yield from omitted_field_issues(row.case, row.issue, "metadata", "case")
+    if (
+        _OMITTED_NAMES.isdisjoint(row.data)
+        and _OMITTED_NAMES.isdisjoint(row.case)
+        and (not isinstance(metadata, dict) or _OMITTED_NAMES.isdisjoint(metadata))
+    ):
+        return NONE
+    return [
+        *omitted_field_issues(row.data, row.issue),
+        *omitted_field_issues(metadata, row.issue, "metadata"),
+        *omitted_field_issues(row.case, row.issue, "metadata", "case"),
+    ]
 
 
-def check_starter(row: RowView, state: SetState) -> Iterator[Issue]:
-    if row.is_starter:
-        provenance = row.case["provenance"]
-        yield row.issue("starter-example", "metadata", "case", "provenance", provenance=provenance)
+def check_starter(row: RowView, state: SetState) -> Findings:
+    if not row.is_starter:
+        return NONE
+    provenance = row.case["provenance"]
+    return [row.issue("starter-example", "metadata", "case", "provenance", provenance=provenance)]
 
 
-def check_case_family(row: RowView, state: SetState) -> Iterator[Issue]:
+def check_case_family(row: RowView, state: SetState) -> Findings:
     name = row.case.get("caseFamily")
     if not isinstance(name, str):
-        return
+        return NONE
     family = state.families.get(name) if state.families is not None else None
     if state.families is not None and family is None:
         defined = ", ".join(state.families) or "none"
-        yield row.issue(
-            "unknown-case-family", "metadata", "case", "caseFamily", family=name, defined=defined
-        )
-        return
+        return [
+            row.issue(
+                "unknown-case-family",
+                "metadata",
+                "case",
+                "caseFamily",
+                family=name,
+                defined=defined,
+            )
+        ]
+    found: list[Issue] = []
     firsts = state.family_firsts.get(name)
     if firsts is None:
         firsts = state.family_firsts[name] = {}
         if state.families is None and state.header_known:
-            yield row.issue("undeclared-case-family", "metadata", "case", "caseFamily", family=name)
+            found.append(
+                row.issue("undeclared-case-family", "metadata", "case", "caseFamily", family=name)
+            )
     for key in ("oracleType", "evaluator"):
         if key not in row.case:
             continue
         row_value = row.case[key]
         if family is not None and family.get(key) is not None:
             if row_value != family[key]:
-                yield _family_mismatch(row, key, name, dumps_text(family[key]))
+                found.append(_family_mismatch(row, key, name, dumps_text(family[key])))
             continue
         # the family does not say: the first row of the family that does sets the value
         first = firsts.setdefault(key, (row_value, row.index, row.id))
         if first[1] != row.index and first[0] != row_value:
             by = f" (from row {first[1]}" + (f", {first[2]!r})" if first[2] else ")")
-            yield _family_mismatch(row, key, name, dumps_text(first[0]) + by)
+            found.append(_family_mismatch(row, key, name, dumps_text(first[0]) + by))
     if family is not None and "evaluator" not in row.case and family.get("evaluator") is not None:
         evaluator = family["evaluator"]
-        yield row.issue(
-            "inherited-evaluator",
-            "metadata",
-            "case",
-            "evaluator",
-            evaluator=dumps_text(evaluator) if not isinstance(evaluator, str) else evaluator,
-            family=name,
+        found.append(
+            row.issue(
+                "inherited-evaluator",
+                "metadata",
+                "case",
+                "evaluator",
+                evaluator=dumps_text(evaluator) if not isinstance(evaluator, str) else evaluator,
+                family=name,
+            )
         )
+    return found
 
 
 def _family_mismatch(row: RowView, key: str, family: str, family_value: str) -> Issue:
@@ -604,35 +662,44 @@ def _family_mismatch(row: RowView, key: str, family: str, family_value: str) -> 
     )
 
 
-def check_reviewer_expertise(row: RowView, state: SetState) -> Iterator[Issue]:
+def check_reviewer_expertise(row: RowView, state: SetState) -> Findings:
     evaluator = effective_evaluator(row, state)
     graded_by_expert = evaluator == "human-expert" or (
         evaluator is None and row.oracle_type == "expected-behavior-only"
     )
     expertise = row.case.get("reviewerExpertise")
     if graded_by_expert and not (isinstance(expertise, str) and expertise.strip()):
-        yield row.issue("missing-reviewer-expertise", "metadata", "case", "reviewerExpertise")
+        return [row.issue("missing-reviewer-expertise", "metadata", "case", "reviewerExpertise")]
+    return NONE
 
 
-def check_rubric_criteria(row: RowView, state: SetState) -> Iterator[Issue]:
+def check_rubric_criteria(row: RowView, state: SetState) -> Findings:
     if row.oracle_type == "rubric" and not row.case.get("evaluationCriteria"):
-        yield row.issue("rubric-without-criteria", "metadata", "case", "evaluationCriteria")
+        return [row.issue("rubric-without-criteria", "metadata", "case", "evaluationCriteria")]
+    return NONE
 
 
-def check_derived_values(row: RowView, state: SetState) -> Iterator[Issue]:
+def check_derived_values(row: RowView, state: SetState) -> Findings:
     imported = row.imported()
     if not imported:
-        return
+        return NONE
     source = imported.get("format", "another format")
-    for path, how in imported["derived"].items():
-        location = [part for part in str(path).split(".") if part]
-        yield row.issue("derived-value", *location, field=path, format=source, how=how)
+    return [
+        row.issue(
+            "derived-value",
+            *[part for part in str(path).split(".") if part],
+            field=path,
+            format=source,
+            how=how,
+        )
+        for path, how in imported["derived"].items()
+    ]
 
 
 @dataclass(frozen=True)
 class RowRule:
     codes: tuple[str, ...]
-    check: Callable[[RowView, SetState], Iterable[Issue]]
+    check: Callable[[RowView, SetState], Findings]
 
 
 ROW_RULES: Final[tuple[RowRule, ...]] = (

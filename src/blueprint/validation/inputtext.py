@@ -65,8 +65,12 @@ def _content_text(content: Any) -> str:
 
 
 def _message_text(message: dict[str, Any]) -> str:
-    lines = [f"{message['role']}: {_content_text(message['content'])}"]
+    content = message["content"]
+    said = f"{message['role']}: {content if type(content) is str else _content_text(content)}"
+    if len(message) == 2:  # role and content alone
+        return said
     # tool calls and names make two messages with the same words different messages
+    lines = [said]
     lines.extend(
         f"{key}: {_canonical(message[key])}"
         for key in sorted(message)
@@ -76,16 +80,23 @@ def _message_text(message: dict[str, Any]) -> str:
 
 
 def _canonical(value: Any) -> str:
-    if isinstance(value, str):
+    if type(value) is str:
         return value
     if value is None:
         return ""
     if is_chat(value):
-        return "\n".join(_message_text(message) for message in value)
+        return "\n".join([_message_text(message) for message in value])
     if isinstance(value, dict):
-        return "\n".join(f"{key}: {_canonical(value[key])}" for key in sorted(value))
+        return "\n".join(
+            [
+                f"{key}: {item if type(item := value[key]) is str else _canonical(item)}"
+                for key in sorted(value)
+            ]
+        )
     if isinstance(value, list):
-        return "\n".join(_canonical(item) for item in value)
+        return "\n".join([_canonical(item) for item in value])
+    if isinstance(value, str):  # a str subclass
+        return str(value)
     return dumps_text(value)
 
 
@@ -102,9 +113,13 @@ def canonical_text(value: Any, *, near: bool = False) -> str:
 def _kept(text: str, start: int, char: str) -> bool:
     """Whether punctuation belongs to a number: between two digits (3.5, 1,000, 10:30,
     2024-06-01), or a sign or point that starts one (-5, .5)."""
-    if not text[start + 1 : start + 2].isdecimal():
+    return _keeps(char, text[start - 1] if start else "", text[start + 1 : start + 2])
+
+
+def _keeps(char: str, before: str, after: str) -> bool:
+    """:func:`_kept` for punctuation ``char`` between ``before`` and ``after`` ("" at an end)."""
+    if not after.isdecimal():
         return False
-    before = text[start - 1] if start else ""
     if before.isdecimal():
         return True
     return char in "-." and not (before.isalnum() or before in ("_", ".", ","))
@@ -131,11 +146,6 @@ def _not_kept(punctuation: str) -> re.Pattern[str]:
     return re.compile(rf"{members}(?:(?!\d)|(?<!\d.)(?:(?<![-.])|(?<=[\w.,].)))")
 
 
-_ASCII_NOT_KEPT: Final = _not_kept(
-    "".join(c for c in string.punctuation if unicodedata.category(c)[0] == "P")
-)
-
-
 #: a character beyond the Basic Multilingual Plane (searching is faster than ``max``)
 _BEYOND_BMP: Final = re.compile("[\U00010000-\U0010ffff]")
 
@@ -158,16 +168,137 @@ def normalize(text: str) -> str:
 
     A text that is nothing but punctuation keeps it ("?" is not "!").
     """
+    return normalized_bytes(text).decode("utf-8", "surrogatepass")
+
+
+def normalized_bytes(text: str) -> bytes:
+    """:func:`normalize`, as UTF-8 bytes (what the duplicate key hashes).
+
+    Most texts take one pass of C-level byte operations: folded, the text is encoded, every
+    ASCII punctuation byte becomes a space in one ``bytes.translate``, and only the places
+    where punctuation meets a digit or a non-ASCII character are looked at one by one (UTF-8
+    never puts an ASCII byte inside another character). A text holding punctuation or white
+    space beyond ASCII takes the regular expressions.
+    """
     if text.isascii():  # NFKC leaves ASCII alone, and folding it is lowering it
         folded = text.lower()
-        stripped = " ".join(_ASCII_NOT_KEPT.sub(" ", folded).split())
     else:
         # case folding can undo NFKC (a folded letter may compose again), hence NFKC twice
         folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-        if _BEYOND_BMP.search(folded) is None:
-            stripped = " ".join(_bmp_not_kept().sub(" ", folded).split())
+        if not _only_ascii_punctuation(folded):
+            return _normalized_by_expression(folded).encode("utf-8", "surrogatepass")
+    raw = folded.encode("utf-8", "surrogatepass")
+    stripped = b" ".join(_without_punctuation(raw).split())
+    return stripped or " ".join(folded.split()).encode("utf-8", "surrogatepass")
+
+
+def _only_ascii_punctuation(folded: str) -> bool:
+    """Whether the punctuation and white space of a folded text are all ASCII."""
+    for match in _beyond_ascii_special().finditer(folded):
+        char = match.group()
+        if char < "\U00010000" or unicodedata.category(char)[0] == "P":
+            return False
+    return True
+
+
+def _without_punctuation(raw: bytes) -> bytes:
+    """The UTF-8 text ``raw`` with its ASCII punctuation turned into spaces, but for what
+    belongs to a number (see ``_kept``)."""
+    stripped = raw.translate(_PUNCTUATION_AS_SPACE)
+    classes = raw.translate(_BYTE_CLASSES)
+    if b"pd" not in classes and b"pu" not in classes:
+        return stripped  # no punctuation is followed by a digit or a character beyond ASCII
+    kept = bytearray(stripped)
+    at = classes.find(b"pd")
+    while at >= 0:  # punctuation before an ASCII digit
+        before = classes[at - 1] if at else _OTHER
+        if before == _NON_ASCII:
+            keeps = _keeps(chr(raw[at]), _char_before(raw, at), "0")
         else:
-            stripped = " ".join(_NOT_WORD.sub(_replacement, folded).split())
+            keeps = before == _DIGIT or (
+                raw[at] in b"-." and before not in b"da" and (not at or raw[at - 1] not in b"_.,")
+            )
+        if keeps:
+            kept[at] = raw[at]
+        at = classes.find(b"pd", at + 1)
+    at = classes.find(b"pu")
+    while at >= 0:  # punctuation before a character beyond ASCII: kept before a digit only
+        after = _char_at(raw, at + 1)
+        if after.isdecimal() and _keeps(chr(raw[at]), _char_before(raw, at), after):
+            kept[at] = raw[at]
+        at = classes.find(b"pu", at + 1)
+    return bytes(kept)
+
+
+def _char_at(raw: bytes, start: int) -> str:
+    """The character of UTF-8 text ``raw`` that starts at byte ``start``."""
+    lead = raw[start]
+    size = 1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+    return raw[start : start + size].decode("utf-8", "surrogatepass")
+
+
+def _char_before(raw: bytes, end: int) -> str:
+    """The character of UTF-8 text ``raw`` that ends before byte ``end`` ("" at the start)."""
+    start = end - 1
+    while start > 0 and 0x80 <= raw[start] < 0xC0:  # back over continuation bytes
+        start -= 1
+    return raw[max(start, 0) : end].decode("utf-8", "surrogatepass")
+
+
+# the class of each byte for _without_punctuation: a digit, a letter (or _, which \w counts),
+# ASCII punctuation, a byte of a non-ASCII character, or anything else
+_DIGIT: Final = ord("d")
+_NON_ASCII: Final = ord("u")
+_OTHER: Final = ord("x")
+_WORD_CLASSES: Final = b"da"
+
+
+def _byte_class(byte: int) -> int:
+    char = chr(byte)
+    if byte >= 0x80:
+        return _NON_ASCII
+    if char.isdecimal():
+        return _DIGIT
+    if char == "_":  # punctuation, but a word character to the rule about signs
+        return ord("p")
+    if char.isalpha():
+        return ord("a")
+    return ord("p") if unicodedata.category(char)[0] == "P" else ord("x")
+
+
+_BYTE_CLASSES: Final = bytes(_byte_class(byte) for byte in range(256))
+#: ASCII punctuation to a space; the ASCII separators \x1c-\x1f too, which ``str.split``
+#: counts as white space and ``bytes.split`` does not
+_PUNCTUATION_AS_SPACE: Final = bytes(
+    ord(" ") if _BYTE_CLASSES[byte] == ord("p") or 0x1C <= byte <= 0x1F else byte
+    for byte in range(256)
+)
+
+
+@cache
+def _beyond_ascii_special() -> re.Pattern[str]:
+    # white space and punctuation beyond ASCII in the Basic Multilingual Plane (as _NOT_WORD
+    # finds it), and every character beyond it, whose category is looked up one by one
+    return re.compile(
+        "["
+        + re.escape(
+            "".join(
+                char
+                for char in map(chr, range(0x80, 0x10000))
+                if char.isspace()
+                or (unicodedata.category(char)[0] == "P" and _NOT_WORD.fullmatch(char))
+            )
+        )
+        + "\U00010000-\U0010ffff]"
+    )
+
+
+def _normalized_by_expression(folded: str) -> str:
+    """The punctuation of a folded text beyond ASCII, decided by the regular expressions."""
+    if _BEYOND_BMP.search(folded) is None:
+        stripped = " ".join(_bmp_not_kept().sub(" ", folded).split())
+    else:
+        stripped = " ".join(_NOT_WORD.sub(_replacement, folded).split())
     return stripped or " ".join(folded.split())
 
 
@@ -193,14 +324,18 @@ def comparable_text(value: Any, *, near: bool = False) -> str | None:
 def text_key(text: str) -> int:
     """A 64-bit key for a normalised text (collisions are negligible below billions of rows)."""
     # surrogatepass: a lone surrogate (which a YAML escape can make) is text to compare too
-    encoded = text.encode("utf-8", "surrogatepass")
+    return _bytes_key(text.encode("utf-8", "surrogatepass"))
+
+
+def _bytes_key(encoded: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(encoded, digest_size=8).digest(), "big")
 
 
 def input_key(value: Any) -> int | None:
-    """The exact-duplicate key of an input; None when it has nothing to compare."""
-    text = comparable_text(value)
-    return None if text is None else text_key(text)
+    """The exact-duplicate key of an input (the :func:`text_key` of its comparable text);
+    None when it has nothing to compare."""
+    normal = normalized_bytes(canonical_text(value))
+    return _bytes_key(normal) if normal else None
 
 
 def shingles(words: list[str]) -> set[str]:

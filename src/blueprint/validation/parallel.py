@@ -30,6 +30,7 @@ from blueprint.formats._io import json_lines, too_many_rows
 from blueprint.formats.base import ROW_WATCHER, SetSource, SourceRow, UnreadableRow
 from blueprint.io import jsonvalues, limits
 from blueprint.io.atomic import signals_held
+from blueprint.io.typedrows import is_typed_row
 from blueprint.validation import checks
 from blueprint.validation.inputtext import input_key, split_of, text_key
 
@@ -130,7 +131,7 @@ def check_span(task: SpanTask) -> SpanResult:
     # the parent knows where the set's row limit falls; the worker reads its whole span
     unbounded = replace(task.bounds, max_rows=0)
     if task.row_places is None:
-        items = json_lines(task.path, unbounded, (task.start, task.end))
+        items = json_lines(task.path, unbounded, (task.start, task.end), typed=True)
     else:
         items = _document_rows(task, result)
     for index, item in enumerate(items):
@@ -139,10 +140,15 @@ def check_span(task: SpanTask) -> SpanResult:
             result.unreadable[-1] = (item.column, item.reason)
             continue
         line, data = item
-        row = checks.RowView(index, data, line)
+        checked = is_typed_row(data)  # the typed path: the row schema accepts it
+        row = (
+            checks.RowView.of_typed(index, data, line)
+            if checked
+            else checks.RowView(index, data, line)
+        )
         _append_row(result, line, row)
         found = result.findings
-        if task.check_schema:
+        if task.check_schema and not checked:
             for issue in checks.check_schema(row, data):
                 found.append((index, -1, issue))
         for position, check in rules:
@@ -160,7 +166,7 @@ def _document_rows(task: SpanTask, result: SpanResult) -> Iterator[tuple[int, An
     from blueprint.formats.canonical_json import row_reader  # a JSON Lines pool needs none
 
     assert task.row_places is not None
-    loads = row_reader(task.bounds)
+    loads = row_reader(task.bounds, typed=True)
     with task.path.open("rb") as handle:
         handle.seek(task.start)
         text = handle.read(task.end - task.start)

@@ -15,6 +15,7 @@ from blueprint.core import jsonpath
 from blueprint.core.errors import UsageError
 from blueprint.core.issues import CODES, Issue, ValidationReport, make_issue
 from blueprint.formats import SetSource, SourceRow, UnreadableRow
+from blueprint.io.typedrows import is_typed_row
 from blueprint.validation import checks
 
 #: the selector that means every code
@@ -101,6 +102,7 @@ class StreamValidator:
         self.rules = [
             rule for rule in checks.ROW_RULES if any(options.wants(c) for c in rule.codes)
         ]
+        self._checks = tuple(rule.check for rule in self.rules)
         self.check_schema = options.wants("schema")
         #: the findings that name an earlier row by its id; without them no id is kept
         self.names_earlier_rows = any(options.wants(code) for code in checks.NAMING_EARLIER_ROWS)
@@ -145,18 +147,22 @@ class StreamValidator:
                 issue = replace(issue, file=str(item.file))
             self.emit([issue])
             return [issue]
-        row = checks.RowView(item.index, item.data, item.line)
+        checked = is_typed_row(item.data)  # the typed path: the row schema accepts it
+        if checked:
+            row = checks.RowView.of_typed(item.index, item.data, item.line)
+        else:
+            row = checks.RowView(item.index, item.data, item.line)
         self.place_row(item.line or 0, row.id)
         self.count_row(row.id, row.is_starter)
         found: list[Issue] = []
-        if self.check_schema:
+        if self.check_schema and not checked:
             schema = list(checks.check_schema(row, item.data))
             if schema and self.reported_once:
                 once = {jsonpath.row_path(item.index, *place) for place in self.reported_once}
                 schema = [issue for issue in schema if issue.path not in once]
             found.extend(schema)
-        for rule in self.rules:
-            found.extend(rule.check(row, state))
+        for check in self._checks:
+            found += check(row, state)
         if item.file is not None and found:  # its line is in that file, not the set's
             found = [replace(issue, file=str(item.file)) for issue in found]
         return self.emit_row(found, row.case.get("caseFamily"))

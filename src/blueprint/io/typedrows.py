@@ -1,0 +1,84 @@
+"""The validator's fast path: JSON rows decoded straight into typed rows (``core.typed``).
+
+msgspec parses a line and checks it against the structures generated from the published row
+schema in one pass, in C. A line is taken this way only when the result is exactly what the
+exact reader (:func:`blueprint.io.jsonvalues.loads`) would give and the schema would accept;
+any other line (bad JSON, a repeated key, a value nested too deep, a row the schema refuses)
+goes to that reader and to the validator's full explanation, so every finding stays the same.
+
+What msgspec does not check is checked on the bytes:
+
+- repeated keys (msgspec keeps the last one): the typed row is written back, and either the
+  bytes are the line's own (Blueprint writes rows in their schema order, without spaces) or it
+  writes as many colons as the line holds and the line escapes none (see ``jsonvalues``);
+- nesting: a line with more brackets than ``max_depth`` is left to the exact reader;
+- long numbers: msgspec reads integers of any size exactly; a line long enough to hold a
+  number over ``max_number_digits`` is searched for one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+import msgspec
+
+from blueprint.core import typed
+from blueprint.io import jsonvalues, limits
+
+#: bytes that can belong to a number's digits, mapped to "0"; every other byte to " "
+_NUMBER_BYTES_AS_ZEROS: Final = bytes(
+    ord("0") if chr(byte) in "0123456789.eE+-" else ord(" ") for byte in range(256)
+)
+#: the start of an escaped colon (\u003a): the one way a line can hold fewer colons than the
+#: value it decodes to
+_ESCAPED_COLON: Final = b"\\u003"
+_DECODE_FAILURES: Final = (
+    msgspec.DecodeError,
+    msgspec.ValidationError,
+    RecursionError,
+    KeyError,
+    TypeError,
+    ValueError,
+)
+
+
+def is_typed_row(value: Any) -> bool:
+    """Whether a row's value is a typed row: only :func:`row_reader` makes structures, and
+    no JSON value is one."""
+    return isinstance(value, msgspec.Struct)
+
+
+def row_reader(bounds: limits.Limits | None = None) -> Callable[[bytes], Any]:
+    """``loads`` for rows: a line the typed structures take exactly comes back as a typed row,
+    any other as :func:`jsonvalues.loads` reads it (or its :class:`jsonvalues.JSONError`)."""
+    bounds = bounds or limits.current()
+    exact = jsonvalues.reader(bounds)
+    types = typed.row_types()
+    decode = msgspec.json.Decoder(types.row).decode
+    encode = msgspec.json.Encoder().encode
+    convert = msgspec.convert
+    open_fields = types.open_fields
+    max_depth = bounds.max_depth
+    max_digits = bounds.max_number_digits
+    long_number = b"0" * (max_digits + 1)
+
+    def read(line: bytes) -> Any:
+        try:
+            row = decode(line)
+            for attribute, kind in open_fields:
+                convert(getattr(row, attribute), kind)
+        except _DECODE_FAILURES:
+            return exact(line)
+        if line.count(b"{") + line.count(b"[") > max_depth or (
+            len(line) > max_digits and long_number in line.translate(_NUMBER_BYTES_AS_ZEROS)
+        ):
+            return exact(line)
+        written = encode(row)
+        if not (line.startswith(written) and not line[len(written) :].strip()) and (
+            _ESCAPED_COLON in line or written.count(b":") != line.count(b":")
+        ):
+            return exact(line)
+        return row
+
+    return read
