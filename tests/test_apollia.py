@@ -790,3 +790,35 @@ def test_a_number_too_long_to_read_is_a_parse_error(tmp_path: Path) -> None:
     )
     done = CliRunner().invoke(app, ["validate", str(path), "--from", "apollia"])
     assert done.exit_code == 2, done.output
+
+
+@settings(max_examples=40, deadline=None)
+@given(doc=eval_sets(max_rows=4))
+def test_a_suite_written_task_by_task_is_the_whole_document(doc: dict[str, Any]) -> None:
+    """The export streams: the name, then each [[tasks]] table as it stands in the whole
+    suite. Read back, the file is exactly what writing that suite at once gives."""
+    import tempfile
+
+    from blueprint.formats.apollia import _suite
+
+    header = {key: value for key, value in doc.items() if key != "rows"}
+    options = WriteOptions(force=True, llm_judge=True, include_human_review=True, allow_empty=True)
+    with tempfile.TemporaryDirectory() as folder:
+        target = Path(folder) / "out.toml"
+        try:
+            CODEC.write(header, iter(doc["rows"]), target, options)
+        except (InvalidRowForExport, EveryRowExcluded):
+            assert not target.exists()  # refused: nothing half-written
+            return
+        written = target.read_text(encoding="utf-8")
+    suite = tomllib.loads(written)
+    assert written == tomlkit.dumps(_suite(suite["name"], suite.get("tasks", [])))
+
+
+def test_a_suite_without_a_name_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    target = tmp_path / "out.toml"
+    with pytest.raises(InvalidRowForExport, match="name"):
+        CODEC.write(
+            {"schemaVersion": "blueprint.eval-set/v1"}, iter([row("a")]), target, WriteOptions()
+        )
+    assert not target.exists()

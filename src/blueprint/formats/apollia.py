@@ -35,6 +35,7 @@ from blueprint.formats.sniffing import Fit, text_of
 from blueprint.formats.vendor import (
     ExportRow,
     ExportTally,
+    Framing,
     InvalidRowForExport,
     Records,
     Values,
@@ -509,7 +510,6 @@ class ApolliaCodec(VendorCodec):
     what: ClassVar[str] = "an apollia-os task"
     shape: ClassVar[NativeShape] = _SHAPE
     metadata_key: ClassVar[str | None] = None
-    document: ClassVar[bool] = True
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -632,31 +632,48 @@ class ApolliaCodec(VendorCodec):
             else {"name"}
         )
 
-    def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:
+    # one suite, written a task at a time: the name, then each [[tasks]] table as it stands in
+    # the whole document (a blank line before each). Only a suite kept from an import is
+    # written whole, edited where it was read from.
+
+    def whole_document(self, context: WriteContext) -> bool:
+        return native.kept_source(context.header, "apollia") is not None
+
+    def framing(self, path: Path, context: WriteContext) -> Framing:
         name = context.header.get("name")
-        if not isinstance(name, str):
-            raise InvalidRowForExport("an apollia-os suite needs a name, and the set has none")
+        # without a name nothing is written (the first task or the end refuses the export)
+        return Framing(
+            opening=tomlkit.dumps(_suite(name, [])).encode("utf-8")
+            if isinstance(name, str)
+            else b"",
+            first=b"\n",
+            between=b"\n",
+        )
+
+    def encode(self, record: dict[str, Any], context: WriteContext) -> bytes:
+        tasks = tomlkit.document()
+        tasks.add("tasks", _tasks([record]))
+        return tomlkit.dumps(tasks).encode("utf-8")
+
+    def observe(self, record: dict[str, Any], index: int, context: WriteContext) -> None:
+        if index == 0:
+            _suite_name(context)
+        _refuse_unreadable_task(record, index + 1)
+
+    def stream_notes(self, path: Path, written: int, context: WriteContext) -> list[str]:
+        _suite_name(context)
+        return []
+
+    def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:
+        name = _suite_name(context)
         for number, record in enumerate(records, start=1):
-            problem = task_problem(record)
-            if problem is not None:
-                raise InvalidRowForExport(
-                    f"{_task_label(record, number)}: {problem.message}, which apollia-os"
-                    " refuses; its case.extensions.apollia was edited into something the"
-                    " suite cannot hold"
-                )
+            _refuse_unreadable_task(record, number)
         text = native.kept_source(context.header, "apollia")
         if text is not None:
-            edited = tomlkeep.rewrite(text, "tasks", records, {"name": name}, _table, _to_toml)
+            edited = _rewritten(text, records, name)
             if edited is not None:
                 return edited.encode("utf-8")
-        suite = tomlkit.document()
-        suite.add("name", _to_toml(name))
-        if records:
-            tasks = tomlkit.aot()
-            for record in records:
-                tasks.append(_table(record))
-            suite.add("tasks", tasks)
-        return tomlkit.dumps(suite).encode("utf-8")
+        return tomlkit.dumps(_suite(name, records)).encode("utf-8")
 
     def sniff(self, path: Path, head: bytes) -> Fit:
         text = text_of(head)
@@ -665,6 +682,43 @@ class ApolliaCodec(VendorCodec):
         if _TASKS_TABLE.search(text) or _TOP_KEY.search(top):
             return Fit.yes()
         return Fit.no("an apollia-os suite has a top-level name and [[tasks]] tables")
+
+
+def _suite_name(context: WriteContext) -> str:
+    name = context.header.get("name")
+    if not isinstance(name, str):
+        raise InvalidRowForExport("an apollia-os suite needs a name, and the set has none")
+    return name
+
+
+def _refuse_unreadable_task(record: dict[str, Any], number: int) -> None:
+    problem = task_problem(record)
+    if problem is not None:
+        raise InvalidRowForExport(
+            f"{_task_label(record, number)}: {problem.message}, which apollia-os"
+            " refuses; its case.extensions.apollia was edited into something the"
+            " suite cannot hold"
+        )
+
+
+def _rewritten(text: str, records: list[dict[str, Any]], name: str) -> str | None:
+    """A kept suite's text with its tasks replaced by ``records`` (None: not in place)."""
+    return tomlkeep.rewrite(text, "tasks", records, {"name": name}, _table, _to_toml)
+
+
+def _suite(name: Any, records: list[dict[str, Any]]) -> Any:
+    suite = tomlkit.document()
+    suite.add("name", _to_toml(name))
+    if records:
+        suite.add("tasks", _tasks(records))
+    return suite
+
+
+def _tasks(records: list[dict[str, Any]]) -> Any:
+    tasks = tomlkit.aot()
+    for record in records:
+        tasks.append(_table(record))
+    return tasks
 
 
 def _assertion_list(record: dict[str, Any]) -> list[Any]:
