@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from blueprint.core.errors import UsageError
 from blueprint.core.issues import CODES
@@ -346,6 +349,27 @@ def test_duplicate_input_across_splits_is_an_error() -> None:
     assert not report.valid
     ignored = ValidationOptions(ignore=frozenset({"duplicate-input-across-splits"}))
     assert validate_document(doc, options=ignored).valid
+
+
+@settings(max_examples=150)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a?", "A", "b", "c!"]), st.sampled_from([None, "dev", "test"])),
+        max_size=12,
+    )
+)
+def test_across_splits_alone_finds_what_every_code_finds(drawn: list[tuple[str, Any]]) -> None:
+    """A conversion checks errors only, and then reads the inputs of rows with a split alone:
+    the cross-split findings are those of a full validation, naming the same rows."""
+    doc = document(
+        *(_with_input(f"r{n}", text, split=split) for n, (text, split) in enumerate(drawn))
+    )
+    wanted = "duplicate-input-across-splits"
+    alone = validate_document(doc, options=ValidationOptions(select=frozenset({wanted})))
+    every = validate_document(doc)
+    assert [issue.to_json() for issue in alone.issues] == [
+        issue.to_json() for issue in every.issues if issue.code == wanted
+    ]
 
 
 def test_near_duplicate_input_is_not_the_validators(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from blueprint.formats.setfile import set_file_for
 from blueprint.formats.vendor import VendorCodec
 from blueprint.formats.vendor.codec import SCORED_FORMATS
 from blueprint.io.atomic import scratch_folder
+from blueprint.io.typedrows import is_typed_row, row_data
 from blueprint.validation.checks import RowView
 from blueprint.validation.stream import StreamValidator, ValidationOptions
 
@@ -137,7 +138,9 @@ def convert(
             f"--clean is for vendor formats: a {writer.name} file is Blueprint's own, with no"
             " Blueprint key to leave out"
         )
-    source = reader.open(source_path)
+    # rows that fit the published schema decode straight into typed rows, which the
+    # validator need not check against the schema again (canonical JSON Lines and JSON)
+    source = getattr(reader, "open_typed", reader.open)(source_path)
     header, notes = complete_header(source)
     made_up = frozenset(header) - frozenset(source.header or {}) | source.made_up
     derived: Counter[str] = Counter()
@@ -157,11 +160,12 @@ def convert(
             if isinstance(item, UnreadableRow):
                 raise ParseError(source.path, item.reason, line=item.line, column=item.column)
             validator.check_row(item, reader.name)
+            data = row_data(item.data) if is_typed_row(item.data) else item.data
             # once anything is wrong, the writer checks every row itself, as it would alone
-            accepted.row = item.data if report.valid else None
-            for path in RowView(0, item.data).imported().get("derived", {}):
+            accepted.row = data if report.valid else None
+            for path in RowView(0, data).imported().get("derived", {}):
                 derived[path] += 1
-            yield item.data
+            yield data
         validator.report_reading()
         if not report.valid and not options.allow_invalid:
             # raised inside the writer's loop, so the output is never committed

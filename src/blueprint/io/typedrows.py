@@ -49,6 +49,15 @@ def is_typed_row(value: Any) -> bool:
     return isinstance(value, msgspec.Struct)
 
 
+def row_data(row: Any) -> dict[str, Any]:
+    """A typed row as the JSON value it was decoded from (keys in the schema's order)."""
+    data = {"id": row.id, "input": row.input}
+    if row.expected is not msgspec.UNSET:
+        data["expected"] = row.expected
+    data["metadata"] = row.metadata
+    return data
+
+
 def row_reader(bounds: limits.Limits | None = None) -> Callable[[bytes], Any]:
     """``loads`` for rows: a line the typed structures take exactly comes back as a typed row,
     any other as :func:`jsonvalues.loads` reads it (or its :class:`jsonvalues.JSONError`)."""

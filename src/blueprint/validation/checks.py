@@ -14,7 +14,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
-from msgspec import UNSET
 
 from blueprint.core import admissibility, jsonpath
 from blueprint.core.issues import Issue, make_issue
@@ -29,6 +28,7 @@ from blueprint.core.model import (
 )
 from blueprint.core.schema import accepts, validator_for
 from blueprint.io.jsonvalues import dumps_text, json_type
+from blueprint.io.typedrows import row_data
 from blueprint.validation.inputtext import input_key, split_of, text_key
 from blueprint.validation.rowindex import FirstSeen, RowIds, RowLines
 
@@ -249,14 +249,9 @@ class RowView:
         view = cls.__new__(cls)
         view.index = index
         view.line = line
-        metadata = row.metadata
-        data = {"id": row.id, "input": row.input}
-        if row.expected is not UNSET:
-            data["expected"] = row.expected
-        data["metadata"] = metadata
-        view.data = data
+        view.data = row_data(row)
         view.id = row.id
-        view.case = case = metadata["case"]
+        view.case = case = row.metadata["case"]
         view.oracle_type = case["oracleType"]
         view.evaluator = case.get("evaluator")
         return view
@@ -434,6 +429,16 @@ def check_duplicate_input(row: RowView, state: SetState) -> Findings:
     if "input" not in row.data:
         return NONE
     return duplicate_input_issues(row, state, input_key(row.data["input"]), split_of(row.data))
+
+
+def check_inputs_across_splits(row: RowView, state: SetState) -> Findings:
+    """:func:`check_duplicate_input` where only ``duplicate-input-across-splits`` is wanted (a
+    conversion checks errors only): a row with no split can be no such finding, and is never
+    the row one names (the first row of the input with a split), so its input is not read."""
+    split = split_of(row.data)
+    if split is None or "input" not in row.data:
+        return NONE
+    return duplicate_input_issues(row, state, input_key(row.data["input"]), split)
 
 
 def duplicate_input_issues(

@@ -102,7 +102,12 @@ class StreamValidator:
         self.rules = [
             rule for rule in checks.ROW_RULES if any(options.wants(c) for c in rule.codes)
         ]
-        self._checks = tuple(rule.check for rule in self.rules)
+        self._checks = tuple(
+            checks.check_inputs_across_splits
+            if rule.check is checks.check_duplicate_input and not options.wants("duplicate-input")
+            else rule.check
+            for rule in self.rules
+        )
         self.check_schema = options.wants("schema")
         #: the findings that name an earlier row by its id; without them no id is kept
         self.names_earlier_rows = any(options.wants(code) for code in checks.NAMING_EARLIER_ROWS)
