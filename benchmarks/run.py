@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -110,6 +110,13 @@ def _jsonschema_rs(path: Path) -> int:
                 raise SystemExit("row schema: a row is not valid")
             count += 1
     return count
+
+
+def _csv_reader(path: Path) -> int:
+    import csv
+
+    with path.open(newline="", encoding="utf-8") as handle:
+        return sum(1 for _ in csv.reader(handle)) - 1  # less the header
 
 
 def _pandas(source: Path, target: Path) -> int:
@@ -217,6 +224,7 @@ CHILD_OPERATIONS: dict[str, Callable[..., Any]] = {
     "jsonschema": lambda path: _jsonschema(Path(path)),
     "jsonschema-rs": lambda path: _jsonschema_rs(Path(path)),
     "pandas": lambda source, target: _pandas(Path(source), Path(target)),
+    "csv-reader": lambda path: _csv_reader(Path(path)),
     "cli": lambda *arguments: _cli(list(arguments)),
     "vendor-targets": lambda: _vendor_targets(),
 }
@@ -305,6 +313,8 @@ class Bench:
         self.only = only
         self.start_up_runs = start_up_runs
         self.results: list[Measurement] = []
+        #: the file each vendor export writes, by measurement (its extension sets its target)
+        self.outputs: dict[str, str] = {}
         self.baseline_rss = 0
         self.diff_baseline_rss = 0
 
@@ -340,6 +350,9 @@ class Bench:
         self.measure(size, "orjson parse (floor)", "floor", ["parse", jsonl])
         self.measure(size, "jsonschema row schema", "yardstick", ["jsonschema", jsonl])
         self.measure(size, "jsonschema-rs row schema", "yardstick", ["jsonschema-rs", jsonl])
+        self.measure(
+            size, "csv.reader (CSV floor)", "yardstick", ["csv-reader", str(sources["csv"])]
+        )
         for source, target in (("jsonl", "csv"), ("csv", "jsonl"), ("jsonl", "json")):
             self.measure(
                 size,
@@ -375,6 +388,7 @@ class Bench:
             ["cli", "convert", str(sources["json"]), str(folder / "out-2.jsonl"), "--force"],
         )
         for fmt, name in vendor_targets():
+            self.outputs[f"convert jsonl -> {fmt}"] = name
             self.measure(
                 size,
                 f"convert jsonl -> {fmt}",
@@ -431,6 +445,103 @@ class Bench:
             cpu = min(run[0] for run in runs)
             peak = max(run[1] for run in runs)
             self.results.append(Measurement(8, name, "start-up", cpu, peak / MIB, runs[0][2]))
+
+
+# --- the targets ---------------------------------------------------------------------------
+
+#: peak RSS no Blueprint measurement may reach, at any size
+MAX_PEAK_MIB: Final = 120
+#: the least share of the floor's speed (orjson, one row at a time) each canonical
+#: conversion keeps
+CANONICAL_CONVERSIONS: Final = (
+    "convert jsonl -> json",
+    "convert jsonl -> csv",
+    "convert csv -> jsonl",
+    "convert json -> jsonl",
+)
+#: vendor exports: a JSON or JSON Lines output, and a document format (YAML, TOML)
+VENDOR_SHARE: Final = 0.15
+DOCUMENT_SHARE: Final = 0.05
+DOCUMENT_SUFFIXES: Final = (".yaml", ".yml", ".toml")
+
+
+@dataclass
+class Target:
+    size: int
+    name: str
+    #: the measured figure and the least (or, for memory, the most) it may be
+    measured: float | None
+    wanted: float
+    at_most: bool = False
+
+    @property
+    def met(self) -> bool | None:
+        if self.measured is None:
+            return None
+        return self.measured <= self.wanted if self.at_most else self.measured >= self.wanted
+
+
+def targets(results: list[Measurement], outputs: dict[str, str]) -> list[Target]:
+    """Each target the issue of record sets (one process, ratios within one run)."""
+    found: list[Target] = []
+    for size in sorted({item.rows for item in results if item.kind != "start-up"}):
+        by_name = {item.name: item for item in results if item.rows == size}
+        found += _size_targets(size, by_name, outputs)
+    return found
+
+
+def _size_targets(
+    size: int, by_name: dict[str, Measurement], outputs: dict[str, str]
+) -> list[Target]:
+    found: list[Target] = []
+
+    def speed_ratio(name: str, reference: str) -> float | None:
+        item, base = by_name.get(name), by_name.get(reference)
+        if item is None or base is None or not item.cpu_seconds or not base.cpu_seconds:
+            return None
+        return base.cpu_seconds / item.cpu_seconds
+
+    def add(name: str, measured: float | None, wanted: float, at_most: bool = False) -> None:
+        if measured is not None:
+            found.append(Target(size, name, measured, wanted, at_most))
+
+    floor = "orjson parse (floor)"
+    add("validate jsonl, x orjson parse", speed_ratio("validate jsonl", floor), 0.25)
+    add(
+        "validate jsonl, x per-row jsonschema",
+        speed_ratio("validate jsonl", "jsonschema row schema"),
+        15,
+    )
+    add(
+        "validate jsonl, x jsonschema-rs",
+        speed_ratio("validate jsonl", "jsonschema-rs row schema"),
+        1 / 3,
+    )
+    add("validate csv, x csv.reader", speed_ratio("validate csv", "csv.reader (CSV floor)"), 0.15)
+    add("validate json, x orjson parse", speed_ratio("validate json", floor), 0.2)
+    for name in CANONICAL_CONVERSIONS:
+        add(f"{name}, x orjson parse", speed_ratio(name, floor), 0.2)
+    for name, output in outputs.items():
+        share = DOCUMENT_SHARE if output.endswith(DOCUMENT_SUFFIXES) else VENDOR_SHARE
+        add(f"{name}, x orjson parse", speed_ratio(name, floor), share)
+    for item in by_name.values():
+        if item.kind in ("blueprint", "pool"):
+            add(f"{item.name}, peak RSS MiB", item.peak_rss_mib, MAX_PEAK_MIB, at_most=True)
+    return found
+
+
+def print_targets(found: list[Target]) -> None:
+    if not found:
+        return
+    print("\ntargets")
+    width = max(len(target.name) for target in found)
+    for target in found:
+        sign = "<=" if target.at_most else ">="
+        verdict = "met" if target.met else "NOT MET"
+        print(
+            f"{target.size:>10,}  {target.name.ljust(width)}  {target.measured:8.3f}"
+            f"  ({sign} {target.wanted:.3g})  {verdict}"
+        )
 
 
 def _cell(value: float | None, spec: str) -> str:
@@ -544,12 +655,17 @@ def main(argv: Sequence[str]) -> int:
             "baseline_rss_mib": baseline_mib,
             "diff_baseline_rss_mib": bench.diff_baseline_rss / MIB,
             "results": [asdict(item) for item in bench.results],
+            "targets": [
+                {**asdict(target), "met": target.met}
+                for target in targets(bench.results, bench.outputs)
+            ],
         }
         print(json.dumps(document, indent=2))
     else:
         info = machine()
         print(f"{info['cpus']} CPUs, {info['cpu']}, Python {info['python']}\n")
         print_table(bench.results, baseline_mib, bench.diff_baseline_rss / MIB)
+        print_targets(targets(bench.results, bench.outputs))
     failed = [m.name for m in bench.results if m.exit_code not in (None, 0, 1)]
     if failed:
         progress(f"failed: {', '.join(failed)}")

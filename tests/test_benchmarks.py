@@ -32,3 +32,14 @@ def test_the_benchmark_runs_every_measurement_on_a_tiny_set():
     assert by_name["validate jsonl"]["exit_code"] == 0  # the generated set is valid
     assert by_name["diff jsonl (1% changed)"]["exit_code"] == 1  # and the copy differs
     assert all(item["cpu_seconds"] >= 0 for item in document["results"])
+    # every target is judged on the figures of the same run
+    judged = {target["name"]: target for target in document["targets"]}
+    assert {
+        "validate jsonl, x orjson parse",
+        "validate csv, x csv.reader",
+        "convert jsonl -> promptfoo, x orjson parse",
+        "validate jsonl, peak RSS MiB",
+    } <= set(judged)
+    assert judged["convert jsonl -> promptfoo, x orjson parse"]["wanted"] == 0.05
+    assert judged["convert jsonl -> deepeval, x orjson parse"]["wanted"] == 0.15
+    assert all(isinstance(target["met"], bool) for target in judged.values())
