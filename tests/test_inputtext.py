@@ -17,7 +17,9 @@ from blueprint.validation.inputtext import (
     shingle_hashes,
     shingles,
     split_of,
+    text_key,
 )
+from strategies import json_values
 
 
 @pytest.mark.parametrize(
@@ -66,6 +68,29 @@ _punctuated = st.text(
 @given(_punctuated)
 def test_normalize_decides_punctuation_as_the_character_by_character_reference(text: str) -> None:
     assert normalize(text) == normalize_by_character(text)
+
+
+#: texts where the byte-level path meets every case: punctuation beside ASCII and other digits,
+#: letters, symbols and marks; white space and punctuation beyond ASCII; separators \x1c-\x1f
+_beside_digits = st.text(
+    st.one_of(
+        st.sampled_from(list("09٣-.,:_'\"?!()$+ aZé☕́\u00a0\u2028\x1c\x1f«。😤")),
+        st.characters(),
+    ),
+    max_size=24,
+)
+
+
+@given(_beside_digits)
+def test_the_byte_level_path_decides_as_the_reference(text: str) -> None:
+    assert normalize(text) == normalize_by_character(text)
+
+
+@given(json_values)
+def test_the_duplicate_key_is_the_key_of_the_comparable_text(value: object) -> None:
+    # validate, dedupe, check and split all key inputs by input_key
+    text = comparable_text(value)
+    assert input_key(value) == (None if text is None else text_key(text))
 
 
 @given(st.text())

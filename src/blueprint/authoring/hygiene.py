@@ -34,10 +34,10 @@ from blueprint.formats import (
 from blueprint.validation.inputtext import (
     MIN_WORDS_FOR_NEAR,
     comparable_text,
+    input_key,
     jaccard,
     shingle_hashes,
     split_of,
-    text_key,
 )
 
 if TYPE_CHECKING:
@@ -457,12 +457,12 @@ class DuplicateIndex:
         row_id: str | None = None,
         split: str | None = None,
     ) -> int | None:
-        text = comparable_text(value)
-        if text is None:
+        key = input_key(value)  # the validator's duplicate key: one normalisation for both
+        if key is None:
             return None
         number = len(self.rows)
         self.rows.append((set_number, index, line, row_id, split))
-        first = self._first_by_key.setdefault(text_key(text), number)
+        first = self._first_by_key.setdefault(key, number)
         if first != number:
             self.exact_of[number] = first
             return number
