@@ -40,10 +40,16 @@ def _typed(line: bytes, bounds: limits.Limits | None = None) -> Any:
     return value
 
 
+def _in_order(value: Any) -> str:
+    # keys in the order they stand: a conversion writes them so
+    return json.dumps(value)
+
+
 def _same_as_exact(line: bytes, bounds: limits.Limits | None = None) -> bool:
-    """The fast path gives what the exact reader gives; returns whether it took the line."""
+    """The fast path gives what the exact reader gives, keys in the same order; returns
+    whether it took the line."""
     exact = _exact(line, bounds)
-    assert _typed(line, bounds) == exact, line
+    assert _in_order(_typed(line, bounds)) == _in_order(exact), line
     try:
         taken = is_typed_row(row_reader(bounds)(line))
     except jsonvalues.JSONError:
@@ -86,7 +92,11 @@ GOOD = row("r1", caseFamily="policy-lookup")
 def test_a_blueprint_row_takes_the_fast_path() -> None:
     assert _same_as_exact(orjson.dumps(GOOD) + b"\n")
     assert _same_as_exact(_line({**GOOD, "metadata": {**GOOD["metadata"], "split": "test"}}))
-    assert _same_as_exact(_line({"metadata": GOOD["metadata"], "input": "q", "id": "r1"}))
+    # keys in another order than the schema's: the exact reader keeps theirs
+    assert not _same_as_exact(_line({"metadata": GOOD["metadata"], "input": "q", "id": "r1"}))
+    assert not _same_as_exact(
+        orjson.dumps({"input": "q", "id": "r1", "metadata": GOOD["metadata"]})
+    )
 
 
 @pytest.mark.parametrize(
@@ -133,6 +143,35 @@ def test_nesting_and_long_numbers_keep_to_the_limits() -> None:
     assert not _same_as_exact(_line(long_number), bounds)
     assert _same_as_exact(_line({**GOOD, "expected": 10**19}), bounds)
     assert _same_as_exact(_line(GOOD), bounds)
+
+
+def test_nesting_past_the_exact_readers_own_limit_is_left_to_it() -> None:
+    """orjson refuses values nested past 1024 levels whatever max_depth allows; msgspec,
+    given the recursion, would read them."""
+    import sys
+
+    bounds = limits.Limits(max_depth=5000)
+    line = _line({**GOOD, "input": "[" * 1100 + "]" * 1100}).replace(
+        b'"' + b"[" * 1100 + b"]" * 1100 + b'"', b"[" * 1100 + b"]" * 1100
+    )
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)
+    try:
+        assert not _same_as_exact(line, bounds)
+    finally:
+        sys.setrecursionlimit(saved)
+
+
+def test_a_conversion_keeps_the_order_of_a_rows_keys(tmp_path: Path) -> None:
+    from blueprint.convert import ConvertOptions, convert
+
+    source = tmp_path / "set.jsonl"
+    shuffled = {"input": "q", "expected": "yes", "metadata": GOOD["metadata"], "id": "r1"}
+    source.write_bytes(orjson.dumps(shuffled) + b"\n" + orjson.dumps(row("r2")) + b"\n")
+    target = tmp_path / "out.jsonl"
+    convert(source, target, ConvertOptions(force=True))
+    written = [json.loads(line) for line in target.read_text("utf-8").splitlines()]
+    assert [list(value) for value in written] == [list(shuffled), list(row("r2"))]
 
 
 SETS = Path(__file__).parent / "fixtures"

@@ -11,7 +11,10 @@ What msgspec does not check is checked on the bytes:
 - repeated keys (msgspec keeps the last one): the typed row is written back, and either the
   bytes are the line's own (Blueprint writes rows in their schema order, without spaces) or it
   writes as many colons as the line holds and the line escapes none (see ``jsonvalues``);
-- nesting: a line with more brackets than ``max_depth`` is left to the exact reader;
+- the order of the row's keys, which a typed row gives in the schema's order: a line that
+  holds them in another is left to the exact reader, so that a conversion keeps its order;
+- nesting: a line with more brackets than ``max_depth`` (or than orjson, the exact reader's
+  parser, nests) is left to the exact reader;
 - long numbers: msgspec reads integers of any size exactly; a line long enough to hold a
   number over ``max_number_digits`` is searched for one.
 """
@@ -68,7 +71,8 @@ def row_reader(bounds: limits.Limits | None = None) -> Callable[[bytes], Any]:
     encode = msgspec.json.Encoder().encode
     convert = msgspec.convert
     open_fields = types.open_fields
-    max_depth = bounds.max_depth
+    # past orjson's own nesting limit the exact reader decides, whatever max_depth allows
+    max_depth = min(bounds.max_depth, _EXACT_READERS_DEPTH)
     max_digits = bounds.max_number_digits
     long_number = b"0" * (max_digits + 1)
 
@@ -84,10 +88,29 @@ def row_reader(bounds: limits.Limits | None = None) -> Callable[[bytes], Any]:
         ):
             return exact(line)
         written = encode(row)
-        if not (line.startswith(written) and not line[len(written) :].strip()) and (
-            _ESCAPED_COLON in line or written.count(b":") != line.count(b":")
+        if line.startswith(written) and not line[len(written) :].strip():
+            return row  # the line's own bytes: Blueprint's layout, no key repeated
+        if (
+            _ESCAPED_COLON in line
+            or written.count(b":") != line.count(b":")
+            or list(_top_level(line)) != list(row_data(row))
         ):
             return exact(line)
         return row
 
     return read
+
+
+#: the nesting orjson (the exact reader's parser) refuses past; a line with more brackets
+#: is left to it
+_EXACT_READERS_DEPTH: Final = 1000
+
+
+def _top_level(line: bytes) -> dict[str, msgspec.Raw]:
+    """The keys of a line's object in the line's order, their values left undecoded: a row
+    whose keys stand in another order than the schema's is read by the exact reader, so that
+    a conversion writes them in the order they came."""
+    return _top_level_decoder(line)
+
+
+_top_level_decoder: Final = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
