@@ -13,7 +13,7 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from blueprint.core.errors import BlueprintError, ParseError
 from blueprint.core.model import HEADER_FIELDS
@@ -116,6 +116,10 @@ class _Reading(NamedTuple):
     defaults: bool
 
 
+#: the answers of :meth:`VendorMapping.row_loss_reason` kept at once
+_MOST_ANSWERS: Final = 4096
+
+
 def _json_kind(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean"
@@ -181,7 +185,6 @@ class VendorMapping(BaseModel):
     grading: Grading
     notes: list[str] = Field(default_factory=list)
     example: str = Field(description="A worked example, in Markdown, for the docs.")
-    _row_reasons: dict[str, str] = PrivateAttr(default_factory=dict)
 
     def weakened_rules(
         self, row: dict[str, Any], oracle_type: str, evaluator: str | None
@@ -240,9 +243,28 @@ class VendorMapping(BaseModel):
         """Why a row field is lost: the reason the mapping gives for the field with the row's
         oracle type (``expected (acceptable-set)``) or for the field (or for the nearest
         enclosing field that it says is dropped), else a general one."""
-        reasons = self._row_reasons
-        if not reasons:  # worked out once: the mapping is loaded once
-            reasons.update((entry.field, entry.dropped) for entry in self.rows if entry.dropped)
+        # an export asks for every field of every row it drops: the answers are kept (a few
+        # thousand at most, as free-form metadata may name a field a row)
+        answers = self.loss_reasons
+        reason = answers.get((path, oracle_type))
+        if reason is None:
+            if len(answers) >= _MOST_ANSWERS:
+                answers.clear()
+            reason = answers[path, oracle_type] = self._row_loss_reason(path, oracle_type)
+        return reason
+
+    @cached_property
+    def loss_reasons(self) -> dict[tuple[str, str | None], str]:
+        """:meth:`row_loss_reason`'s answers so far."""
+        return {}
+
+    @cached_property
+    def row_reasons(self) -> dict[str, str]:
+        """The reason each dropped row field is dropped, by field."""
+        return {entry.field: entry.dropped for entry in self.rows if entry.dropped}
+
+    def _row_loss_reason(self, path: str, oracle_type: str | None) -> str:
+        reasons = self.row_reasons
         reason = reasons.get(f"{path} ({oracle_type})") if oracle_type else None
         if reason:
             return reason
