@@ -36,14 +36,9 @@ _NUMBER_BYTES_AS_ZEROS: Final = bytes(
 #: the start of an escaped colon (\u003a): the one way a line can hold fewer colons than the
 #: value it decodes to
 _ESCAPED_COLON: Final = b"\\u003"
-_DECODE_FAILURES: Final = (
-    msgspec.DecodeError,
-    msgspec.ValidationError,
-    RecursionError,
-    KeyError,
-    TypeError,
-    ValueError,
-)
+#: what a line that does not fit raises (msgspec's errors are ValueErrors; no ``case`` in
+#: ``metadata`` is a KeyError)
+_DECODE_FAILURES: Final = (ValueError, TypeError, KeyError, RecursionError)
 
 
 def is_typed_row(value: Any) -> bool:
@@ -93,7 +88,7 @@ def row_reader(bounds: limits.Limits | None = None) -> Callable[[bytes], Any]:
         if (
             _ESCAPED_COLON in line
             or written.count(b":") != line.count(b":")
-            or list(_top_level(line)) != list(row_data(row))
+            or list(_top_level_keys(line)) != list(row_data(row))
         ):
             return exact(line)
         return row
@@ -106,11 +101,7 @@ def row_reader(bounds: limits.Limits | None = None) -> Callable[[bytes], Any]:
 _EXACT_READERS_DEPTH: Final = 1000
 
 
-def _top_level(line: bytes) -> dict[str, msgspec.Raw]:
-    """The keys of a line's object in the line's order, their values left undecoded: a row
-    whose keys stand in another order than the schema's is read by the exact reader, so that
-    a conversion writes them in the order they came."""
-    return _top_level_decoder(line)
-
-
-_top_level_decoder: Final = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
+#: a line's object with its keys in the line's order and its values left undecoded: a row
+#: whose keys stand in another order than the schema's is read by the exact reader, so that a
+#: conversion writes them in the order they came
+_top_level_keys: Final = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode

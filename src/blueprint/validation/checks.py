@@ -28,7 +28,7 @@ from blueprint.core.model import (
 )
 from blueprint.core.schema import accepts, validator_for
 from blueprint.io.jsonvalues import dumps_text, json_type
-from blueprint.io.typedrows import row_data
+from blueprint.io.typedrows import is_typed_row, row_data
 from blueprint.validation.inputtext import input_key, split_of, text_key
 from blueprint.validation.rowindex import FirstSeen, RowIds, RowLines
 
@@ -225,11 +225,13 @@ def schema_findings(validator: Validator, instance: Any) -> list[tuple[Location,
 class RowView:
     """A raw row with its case profile and enums picked out defensively."""
 
-    __slots__ = ("case", "data", "evaluator", "id", "index", "line", "oracle_type")
+    __slots__ = ("case", "checked", "data", "evaluator", "id", "index", "line", "oracle_type")
 
     def __init__(self, index: int, data: Any, line: int | None = None) -> None:
         self.index = index
         self.line = line
+        #: whether the published row schema is known to accept the row (a typed row)
+        self.checked = False
         self.data: dict[str, Any] = data if isinstance(data, dict) else {}
         row_id = self.data.get("id")
         self.id: str | None = row_id if isinstance(row_id, str) else None
@@ -242,6 +244,13 @@ class RowView:
         self.evaluator: Any = evaluator if _member(evaluator, EVALUATOR_TYPES) else None
 
     @classmethod
+    def of(cls, index: int, data: Any, line: int | None = None) -> RowView:
+        """The view of a row as a reader gave it: a raw value, or a typed row."""
+        if is_typed_row(data):
+            return cls.of_typed(index, data, line)
+        return cls(index, data, line)
+
+    @classmethod
     def of_typed(cls, index: int, row: Any, line: int | None = None) -> RowView:
         """The view of a typed row (:mod:`blueprint.io.typedrows`), which the published row
         schema accepts: its data is put back together from the typed fields, and its enums
@@ -249,6 +258,7 @@ class RowView:
         view = cls.__new__(cls)
         view.index = index
         view.line = line
+        view.checked = True
         view.data = row_data(row)
         view.id = row.id
         view.case = case = row.metadata["case"]
@@ -580,18 +590,12 @@ _OMITTED_NAMES: Final = frozenset(OMITTED_FIELDS)
 
 
 def check_omitted_fields(row: RowView, state: SetState) -> Findings:
-    metadata = row.data.get("metadata")
-    if (
-        _OMITTED_NAMES.isdisjoint(row.data)
-        and _OMITTED_NAMES.isdisjoint(row.case)
-        and (not isinstance(metadata, dict) or _OMITTED_NAMES.isdisjoint(metadata))
-    ):
-        return NONE
-    return [
+    found = [
         *omitted_field_issues(row.data, row.issue),
-        *omitted_field_issues(metadata, row.issue, "metadata"),
+        *omitted_field_issues(row.data.get("metadata"), row.issue, "metadata"),
         *omitted_field_issues(row.case, row.issue, "metadata", "case"),
     ]
+    return found or NONE
 
 
 def check_starter(row: RowView, state: SetState) -> Findings:

@@ -30,7 +30,6 @@ from blueprint.formats._io import json_lines, too_many_rows
 from blueprint.formats.base import ROW_WATCHER, SetSource, SourceRow, UnreadableRow
 from blueprint.io import jsonvalues, limits
 from blueprint.io.atomic import signals_held
-from blueprint.io.typedrows import is_typed_row
 from blueprint.validation import checks
 from blueprint.validation.inputtext import input_key, split_of, text_key
 
@@ -140,15 +139,10 @@ def check_span(task: SpanTask) -> SpanResult:
             result.unreadable[-1] = (item.column, item.reason)
             continue
         line, data = item
-        checked = is_typed_row(data)  # the typed path: the row schema accepts it
-        row = (
-            checks.RowView.of_typed(index, data, line)
-            if checked
-            else checks.RowView(index, data, line)
-        )
+        row = checks.RowView.of(index, data, line)
         _append_row(result, line, row)
         found = result.findings
-        if task.check_schema and not checked:
+        if task.check_schema and not row.checked:
             for issue in checks.check_schema(row, data):
                 found.append((index, -1, issue))
         for position, check in rules:

@@ -15,7 +15,6 @@ from blueprint.core import jsonpath
 from blueprint.core.errors import UsageError
 from blueprint.core.issues import CODES, Issue, ValidationReport, make_issue
 from blueprint.formats import SetSource, SourceRow, UnreadableRow
-from blueprint.io.typedrows import is_typed_row
 from blueprint.validation import checks
 
 #: the selector that means every code
@@ -152,15 +151,11 @@ class StreamValidator:
                 issue = replace(issue, file=str(item.file))
             self.emit([issue])
             return [issue]
-        checked = is_typed_row(item.data)  # the typed path: the row schema accepts it
-        if checked:
-            row = checks.RowView.of_typed(item.index, item.data, item.line)
-        else:
-            row = checks.RowView(item.index, item.data, item.line)
+        row = checks.RowView.of(item.index, item.data, item.line)
         self.place_row(item.line or 0, row.id)
         self.count_row(row.id, row.is_starter)
         found: list[Issue] = []
-        if self.check_schema and not checked:
+        if self.check_schema and not row.checked:
             schema = list(checks.check_schema(row, item.data))
             if schema and self.reported_once:
                 once = {jsonpath.row_path(item.index, *place) for place in self.reported_once}
