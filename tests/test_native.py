@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 from blueprint.convert import ConvertOptions, convert, data_rows, roundtrip
 from blueprint.formats import REGISTRY
-from blueprint.formats.native import NativeShape, extension_for, fingerprint, restore
+from blueprint.formats.native import ABSENT, NativeShape, extension_for, fingerprint, restore, same
 from blueprint.formats.promptfoo import dump_yaml
+from blueprint.io import jsonvalues
 from blueprint.validation.validate import validate_file
 from conftest import FIXTURES
 from strategies import (
@@ -165,6 +166,46 @@ def test_an_edited_row_reaches_the_vendor_and_the_old_value_travels_with_it() ->
 def test_fingerprints_tell_absent_from_null() -> None:
     assert fingerprint({"input": None}, ("input",)) != fingerprint({}, ("input",))
     assert fingerprint({"input": 1}, ("input",)) != fingerprint({"input": 1.0}, ("input",))
+
+
+# few values, so that two drawn alike often: the places where equal Python values are different
+# JSON (1, 1.0 and true; 0.0 and -0.0), or different Python values the same JSON (NaN and null;
+# a tuple and a list; the key 1 and the key "1")
+_CLOSE_SCALARS = st.sampled_from([0, 1, 0.0, -0.0, 1.0, True, False, None, "1", "", float("nan")])
+_CLOSE_VALUES = st.recursive(
+    _CLOSE_SCALARS,
+    lambda children: st.one_of(
+        st.lists(children, max_size=2),
+        st.lists(children, max_size=2).map(tuple),
+        st.dictionaries(st.sampled_from(["a", "b", 1]), children, max_size=2),
+    ),
+    max_leaves=5,
+)
+
+
+def _same_text(left: Any, right: Any) -> bool | None:
+    """Whether two values write the same JSON text, keys sorted; None when there is no text to
+    compare (keys 1 and "a" cannot be sorted, and a key 1 leaves the writing to json.dumps,
+    which refuses NaN)."""
+    try:
+        return jsonvalues.dumps(left, sort_keys=True) == jsonvalues.dumps(right, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+
+
+@given(left=_CLOSE_VALUES, right=_CLOSE_VALUES)
+def test_same_is_equality_of_json_texts(left: Any, right: Any) -> None:
+    expected = _same_text(left, right)
+    if expected is not None:
+        assert same(left, right) == expected
+    if _same_text(left, left) is not None:
+        assert same(left, left)
+
+
+def test_same_tells_absent_apart() -> None:
+    assert same(ABSENT, ABSENT)
+    assert not same(ABSENT, None)
+    assert not same({}, ABSENT)
 
 
 def _edit_and_export(tmp_path: Path, yaml_text: str, edit: Any, target: str) -> Any:

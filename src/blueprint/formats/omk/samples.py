@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from blueprint.formats.native import ABSENT
@@ -114,11 +115,11 @@ def argument_text(key: str, value: Any) -> str:
     return f"{jsonvalues.dumps_text(key)}:{jsonvalues.dumps_text(value)}"
 
 
-def _argument(text: str) -> tuple[str, Any] | None:
+def _argument(text: str, loads: Callable[[str], Any]) -> tuple[str, Any] | None:
     """The one argument an ``"key":value`` text states, when it is written as
     :func:`argument_text` writes it (else omk's substring check says something else)."""
     try:
-        parsed = jsonvalues.loads("{" + text + "}")
+        parsed = loads("{" + text + "}")
     except jsonvalues.JSONError:
         return None
     if not isinstance(parsed, dict) or len(parsed) != 1:
@@ -131,12 +132,13 @@ def _calls(assertions: list[Any], names: list[str]) -> list[dict[str, Any]]:
     """The calls tools_called names, with the arguments tool_input_contains checks of them:
     each argument goes to the first call of its tool that does not have that key yet."""
     calls: list[dict[str, Any]] = [{"name": name, "arguments": {}} for name in names]
+    loads = jsonvalues.reader()  # the limits, looked up once for the sample's arguments
     for assertion in assertions:
         value = assertion.get("value") if _plain(assertion, "tool_input_contains") else None
         if not isinstance(value, str):
             continue
         name, _, text = value.partition(":")
-        argument = _argument(text)
+        argument = _argument(text, loads)
         if argument is None:
             continue
         key, given = argument

@@ -265,14 +265,24 @@ class VendorCodec:
         return row
 
     def inferred_row(
-        self, record: dict[str, Any], position: int, ids: _UniqueIds, suite: Any
+        self,
+        record: dict[str, Any],
+        position: int,
+        ids: _UniqueIds,
+        suite: Any,
+        *,
+        kept: bool = True,
     ) -> dict[str, Any]:
-        """The row a record with no bookkeeping reads as, with what is kept of it."""
+        """The row a record with no bookkeeping reads as, with what is kept of it; without
+        ``kept``, the extension that keeps it holds only the record's keys (see
+        :meth:`read_back`)."""
         row = self.native_row(record, position, suite)
         ids.settle(row, self.name)
         extensions = row["metadata"]["case"]["extensions"]
         # the record's keys first: what kind of record it is can depend on them
         extensions[self.name] = {"keys": list(record)}
+        if not kept:
+            return row
         regenerated = self.native_record(ExportRow.of(row), _READING)
         extension = native.extension_for(self.shape, record, regenerated, row)
         extensions[self.name] = {**extension, **self.marks(record)}
@@ -527,10 +537,10 @@ class VendorCodec:
         owned = isinstance(metadata, dict) and NAMESPACE in metadata
         if owned and payload_of(metadata) is not None:
             return False
-        again = self.inferred_row(
-            self.as_read_back(record, context), tally.written, _UniqueIds(), context.suite
-        )
         if context.options.clean:
+            again = self.read_back(
+                row, self.as_read_back(record, context), tally.written, _UniqueIds(), context
+            )
             reason = (
                 f"--clean writes the {self.name} file with no Blueprint key, and the"
                 f" {self.what.removeprefix('a ').removeprefix('an ')} alone does not say it"
@@ -538,6 +548,9 @@ class VendorCodec:
             for path in changed_fields(row.data, again):
                 tally.drop(path, reason, row)
             return True
+        again = self.inferred_row(
+            self.as_read_back(record, context), tally.written, _UniqueIds(), context.suite
+        )
         operations = native.changes(again, row.data)
         if not operations:
             return True
@@ -570,9 +583,25 @@ class VendorCodec:
         the mapping file gives for that field and the row's oracle type.
         """
         ids = tally.memo.setdefault("ids", _UniqueIds())
-        again = self.row_of(record, tally.written, ids, context.suite)
+        again = self.read_back(row, record, tally.written, ids, context)
         for path in changed_fields(row.data, again):
             tally.drop(path, tally.mapping.row_loss_reason(path, row.oracle_type), row)
+
+    def read_back(
+        self,
+        row: ExportRow,
+        record: dict[str, Any],
+        position: int,
+        ids: _UniqueIds,
+        context: WriteContext,
+    ) -> dict[str, Any]:
+        """The row a record with no bookkeeping reads back as, to compare with ``row``, the
+        row it was written from. Reading gives every row an extension of this format's own:
+        when ``row`` has none, its extensions differ whatever that one holds, so what it
+        would keep of the record is not worked out (the most costly part of reading)."""
+        extensions = row.case.get("extensions")
+        kept = isinstance(extensions, dict) and self.name in extensions
+        return self.inferred_row(record, position, ids, context.suite, kept=kept)
 
     # --- comparing native files --------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
@@ -286,25 +287,29 @@ def changed_fields(row: dict[str, Any], again: dict[str, Any]) -> list[str]:
     object on one side only is one changed field)."""
     changed: list[str] = []
 
-    def compare(
-        before: dict[str, Any], after: dict[str, Any], prefix: list[str], inner: str
-    ) -> None:
+    def compare(before: dict[str, Any], after: dict[str, Any], prefix: str, inner: str) -> None:
         for key in dict.fromkeys([*before, *after]):
             old, new = before.get(key, ABSENT), after.get(key, ABSENT)
             if key == inner and isinstance(old, dict) and isinstance(new, dict):
                 continue
             if not native.same(old, new):
-                # named as the diff names it (metadata['odd key']), so the two always agree
-                changed.append(jsonpath.join("$", [*prefix, key]).removeprefix("$."))
+                changed.append(_field_name(prefix, key))
 
-    compare(row, again, [], "metadata")
+    compare(row, again, "$", "metadata")
     metadata, metadata_again = row.get("metadata"), again.get("metadata")
     if isinstance(metadata, dict) and isinstance(metadata_again, dict):
-        compare(metadata, metadata_again, ["metadata"], "case")
+        compare(metadata, metadata_again, "$.metadata", "case")
         case, case_again = metadata.get("case"), metadata_again.get("case")
         if isinstance(case, dict) and isinstance(case_again, dict):
-            compare(case, case_again, ["metadata", "case"], "")
+            compare(case, case_again, "$.metadata.case", "")
     return changed
+
+
+@lru_cache(maxsize=4096)
+def _field_name(prefix: str, key: str) -> str:
+    """A changed field, named as the diff names it (``metadata['odd key']``), so that the two
+    always agree; the same few fields change on every row of a set, hence the memo."""
+    return jsonpath.join(prefix, [key]).removeprefix("$.")
 
 
 def compare_records(before: list[Any], after: list[Any], what: str = "record") -> list[str]:
