@@ -822,3 +822,64 @@ def test_a_suite_without_a_name_is_refused_before_anything_is_written(tmp_path: 
             {"schemaVersion": "blueprint.eval-set/v1"}, iter([row("a")]), target, WriteOptions()
         )
     assert not target.exists()
+
+
+# --- the direct task writer ---------------------------------------------------------------------
+
+_TRICKY_TEXT = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(list('ab "\\\n\r\t\x00\x08\x0c\x1b\x7f\u00e9\u2028')), st.characters()
+    ),
+    max_size=12,
+)
+_TASK_KEYS = st.one_of(
+    st.sampled_from(["id", "prompt", "runs", "agent", "type", "on", "x-y", "_1", "9"]),
+    st.text(max_size=4),
+)
+_TASK_VALUES = st.one_of(
+    _TRICKY_TEXT,
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.booleans(),
+    st.floats(allow_nan=False),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.sampled_from(["a", "b"]), st.integers(), max_size=2),
+)
+
+
+@st.composite
+def _tasks(draw: st.DrawFn, values: st.SearchStrategy[Any] = _TASK_VALUES) -> dict[str, Any]:
+    record = draw(st.dictionaries(_TASK_KEYS, values, max_size=4))
+    if draw(st.booleans()):
+        assertion = st.dictionaries(_TASK_KEYS, values, max_size=3)
+        record["assertions"] = draw(st.lists(assertion, max_size=3))
+        if draw(st.booleans()):  # a key after the assertions
+            record[draw(_TASK_KEYS.filter(lambda key: key != "assertions"))] = draw(values)
+    return record
+
+
+@given(record=_tasks())
+def test_a_task_written_directly_is_what_tomlkit_writes(record: dict[str, Any]) -> None:
+    from blueprint.formats.apollia import task_text, task_text_by_tomlkit
+
+    text = task_text(record)
+    if text is not None:
+        assert text == task_text_by_tomlkit(record)
+        assert tomllib.loads(text) == {"tasks": [record]}
+
+
+@given(record=_tasks(st.one_of(_TRICKY_TEXT, st.integers(0, 9), st.booleans())))
+def test_tasks_of_text_numbers_and_booleans_are_written_directly(record: dict[str, Any]) -> None:
+    from blueprint.formats.apollia import task_text
+
+    keys = list(record)
+    simple = all(re.fullmatch(r"[A-Za-z0-9_-]+", key) for key in keys) and (
+        "assertions" not in record
+        or (keys[-1] == "assertions" and len(keys) > 1 and bool(record["assertions"]))
+    )
+    assert (task_text(record) is not None) == (
+        simple
+        and all(
+            assertion and all(re.fullmatch(r"[A-Za-z0-9_-]+", key) for key in assertion)
+            for assertion in record.get("assertions", [])
+        )
+    )
