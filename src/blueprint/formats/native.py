@@ -81,45 +81,17 @@ def same(left: Any, right: Any) -> bool:
     sorted, are the same."""
     if left is ABSENT or right is ABSENT:
         return left is right
-    try:
-        verdict = _same_parsed(left, right)
-    except RecursionError:
-        verdict = None
-    if verdict is not None:
-        return verdict
+    kind = type(left)
+    if kind in _PLAIN_SCALARS and type(right) in _PLAIN_SCALARS:
+        # most values compared are these, whose texts are equal when they are (orjson writes
+        # containers faster than Python walks them)
+        return kind is type(right) and bool(left == right)
     return jsonvalues.dumps(left, sort_keys=True) == jsonvalues.dumps(right, sort_keys=True)
 
 
-#: the types whose values compare as their JSON texts do, without writing them
-_PARSED_TYPES: Final = frozenset({str, int, bool, type(None), dict, list})
-
-
-def _same_parsed(left: Any, right: Any) -> bool | None:
-    """:func:`same` for values as a JSON parser gives them, walked instead of written; None
-    for a value only its text decides (a float, whose text also tells 0.0 from -0.0 and
-    writes NaN as null; a tuple; a subclass; a key that is no string)."""
-    kind = type(left)
-    if kind is not type(right) or kind not in _PARSED_TYPES:
-        return None if kind not in _PARSED_TYPES or type(right) not in _PARSED_TYPES else False
-    if kind is dict:
-        if left.keys() != right.keys():
-            return None if any(type(key) is not str for key in (*left, *right)) else False
-        for key, value in left.items():
-            if type(key) is not str:
-                return None
-            verdict = _same_parsed(value, right[key])
-            if verdict is not True:
-                return verdict
-        return True
-    if kind is list:
-        if len(left) != len(right):
-            return False
-        for item, other in zip(left, right, strict=True):
-            verdict = _same_parsed(item, other)
-            if verdict is not True:
-                return verdict
-        return True
-    return bool(left == right)
+#: the types whose values are equal as JSON texts exactly when they are equal values of one
+#: type (not float: its text tells 0.0 from -0.0, and writes NaN as null)
+_PLAIN_SCALARS: Final = frozenset({str, int, bool, type(None)})
 
 
 def extension_for(

@@ -215,9 +215,10 @@ class _Table:
 
     def records(self, split: str) -> Iterator[dict[str, Any]]:
         """The rows of one split, from its spool, in the order they were added."""
+        read = jsonvalues.reader()  # the limits, looked up once for the split
         with (self.folder / f"{list(self._spools).index(split)}.jsonl").open("rb") as spool:
             for line in spool:
-                yield jsonvalues.loads(line)
+                yield read(line)
 
     def cells(self, record: dict[str, Any]) -> dict[str, Any]:
         cells: dict[str, Any] = {}
