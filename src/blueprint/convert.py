@@ -147,7 +147,8 @@ def convert(
     report = ValidationReport(source=str(source_path), format=reader.name)
     # only errors decide whether the set is written; warnings are validate's to report
     errors = frozenset(code for code, spec in CODES.items() if spec.severity == "error")
-    validator = StreamValidator(report, ValidationOptions(select=errors))
+    # no row ids kept: the report has no line a row, and memory stays flat
+    validator = StreamValidator(report, ValidationOptions(select=errors, row_ids=False))
     validator.check_header(header, source.notes)
     validator.follow(source)
     accepted = _Accepted()

@@ -334,7 +334,8 @@ def summarize(path: StrPath, options: SummaryOptions | None = None) -> SetSummar
     # errors only: whether the set is valid decides whether a vendor export writes it
     report = ValidationReport(source=str(path), format=source.format)
     errors = frozenset(code for code, spec in CODES.items() if spec.severity == "error")
-    validator = StreamValidator(report, ValidationOptions(select=errors))
+    # no row ids kept: the report has no line a row, and memory stays flat
+    validator = StreamValidator(report, ValidationOptions(select=errors, row_ids=False))
     validator.check_header(header, source.notes)
     validator.follow(source)
     state = SetState.from_header(header)
