@@ -32,6 +32,7 @@ from blueprint.formats.base import SetSource, UnreadableRow
 from blueprint.formats.mapping import VendorMapping, load_mapping
 from blueprint.formats.native import ABSENT, NativeShape
 from blueprint.formats.sniffing import Fit, text_of
+from blueprint.formats.tomltext import key_value
 from blueprint.formats.vendor import (
     ExportRow,
     ExportTally,
@@ -743,7 +744,7 @@ def task_text(record: dict[str, Any]) -> str | None:
         keys.pop()
     lines = ["[[tasks]]"]
     for key in keys:
-        line = _key_value(key, record[key])
+        line = key_value(key, record[key])
         if line is None:
             return None
         lines.append(line)
@@ -752,51 +753,12 @@ def task_text(record: dict[str, Any]) -> str | None:
             return None
         lines.append("\n  [[tasks.assertions]]")
         for key, value in assertion.items():
-            line = _key_value(key, value)
+            line = key_value(key, value)
             if line is None:
                 return None
             lines.append("  " + line)
     lines.append("")
     return "\n".join(lines)
-
-
-_BARE_KEY: Final = re.compile(r"[A-Za-z0-9_-]+")
-#: a basic string's escapes: the short ones where TOML 1.0 has one, \uXXXX for the other
-#: control characters (ESC too: \e is TOML 1.1 only), and the quote and backslash
-_BASIC_ESCAPES: Final = {
-    **{code: f"\\u{code:04x}" for code in [*range(0x20), 0x7F]},
-    **{
-        ord(char): escape
-        for char, escape in zip("\b\t\n\f\r", ("\\b", "\\t", "\\n", "\\f", "\\r"), strict=True)
-    },
-    ord('"'): '\\"',
-    ord("\\"): "\\\\",
-}
-#: a multi-line basic string's: the same but for the line breaks, and no lone quote
-_MULTILINE_ESCAPES: Final = {
-    code: escape
-    for code, escape in _BASIC_ESCAPES.items()
-    if code not in (ord("\n"), ord("\r"), ord('"'))
-}
-
-
-def _key_value(key: str, value: Any) -> str | None:
-    """``key = value`` as tomlkit writes it, or None where tomlkit should."""
-    if type(key) is not str or _BARE_KEY.fullmatch(key) is None:
-        return None
-    kind = type(value)
-    if kind is str:
-        if "\n" in value and "\r" not in value:  # as _to_toml chooses
-            text = value.translate(_MULTILINE_ESCAPES).replace('"""', '""\\"')
-            if text[:1] == "\n":  # one right after the opening quotes is not part of the text
-                text = "\n" + text
-            return f'{key} = """{text}"""'
-        return f'{key} = "{value.translate(_BASIC_ESCAPES)}"'
-    if kind is bool:
-        return f"{key} = {'true' if value else 'false'}"
-    if kind is int:
-        return f"{key} = {value}"
-    return None
 
 
 def _assertion_list(record: dict[str, Any]) -> list[Any]:
