@@ -521,9 +521,28 @@ def _size_targets(
     add("validate json, x orjson parse", speed_ratio("validate json", floor), 0.2)
     for name in CANONICAL_CONVERSIONS:
         add(f"{name}, x orjson parse", speed_ratio(name, floor), 0.2)
-    for name, output in outputs.items():
+    # an export that refuses the set (ome keeps no row of it) wrote nothing to judge
+    written = {
+        name: output
+        for name, output in outputs.items()
+        if name in by_name and by_name[name].exit_code in (None, 0)
+    }
+    for name, output in written.items():
         share = DOCUMENT_SHARE if output.endswith(DOCUMENT_SUFFIXES) else VENDOR_SHARE
         add(f"{name}, x orjson parse", speed_ratio(name, floor), share)
+    # a writer's own cost: what converting costs beyond converting to JSON (the same reading
+    # and validation, and a writer of next to nothing), against what validating a row costs
+    base, validate = by_name.get("convert jsonl -> json"), by_name.get("validate jsonl")
+    if base is not None and validate is not None and base.cpu_seconds and validate.cpu_seconds:
+        for name in ["convert jsonl -> csv", *written]:
+            item = by_name.get(name)
+            if item is not None and item.cpu_seconds:
+                add(
+                    f"{name}, writer µs a row (<= validate's)",
+                    (item.cpu_seconds - base.cpu_seconds) / size * 1e6,
+                    validate.cpu_seconds / size * 1e6,
+                    at_most=True,
+                )
     for item in by_name.values():
         # the streaming commands; grade and diff hold an index of the set by design
         if item.kind in ("blueprint", "pool") and item.name.startswith(("validate", "convert")):

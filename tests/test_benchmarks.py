@@ -43,3 +43,11 @@ def test_the_benchmark_runs_every_measurement_on_a_tiny_set():
     assert judged["convert jsonl -> promptfoo, x orjson parse"]["wanted"] == 0.05
     assert judged["convert jsonl -> deepeval, x orjson parse"]["wanted"] == 0.15
     assert all(isinstance(target["met"], bool) for target in judged.values())
+    # a writer is held to what validating a row costs, in the same run
+    writer = judged["convert jsonl -> deepeval, writer µs a row (<= validate's)"]
+    rows = 200
+    assert writer["wanted"] == pytest.approx(by_name["validate jsonl"]["cpu_seconds"] / rows * 1e6)
+    # an export that refused the set wrote nothing, and is not judged on its speed
+    for name, item in by_name.items():
+        if name.startswith("convert") and item["exit_code"] != 0:
+            assert f"{name}, x orjson parse" not in judged
