@@ -120,12 +120,14 @@ class LossyField:
     (``field`` is ``*``); ``weakened``, a rule that is written but that the vendor's grader
     will not enforce (a forbidden tool call, an order, a normalisation). ``field`` is the
     canonical path inside a row (``metadata.case.reviewerExpertise``); with ``scope="set"`` it
-    names a set-level field. ``row_ids`` lists every row that actually had a value there.
+    names a set-level field. ``row_ids`` lists every row that actually had a value there (an
+    export's are an :class:`~blueprint.io.idlist.IdList`, compact however many rows it names;
+    it equals the tuple of the same ids).
     """
 
     field: str
     reason: str
-    row_ids: tuple[str, ...] = ()
+    row_ids: Sequence[str] = ()
     scope: Literal["row", "set"] = "row"
     kind: LossKind = "dropped"
 

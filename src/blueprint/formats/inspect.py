@@ -338,12 +338,7 @@ class InspectCodec(VendorCodec):
                 if key in record and _csv_cell(key, record[key]) is None:
                     tally.exclude(kind, row)
                     return None
-        for kind, ids in scratch.excluded.items():
-            tally.excluded.setdefault(kind, []).extend(ids)
-        for found, merged in ((scratch.dropped, tally.dropped), (scratch.weakened, tally.weakened)):
-            for item, ids in found.items():
-                merged.setdefault(item, []).extend(ids)
-        tally.notes += scratch.notes
+        tally.merge(scratch)
         return record
 
     def write(

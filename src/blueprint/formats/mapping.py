@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Final, NamedTuple
@@ -276,8 +277,8 @@ class VendorMapping(BaseModel):
                 return reason
         return f"a {self.format} file has no place for it; reading the file back infers it again"
 
-    def exclusion(self, kind: str, row_ids: list[str]) -> LossyField:
-        return LossyField("*", self.excluded[kind], tuple(row_ids), kind="excluded")
+    def exclusion(self, kind: str, row_ids: Sequence[str]) -> LossyField:
+        return LossyField("*", self.excluded[kind], row_ids, kind="excluded")
 
 
 def exporters_root() -> Path:

@@ -417,13 +417,13 @@ class VendorCodec:
             if context.options.graders == "blueprint":
                 # Blueprint's scorer enforces every rule but what a judge or a person decides
                 if row.evaluator == "llm-judge" or row.oracle_type == "rubric":
-                    tally.weakened.setdefault((JUDGED_FIELD, JUDGED), []).append(row.id)
+                    tally.weaken_rule(JUDGED_FIELD, JUDGED, row)
             else:
                 own = self.weakened(row, context)
                 if own is None:
                     tally.weaken(row)
                 for path, reason in own or []:
-                    tally.weakened.setdefault((path, reason), []).append(row.id)
+                    tally.weaken_rule(path, reason, row)
         if restored is not None:
             record = restored.record
             self.finish_native(record, restored, row, context)

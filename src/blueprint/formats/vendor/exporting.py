@@ -23,6 +23,7 @@ from blueprint.formats import native
 from blueprint.formats.base import ExportResult, LossyField, WriteOptions
 from blueprint.formats.mapping import VendorMapping
 from blueprint.formats.native import ABSENT
+from blueprint.io.idlist import IdList
 
 HUMAN_REVIEW: Final = "human-review"
 STARTER_NOTE: Final = "starter example, not validated gold"
@@ -180,9 +181,11 @@ class ExportTally:
     set-level fields it drops come from the mapping file)."""
 
     mapping: VendorMapping
-    excluded: dict[str, list[str]] = field(default_factory=dict)
-    dropped: dict[tuple[str, str], list[str]] = field(default_factory=dict)
-    weakened: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    # the ids of the rows each loss names, kept compact (and on disk past a size), so that an
+    # export's memory stays flat however many rows lose a field
+    excluded: dict[str, IdList] = field(default_factory=dict)
+    dropped: dict[tuple[str, str], IdList] = field(default_factory=dict)
+    weakened: dict[tuple[str, str], IdList] = field(default_factory=dict)
     #: set-level fields the export wrote (so they are not reported as lost)
     set_written: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
@@ -191,15 +194,31 @@ class ExportTally:
     memo: dict[str, Any] = field(default_factory=dict)
 
     def exclude(self, kind: str, row: ExportRow) -> None:
-        self.excluded.setdefault(kind, []).append(row.id)
+        _named(self.excluded, kind).append(row.id)
 
     def drop(self, path: str, reason: str, row: ExportRow) -> None:
         """A field of this row that the export could not write as it is."""
-        self.dropped.setdefault((path, reason), []).append(row.id)
+        _named(self.dropped, (path, reason)).append(row.id)
 
     def weaken(self, row: ExportRow) -> None:
+        """The mapping file's rules that this row's record leaves unenforced."""
         for rule in self.mapping.weakened_rules(row.data, row.oracle_type, row.evaluator):
-            self.weakened.setdefault((rule.field, rule.reason), []).append(row.id)
+            _named(self.weakened, (rule.field, rule.reason)).append(row.id)
+
+    def weaken_rule(self, path: str, reason: str, row: ExportRow) -> None:
+        """A rule this row's record leaves unenforced, which the codec found itself."""
+        _named(self.weakened, (path, reason)).append(row.id)
+
+    def merge(self, other: ExportTally) -> None:
+        """Take in what an export tried aside found (its exclusions, drops and weakenings)."""
+        for found, merged in (
+            (other.excluded, self.excluded),
+            (other.dropped, self.dropped),
+            (other.weakened, self.weakened),
+        ):
+            for key, ids in found.items():
+                _named(merged, key).extend(ids)
+        self.notes += other.notes
 
     def lossy(self, header: dict[str, Any], derived: frozenset[str]) -> list[LossyField]:
         # set-level values the reader made up (a name taken from the file) are not losses
@@ -212,11 +231,9 @@ class ExportTally:
         }
         losses = self.mapping.set_loss(real, frozenset(self.set_written))
         losses += [self.mapping.exclusion(kind, ids) for kind, ids in self.excluded.items()]
+        losses += [LossyField(path, reason, ids) for (path, reason), ids in self.dropped.items()]
         losses += [
-            LossyField(path, reason, tuple(ids)) for (path, reason), ids in self.dropped.items()
-        ]
-        losses += [
-            LossyField(path, reason, tuple(ids), kind="weakened")
+            LossyField(path, reason, ids, kind="weakened")
             for (path, reason), ids in self.weakened.items()
         ]
         return losses
@@ -303,6 +320,14 @@ def changed_fields(row: dict[str, Any], again: dict[str, Any]) -> list[str]:
         if isinstance(case, dict) and isinstance(case_again, dict):
             compare(case, case_again, "$.metadata.case", "")
     return changed
+
+
+def _named(table: dict[Any, IdList], key: Any) -> IdList:
+    """The ids kept under ``key``, a new list the first time."""
+    ids = table.get(key)
+    if ids is None:
+        ids = table[key] = IdList()
+    return ids
 
 
 @lru_cache(maxsize=4096)
