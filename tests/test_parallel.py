@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 
 from blueprint.cli import app
 from blueprint.cli._common import PROGRESS_AFTER_ROWS, row_progress
-from blueprint.io import limits
-from blueprint.validation import parallel
+from blueprint.io import limits, places
+from blueprint.validation import parallel, rowindex
 from blueprint.validation.validate import ValidationOptions, validate_file
 from conftest import row
 
@@ -199,6 +199,19 @@ def test_the_pool_reads_a_json_document_as_one_process_does(tmp_path: Path, layo
     }
 
 
+def test_a_json_document_whose_places_and_lines_are_on_disk_reads_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past a few rows, a large document's row places and lines move to scratch files: the
+    reports, of one process and of the pool, are what they are in memory."""
+    path = tmp_path / "set.json"
+    path.write_text(document_text(document_rows(), "indented"), encoding="utf-8")
+    in_memory = both(path)
+    monkeypatch.setattr(places, "PLACES_IN_MEMORY", 2)
+    monkeypatch.setattr(rowindex, "LINE_CHANGES_IN_MEMORY", 2)
+    assert both(path) == in_memory
+
+
 def test_a_json_document_past_the_row_limit_takes_one_process(tmp_path: Path) -> None:
     path = tmp_path / "set.json"
     path.write_text(document_text(document_rows(), "lines"), encoding="utf-8")
@@ -213,7 +226,7 @@ def test_a_json_document_past_the_row_limit_takes_one_process(tmp_path: Path) ->
 def test_document_spans_cover_every_row_once() -> None:
     starts = [10 + 30 * n for n in range(40)]
     ends = [start + 25 for start in starts]
-    found = list(parallel.document_spans((starts, ends), 100))
+    found = list(parallel.document_spans(zip(starts, ends, strict=True), 100))
     assert found[0][0] == 0 and found[-1][1] == ends[-1]
     assert all(a[1] == b[0] for a, b in itertools.pairwise(found))
     assert [s for _, _, (firsts, _) in found for s in firsts] == starts

@@ -457,7 +457,8 @@ def _outline_of(path: Path) -> tuple[list[int], list[int], bytes]:
     outline = canonical_json._outline(path)
     assert outline is not None
     with outline:
-        return list(outline.starts), list(outline.ends), bytes(outline.skeleton)
+        places = list(outline.places)
+        return [start for start, _ in places], [end for _, end in places], bytes(outline.skeleton)
 
 
 ROW_TEXTS = st.lists(

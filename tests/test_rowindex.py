@@ -170,16 +170,41 @@ def test_a_full_temporary_folder_is_an_output_error(monkeypatch: pytest.MonkeyPa
     assert _left_behind() == []
 
 
-@given(st.lists(st.integers(0, 50), max_size=200), st.integers(0, 3))
-def test_row_lines_answers_as_a_list_does(gaps: list[int], unknown_every: int) -> None:
-    lines, reference, line = RowLines(), [], 0
-    for position, gap in enumerate(gaps):
-        line += 1 + gap
-        value = 0 if unknown_every and position % (unknown_every + 1) == 0 else line
-        lines.append(value)
-        reference.append(value)
+@given(
+    st.lists(st.integers(0, 50), max_size=200),
+    st.integers(0, 3),
+    st.sampled_from([2, 3, 7, rowindex.LINE_CHANGES_IN_MEMORY]),
+)
+def test_row_lines_answers_as_a_list_does(
+    gaps: list[int], unknown_every: int, in_memory: int
+) -> None:
+    # a few changes in memory: the rest in chunks on disk, as a large JSON document's
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rowindex, "LINE_CHANGES_IN_MEMORY", in_memory)
+        lines, reference, line = RowLines(), [], 0
+        for position, gap in enumerate(gaps):
+            line += 1 + gap
+            value = 0 if unknown_every and position % (unknown_every + 1) == 0 else line
+            lines.append(value)
+            reference.append(value)
     assert len(lines) == len(reference)
     assert [lines[index] for index in range(len(reference))] == reference
+    with pytest.raises(IndexError):
+        lines[len(reference)]
+    lines.close()
+
+
+def test_row_lines_of_a_large_json_document_keep_little_in_memory() -> None:
+    lines = RowLines()
+    for index in range(3 * rowindex.LINE_CHANGES_IN_MEMORY):
+        lines.append(2 + 30 * index)  # every row starts 30 lines after the one before
+    assert len(lines._indices) < rowindex.LINE_CHANGES_IN_MEMORY
+    assert lines[0] == 2
+    assert lines[rowindex.LINE_CHANGES_IN_MEMORY + 5] == 2 + 30 * (
+        rowindex.LINE_CHANGES_IN_MEMORY + 5
+    )
+    assert lines[len(lines) - 1] == 2 + 30 * (len(lines) - 1)
+    lines.close()
 
 
 # --- through the validator ----------------------------------------------------------------------

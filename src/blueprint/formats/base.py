@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal, Protocol, TypeAlias
 from blueprint.core.errors import ParseError
 from blueprint.core.issues import Issue
 from blueprint.formats.sniffing import Fit
+from blueprint.io.places import RowPlaces
 
 #: what every public function accepts as a file path
 StrPath: TypeAlias = str | os.PathLike[str]
@@ -89,7 +90,7 @@ class SetSource:
     #: where each row's text starts and ends in the file (byte offsets), for a reader that
     #: found them before decoding any row (a streamed JSON document of objects): a pool of
     #: processes reads the rows from there (see blueprint.validation.parallel)
-    row_places: tuple[Sequence[int], Sequence[int]] | None = None
+    row_places: RowPlaces | None = None
 
     def __post_init__(self) -> None:
         watcher = ROW_WATCHER.get()

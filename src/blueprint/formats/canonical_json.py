@@ -9,7 +9,6 @@ from __future__ import annotations
 import mmap
 import os
 import re
-from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from functools import cache
@@ -23,6 +22,7 @@ from blueprint.formats.base import ExportResult, SetSource, SourceRow, Unreadabl
 from blueprint.formats.sniffing import Fit, json_head, top_level_value
 from blueprint.io import jsonvalues, limits
 from blueprint.io.atomic import AtomicOutputs
+from blueprint.io.places import RowPlaces
 
 
 class JsonCodec:
@@ -58,8 +58,8 @@ class JsonCodec:
         elements = skeleton.get("rows") if isinstance(skeleton, dict) else None
         if (
             not isinstance(elements, list)
-            or sum(map(_is_placeholder, elements)) != len(outline.starts)
-            or not outline.starts
+            or sum(map(_is_placeholder, elements)) != len(outline.places)
+            or not outline.places
         ):
             # an unusual layout (no rows array of objects, or a row that is the number 0):
             # read whole, exactly as ever
@@ -79,7 +79,7 @@ class JsonCodec:
             rows=_streamed_rows(path, outline, count, scalars, typed=typed),
             header_origin="the document",
             line_of=_line_finder(path),  # rows carry their lines; this is for callers that ask
-            row_places=None if scalars else (outline.starts, outline.ends),
+            row_places=None if scalars else outline.places,
         )
 
     def _open_whole(self, path: Path) -> SetSource:
@@ -214,8 +214,7 @@ class _Outline:
     def __init__(self, mapped: mmap.mmap) -> None:
         self.mapped = mapped
         self.skeleton = bytearray()
-        self.starts = array("q")
-        self.ends = array("q")
+        self.places = RowPlaces()
 
     def __enter__(self) -> _Outline:
         return self
@@ -230,7 +229,7 @@ class _Outline:
             line_start = skeleton.index(b"\n", line_start) + 1
         offset = line_start + column - 1  # in the skeleton
         position = offset
-        for start, end in zip(self.starts, self.ends, strict=True):
+        for start, end in self.places:
             if start >= position:  # the place is before this row (``position`` counts the
                 break  # bytes of the rows before it, as the document has them)
             position += (end - start) - 1
@@ -293,10 +292,10 @@ def _scan(path: Path, outline: _Outline, position: int) -> None:
         if byte in _OPENING:
             if depth == rows_depth:
                 outline.skeleton += mapped[copied:position]
-                outline.starts.append(position)
+                outline.places.start(position)
                 end = _row_end(mapped, position, layouts)
                 if end is not None:  # the whole row at once (see _row_end)
-                    outline.ends.append(end)
+                    outline.places.end(end)
                     outline.skeleton += b"0"
                     copied = position = end
                     continue
@@ -311,7 +310,7 @@ def _scan(path: Path, outline: _Outline, position: int) -> None:
             closers.pop()
             if depth - 1 == rows_depth:
                 end = position + 1
-                outline.ends.append(end)
+                outline.places.end(end)
                 outline.skeleton += b"0"
                 copied = end
             elif depth - 1 == rows_depth - 1:
@@ -424,8 +423,7 @@ def _streamed_rows(
 ) -> Iterator[SourceRow | UnreadableRow]:
     bounds = limits.current()
     loads = row_reader(bounds, typed=typed)
-    mapped, starts, ends = outline.mapped, outline.starts, outline.ends
-    streamed = 0
+    mapped, places = outline.mapped, iter(outline.places)
     line, counted, released = 1, 0, 0
     line_start = 0  # where the line the last row started on starts
     with outline:
@@ -442,8 +440,7 @@ def _streamed_rows(
             if index in scalars:
                 yield SourceRow(index=index, line=None, data=scalars[index])
                 continue
-            start, end = starts[streamed], ends[streamed]
-            streamed += 1
+            start, end = next(places)
             gap = mapped[counted:start]
             newlines = gap.count(b"\n")
             if newlines:

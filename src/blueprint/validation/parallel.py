@@ -16,9 +16,8 @@ import os
 import signal
 import sys
 from array import array
-from bisect import bisect_left
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -70,7 +69,7 @@ def worth_a_pool(source: SetSource, jobs: int) -> bool:
         places = source.row_places
         row_limit = limits.current().max_rows
         # past the row limit the document reader words its finding its own way: one process
-        if places is None or (row_limit and len(places[0]) > row_limit):
+        if places is None or (row_limit and len(places) > row_limit):
             return False
     elif source.format != "jsonl":
         return False
@@ -243,18 +242,22 @@ def _append_row(result: SpanResult, line: int, row: checks.RowView | None) -> No
 
 
 def document_spans(
-    places: tuple[Sequence[int], Sequence[int]], size: int
+    places: Iterable[tuple[int, int]], size: int
 ) -> Iterator[tuple[int, int, tuple[array[int], array[int]]]]:
     """(start, end, rows) spans of a JSON document: rows in file order, about ``size`` bytes
     of them a span. A span starts where the one before ended (the first at the file's start)
-    and ends where its last row does; ``rows`` are its rows' (starts, ends)."""
-    starts, ends = places
-    start, first = 0, 0
-    while first < len(starts):
-        last = min(bisect_left(ends, start + size, lo=first), len(starts) - 1)
-        end = ends[last]
-        yield start, end, (array("q", starts[first : last + 1]), array("q", ends[first : last + 1]))
-        start, first = end, last + 1
+    and ends with its first row that reaches ``size`` bytes (or the last row); ``rows`` are
+    its rows' (starts, ends). The places are read once, in order."""
+    start = 0
+    starts, ends = array("q"), array("q")
+    for row_start, row_end in places:
+        starts.append(row_start)
+        ends.append(row_end)
+        if row_end >= start + size:
+            yield start, row_end, (starts, ends)
+            start, starts, ends = row_end, array("q"), array("q")
+    if starts:
+        yield start, ends[-1], (starts, ends)
 
 
 def spans(path: Path, size: int) -> Iterator[tuple[int, int, None]]:

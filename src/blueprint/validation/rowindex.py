@@ -418,22 +418,42 @@ def _no_room(folder: Path, error: OSError) -> OutputError:
 class RowLines:
     """The line each row starts on, in a few bytes per file rather than eight per row: the
     offset between a row's line and its index only changes at blank lines, a header or a
-    multi-line cell, so only those changes are kept."""
+    multi-line cell, so only those changes are kept. A JSON document's rows span lines of
+    their own, so its offset changes at every row: past :data:`LINE_CHANGES_IN_MEMORY`
+    changes, they move to a scratch file in chunks, and a lookup reads its chunk back."""
 
-    __slots__ = ("_count", "_indices", "_offsets")
+    __slots__ = (
+        "_chunk_firsts",
+        "_chunk_places",
+        "_count",
+        "_file",
+        "_indices",
+        "_last",
+        "_offsets",
+        "_written",
+    )
 
     def __init__(self) -> None:
         self._indices = array("q")
         self._offsets = array("q")
         self._count = 0
+        self._last: int | None = None  # the offset of the last change
+        self._file: IO[bytes] | None = None
+        self._written = 0
+        #: for each chunk in the file: the row index of its first change, and its place
+        self._chunk_firsts = array("q")
+        self._chunk_places = array("q")
 
     def append(self, line: int) -> None:
         """The line of the next row; 0 when it is unknown."""
         index = self._count
         offset = line - index if line else _UNKNOWN_LINE
-        if not self._offsets or self._offsets[-1] != offset:
+        if offset != self._last:
             self._indices.append(index)
             self._offsets.append(offset)
+            self._last = offset
+            if len(self._indices) >= LINE_CHANGES_IN_MEMORY:
+                self._spill()
         self._count += 1
 
     def __len__(self) -> int:
@@ -443,8 +463,50 @@ class RowLines:
         """The line of row ``index``; 0 when it is unknown."""
         if not 0 <= index < self._count:
             raise IndexError(index)
-        offset = self._offsets[bisect_right(self._indices, index) - 1]
+        indices, offsets = self._indices, self._offsets
+        if not indices or index < indices[0]:
+            indices, offsets = self._chunk(bisect_right(self._chunk_firsts, index) - 1)
+        offset = offsets[bisect_right(indices, index) - 1]
         return 0 if offset == _UNKNOWN_LINE else index + offset
+
+    def close(self) -> None:
+        """Remove the scratch file now rather than when the index is collected."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _chunk(self, number: int) -> tuple[array[int], array[int]]:
+        assert self._file is not None and number >= 0
+        start = self._chunk_places[number]
+        end = (
+            self._chunk_places[number + 1]
+            if number + 1 < len(self._chunk_places)
+            else self._written
+        )
+        data = array("q")
+        data.frombytes(_read_at(self._file, end - start, start))
+        half = len(data) // 2
+        return data[:half], data[half:]
+
+    def _spill(self) -> None:
+        try:
+            if self._file is None:
+                # a file with no name where the system allows: nothing is left behind
+                self._file = tempfile.TemporaryFile(prefix="blueprint-lines-")  # noqa: SIM115
+            self._file.seek(self._written)
+            self._file.write(self._indices.tobytes() + self._offsets.tobytes())
+            self._file.flush()
+        except OSError as error:
+            raise _no_room(Path(tempfile.gettempdir()), error) from None
+        self._chunk_firsts.append(self._indices[0])
+        self._chunk_places.append(self._written)
+        self._written += 16 * len(self._indices)
+        self._indices = array("q")
+        self._offsets = array("q")
+
+
+#: changes of a :class:`RowLines` kept in memory (16 bytes each) before they move to its file
+LINE_CHANGES_IN_MEMORY: Final = 65_536
 
 
 #: the offset recorded for rows whose line is unknown (no line is this far before its index)
@@ -452,7 +514,7 @@ _UNKNOWN_LINE: Final = -(2**62)
 
 
 #: bytes of ids a :class:`RowIds` keeps in memory before it moves them to a scratch file
-IDS_MEMORY_BYTES: Final = 8 * 2**20
+IDS_MEMORY_BYTES: Final = 2 * 2**20
 #: rows of one group of a :class:`RowIds`: memory holds where each group starts (8 bytes
 #: for this many rows), and finding an id reads at most one group
 ID_GROUP_ROWS: Final = 64
