@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any, Final, overload
 
 from blueprint.core.errors import OutputError
+from blueprint.io import scratch
 
 #: bytes of ids one list keeps in memory before it moves them to its scratch file
 MEMORY_BYTES: Final = 256 * 1024
@@ -128,8 +129,7 @@ class IdList(Sequence[str]):
         if self._file is not None:
             offset = 0
             while offset < self._on_disk:
-                self._file.seek(offset)
-                chunk = self._file.read(min(_CHUNK, self._on_disk - offset))
+                chunk = scratch.read_at(self._file, min(_CHUNK, self._on_disk - offset), offset)
                 if not chunk:
                     raise OutputError(
                         Path(tempfile.gettempdir()),
@@ -140,20 +140,13 @@ class IdList(Sequence[str]):
         yield bytes(self._buffer)
 
     def _spill(self) -> None:
-        try:
-            if self._file is None:
-                # a file with no name where the system allows: nothing is left behind
-                self._file = tempfile.TemporaryFile(prefix="blueprint-ids-")  # noqa: SIM115
-            self._file.seek(self._on_disk)
-            self._file.write(self._buffer)
-            self._file.flush()
-        except OSError as error:
-            folder = Path(tempfile.gettempdir())
-            raise OutputError(
-                folder,
-                f"{error.strerror or error}: a large export keeps the ids its lossy report"
-                " names in the temporary folder (set TMPDIR to a folder with room)",
-            ) from None
+        self._file = scratch.write_at(
+            self._file,
+            self._on_disk,
+            self._buffer,
+            prefix="blueprint-ids-",
+            keeps="a large export keeps the ids its lossy report names",
+        )
         self._on_disk += len(self._buffer)
         self._buffer.clear()
 

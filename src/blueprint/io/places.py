@@ -8,8 +8,6 @@ a scratch file with no name, in chunks, and are read back a chunk at a time.
 
 from __future__ import annotations
 
-import os
-import sys
 import tempfile
 from array import array
 from collections.abc import Iterator
@@ -17,6 +15,7 @@ from pathlib import Path
 from typing import IO, Final
 
 from blueprint.core.errors import OutputError
+from blueprint.io import scratch
 
 #: rows whose places (16 bytes each) are kept in memory before they move to the scratch file
 PLACES_IN_MEMORY: Final = 65_536
@@ -59,7 +58,7 @@ class RowPlaces:
         for rows in self._chunks:
             assert self._file is not None
             data = array("q")
-            data.frombytes(_read_at(self._file, 16 * rows, position))
+            data.frombytes(scratch.read_at(self._file, 16 * rows, position))
             if len(data) != 2 * rows:
                 raise OutputError(
                     Path(tempfile.gettempdir()), "a scratch file of row places was cut short"
@@ -76,34 +75,15 @@ class RowPlaces:
 
     def _spill(self) -> None:
         rows = len(self._ends)
-        try:
-            if self._file is None:
-                # a file with no name where the system allows: nothing is left behind
-                self._file = tempfile.TemporaryFile(prefix="blueprint-places-")  # noqa: SIM115
-            self._file.seek(self._written)
-            self._file.write(self._starts[:rows].tobytes() + self._ends.tobytes())
-            self._file.flush()
-        except OSError as error:
-            raise OutputError(
-                Path(tempfile.gettempdir()),
-                f"{error.strerror or error}: a large JSON document keeps where its rows start"
-                " and end in the temporary folder (set TMPDIR to a folder with room)",
-            ) from None
+        self._file = scratch.write_at(
+            self._file,
+            self._written,
+            self._starts[:rows].tobytes() + self._ends.tobytes(),
+            prefix="blueprint-places-",
+            keeps="a large JSON document keeps where its rows start and end",
+        )
         self._written += 16 * rows
         self._chunks.append(rows)
         self._count += rows
         self._starts = self._starts[rows:]  # a row opened and not closed yet stays
         self._ends = array("q")
-
-
-if sys.platform == "win32":
-
-    def _read_at(file: IO[bytes], size: int, offset: int) -> bytes:
-        file.seek(offset)
-        return file.read(size)
-
-else:
-
-    def _read_at(file: IO[bytes], size: int, offset: int) -> bytes:
-        # at an offset, leaving the file's position alone: two readings may interleave
-        return os.pread(file.fileno(), size, offset)

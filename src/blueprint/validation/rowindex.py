@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Final
 
 from blueprint.core.errors import OutputError
+from blueprint.io import scratch
 
 #: bytes one in-memory table may take (its keys and values): 2**20 slots of a row index, so
 #: that the two tables of a million-row set stay some 25 MiB and about 700,000 keys fit
@@ -236,35 +237,21 @@ class _Run:
         if group < 0:
             return None
         start, size = self._group(group)
-        with memoryview(_read_at(self.file, 8 * size, start)) as raw, raw.cast("Q") as keys:
+        with memoryview(scratch.read_at(self.file, 8 * size, start)) as raw, raw.cast("Q") as keys:
             position = bisect_left(keys, mixed)
             if position == size or keys[position] != mixed:
                 return None
-        stored = _read_at(self.file, self.width, start + 8 * size + self.width * position)
+        stored = scratch.read_at(self.file, self.width, start + 8 * size + self.width * position)
         return int.from_bytes(stored, sys.byteorder, signed=self.value_type == "q")
 
     def entries(self) -> Iterator[tuple[int, int]]:
         for group in range(len(self.firsts)):
             start, size = self._group(group)
-            raw = _read_at(self.file, size * (8 + self.width), start)
+            raw = scratch.read_at(self.file, size * (8 + self.width), start)
             keys, values = array("Q"), array(self.value_type)
             keys.frombytes(raw[: 8 * size])
             values.frombytes(raw[8 * size :])
             yield from zip(keys, values, strict=True)
-
-
-if sys.platform == "win32":
-
-    def _read_at(file: IO[bytes], size: int, offset: int) -> bytes:
-        file.seek(offset)
-        return file.read(size)
-
-else:
-
-    def _read_at(file: IO[bytes], size: int, offset: int) -> bytes:
-        # a read rather than a memory map: mapped pages a lookup touched would count as the
-        # process's memory, and lookups touch every page of a run in time
-        return os.pread(file.fileno(), size, offset)
 
 
 class _Runs:
@@ -484,20 +471,18 @@ class RowLines:
             else self._written
         )
         data = array("q")
-        data.frombytes(_read_at(self._file, end - start, start))
+        data.frombytes(scratch.read_at(self._file, end - start, start))
         half = len(data) // 2
         return data[:half], data[half:]
 
     def _spill(self) -> None:
-        try:
-            if self._file is None:
-                # a file with no name where the system allows: nothing is left behind
-                self._file = tempfile.TemporaryFile(prefix="blueprint-lines-")  # noqa: SIM115
-            self._file.seek(self._written)
-            self._file.write(self._indices.tobytes() + self._offsets.tobytes())
-            self._file.flush()
-        except OSError as error:
-            raise _no_room(Path(tempfile.gettempdir()), error) from None
+        self._file = scratch.write_at(
+            self._file,
+            self._written,
+            self._indices.tobytes() + self._offsets.tobytes(),
+            prefix="blueprint-lines-",
+            keeps="a large set keeps the lines its rows start on",
+        )
         self._chunk_firsts.append(self._indices[0])
         self._chunk_places.append(self._written)
         self._written += 16 * len(self._indices)
@@ -584,19 +569,17 @@ class RowIds:
         if start >= self._written:
             return bytes(self._buffer[start - self._written : stop - self._written])
         assert self._file is not None
-        on_disk = _read_at(self._file, min(stop, self._written) - start, start)
+        on_disk = scratch.read_at(self._file, min(stop, self._written) - start, start)
         return on_disk + bytes(self._buffer[: max(stop - self._written, 0)])
 
     def _spill(self) -> None:
-        try:
-            if self._file is None:
-                # a file with no name where the system allows: nothing is left behind
-                self._file = tempfile.TemporaryFile(prefix="blueprint-ids-")  # noqa: SIM115
-            self._file.seek(self._written)
-            self._file.write(self._buffer)
-            self._file.flush()
-        except OSError as error:
-            raise _no_room(Path(tempfile.gettempdir()), error) from None
+        self._file = scratch.write_at(
+            self._file,
+            self._written,
+            self._buffer,
+            prefix="blueprint-ids-",
+            keeps="a large set keeps the ids of its rows",
+        )
         self._written += len(self._buffer)
         self._buffer.clear()
 
