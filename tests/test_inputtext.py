@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from blueprint.io.firstseen import text_key
 from blueprint.validation.inputtext import (
     canonical_text,
     comparable_text,
@@ -17,7 +18,6 @@ from blueprint.validation.inputtext import (
     shingle_hashes,
     shingles,
     split_of,
-    text_key,
 )
 from strategies import json_values
 

@@ -32,6 +32,7 @@ from blueprint.formats.omk import (
 )
 from blueprint.formats.promptfoo import Yaml12Loader, dump_yaml
 from blueprint.formats.vendor import InvalidRowForExport
+from blueprint.io import firstseen
 from blueprint.validation.validate import validate_file
 from conftest import FIXTURES, document, row, write_json
 from strategies import eval_sets
@@ -713,6 +714,19 @@ def test_a_repeated_sample_id_and_a_legacy_array_are_reported() -> None:
         ("duplicate-sample-id", "$.samples[1].sample_id")
     ]
     assert [p.rule for p in check_document(BASE["samples"])] == ["legacy-array"]
+
+
+def test_repeated_sample_ids_are_found_with_the_ids_on_disk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(firstseen, "TABLE_BYTES", 48)  # a few ids in memory, the rest on disk
+    doc = copy.deepcopy(BASE)
+    first = doc["samples"][0]
+    doc["samples"] = [{**first, "sample_id": f"s{number % 50}"} for number in range(120)]
+    found = [(p.rule, p.path) for p in check_document(doc)]
+    assert found == [
+        ("duplicate-sample-id", f"$.samples[{number}].sample_id") for number in range(50, 120)
+    ]
 
 
 def test_json_beside_yaml_is_ambiguous(tmp_path: Path) -> None:

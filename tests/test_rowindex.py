@@ -1,16 +1,12 @@
-"""The per-set index: the answers a dict gives, in flat memory, with its runs on disk removed."""
+"""The validator's per-set index: row lines and ids in flat memory, and the same findings with
+its table of first uses on disk."""
 
 from __future__ import annotations
 
-import errno
 import gc
 import json
-import os
 import random
-import subprocess
-import sys
 import tempfile
-import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,9 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blueprint.core.errors import OutputError
+from blueprint.io import firstseen
 from blueprint.validation import checks, rowindex
-from blueprint.validation.rowindex import FirstSeen, RowLines
+from blueprint.validation.rowindex import RowLines
 from blueprint.validation.validate import validate_document, validate_file
 from conftest import document, row
 
@@ -40,134 +36,6 @@ def _private_temporary_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 def _left_behind() -> list[str]:
     folder = Path(tempfile.gettempdir())
     return [entry.name for entry in folder.iterdir() if entry.name.startswith("blueprint-")]
-
-
-@given(
-    st.lists(st.tuples(st.booleans(), _KEYS, st.integers(0, 2**32 - 1)), max_size=400),
-    st.sampled_from([2, 4, 8, 64]),
-    st.booleans(),
-)
-def test_first_seen_answers_as_a_dict_does_past_its_budget(
-    operations: list[tuple[bool, int, int]], max_slots: int, wide: bool
-) -> None:
-    table, reference = FirstSeen(slots=2, wide=wide, max_slots=max_slots), {}
-    for storing, key, value in operations:
-        if storing:
-            assert table.setdefault(key, value) == reference.setdefault(key or 1, value)
-        else:
-            assert table.get(key) == reference.get(key or 1)
-    assert len(table) == len(reference)
-    for key, value in reference.items():
-        assert table.get(key) == value
-    table.close()
-    assert _left_behind() == []
-
-
-def test_wide_values_keep_all_64_bits_on_disk() -> None:
-    table = FirstSeen(wide=True, max_slots=4)
-    values = {key: (key << 40 | key) * (-1 if key % 2 else 1) for key in range(1, 200)}
-    for key, value in values.items():
-        assert table.setdefault(key, value) == value
-    assert all(table.get(key) == value for key, value in values.items())
-    assert table.get(200) is None
-
-
-def test_runs_are_merged_and_keys_stay_exact() -> None:
-    rng = random.Random(7)
-    keys = [rng.getrandbits(64) for _ in range(20_000)]
-    table = FirstSeen(max_slots=64)
-    for index, key in enumerate(keys):
-        assert table.setdefault(key, index) == index
-    assert len(table) == len(keys)
-    assert len(table._runs.runs) <= rowindex.MAX_RUNS  # type: ignore[union-attr]
-    assert [table.setdefault(key, 0) for key in keys] == list(range(len(keys)))
-    assert table.get(rng.getrandbits(64)) is None
-
-
-def _peak_of_filling(count: int) -> int:
-    rng = random.Random(count)
-    tracemalloc.start()
-    try:
-        table = FirstSeen(max_slots=1024)
-        for index in range(count):
-            table.setdefault(rng.getrandbits(64), index)
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
-def test_memory_stays_flat_past_the_budget() -> None:
-    _peak_of_filling(1_000)  # what the first run imports is not the table's
-    small, large = _peak_of_filling(20_000), _peak_of_filling(60_000)
-    # three times the keys: only the first key of each group of a run (8 bytes for 512) grows
-    assert large - small < 16 * 1024
-
-
-def test_runs_are_removed_when_the_table_is_collected() -> None:
-    table = FirstSeen(max_slots=4)
-    for key in range(100):
-        table.setdefault(key, key)
-    assert len(_left_behind()) == 1
-    del table
-    gc.collect()
-    assert _left_behind() == []
-
-
-@pytest.mark.skipif(sys.platform == "win32", reason="no fork")
-def test_a_forked_worker_leaves_its_parents_runs_alone() -> None:
-    table = FirstSeen(max_slots=4)
-    for key in range(1, 100):
-        table.setdefault(key, key)
-    child = os.fork()
-    if child == 0:  # pragma: no cover - the child
-        table.close()  # what exiting would do
-        os._exit(0)
-    os.waitpid(child, 0)
-    assert len(_left_behind()) == 1
-    assert [table.get(key) for key in range(1, 100)] == list(range(1, 100))
-    assert table.setdefault(1000, 7) == 7
-    table.close()
-    assert _left_behind() == []
-
-
-def test_a_small_table_never_touches_the_disk() -> None:
-    table = FirstSeen()
-    for key in range(100_000):
-        table.setdefault(key, key)
-    assert _left_behind() == []
-
-
-def _dead_pid() -> int:
-    child = subprocess.Popen([sys.executable, "-c", ""])
-    child.wait()
-    return child.pid
-
-
-def test_what_a_killed_run_left_is_swept_by_the_next() -> None:
-    left = Path(tempfile.gettempdir()) / f"blueprint-index-{_dead_pid()}.abcd1234"
-    left.mkdir()
-    (left / "run-x").write_bytes(b"\0" * 64)
-    table = FirstSeen(max_slots=4)
-    for key in range(10):
-        table.setdefault(key, key)
-    assert not left.exists()
-    table.close()
-
-
-def test_a_full_temporary_folder_is_an_output_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    def full(*args: Any, **kwargs: Any) -> Any:
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    monkeypatch.setattr(tempfile, "TemporaryFile", full)
-    table = FirstSeen(max_slots=4)
-    with pytest.raises(OutputError) as raised:
-        for key in range(10):
-            table.setdefault(key, key)
-    assert raised.value.exit_code == 2
-    assert tempfile.gettempdir() in str(raised.value)
-    del raised, table
-    gc.collect()
-    assert _left_behind() == []
 
 
 @given(
@@ -227,15 +95,15 @@ def _repeating_rows(count: int, seed: int) -> Iterator[dict[str, Any]]:
 @pytest.fixture
 def tiny_budget(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Tables of four slots: a few rows and the index is on disk. Counts the runs written."""
-    monkeypatch.setattr(rowindex, "TABLE_BYTES", 48)
+    monkeypatch.setattr(firstseen, "TABLE_BYTES", 48)
     written: list[int] = []
-    add = rowindex._Runs.add
+    add = firstseen._Runs.add
 
     def counted(self: Any, entries: Any, count: int) -> None:
         written.append(count)
         add(self, entries, count)
 
-    monkeypatch.setattr(rowindex._Runs, "add", counted)
+    monkeypatch.setattr(firstseen._Runs, "add", counted)
     return written
 
 
@@ -254,7 +122,7 @@ def test_findings_are_the_same_with_the_index_on_disk(
     spilled = validate_file(path)
     assert len(tiny_budget) > 100
     with pytest.MonkeyPatch.context() as restore:
-        restore.setattr(rowindex, "TABLE_BYTES", 12 * 2**20)
+        restore.setattr(firstseen, "TABLE_BYTES", 12 * 2**20)
         written = len(tiny_budget)
         in_memory = validate_file(path)
         assert len(tiny_budget) == written

@@ -5,9 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from blueprint.convert import ConvertOptions, convert, data_rows
 from blueprint.formats import REGISTRY, resolve_codec
+from blueprint.formats.vendor.importing import _UniqueIds
+from blueprint.io import firstseen
 from blueprint.validation.validate import validate_file
 from conftest import FIXTURES
 
@@ -240,3 +244,43 @@ def test_file_vars_list_vars_and_templates_are_kept_and_flagged(tmp_path) -> Non
     }
     how = row["metadata"]["case"]["extensions"]["blueprint-import"]["derived"]["input"]
     assert "one test per value" in how and "files" in how and "templates" in how
+
+
+def _renamed_by_a_set(ids: list[str]) -> list[str]:
+    """The renaming of repeated ids, as a set of every id seen gives it."""
+    seen: set[str] = set()
+    out = []
+    for row_id in ids:
+        unique, number = row_id, 2
+        while unique in seen:
+            unique, number = f"{row_id}-{number}", number + 1
+        seen.add(unique)
+        out.append(unique)
+    return out
+
+
+@given(st.lists(st.sampled_from(["a", "a-2", "a-3", "b", "a-2-2", "é"]), max_size=40))
+@settings(max_examples=200)
+def test_repeated_ids_are_renamed_as_a_set_of_every_id_would(ids: list[str]) -> None:
+    unique = _UniqueIds()
+    renamed = []
+    for row_id in ids:
+        row: dict = {"id": row_id, "metadata": {"case": {"caseId": row_id}}}
+        unique.settle(row, "deepeval")
+        renamed.append(row["id"])
+        assert row["metadata"]["case"]["caseId"] == row["id"]
+        if row["id"] != row_id:
+            assert "id" in derived(row)
+    assert renamed == _renamed_by_a_set(ids)
+
+
+def test_ids_past_the_tables_memory_are_still_renamed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(firstseen, "TABLE_BYTES", 48)  # a few ids in memory, the rest on disk
+    ids = [f"row-{number % 300}" for number in range(900)]
+    unique = _UniqueIds()
+    renamed = []
+    for row_id in ids:
+        row: dict = {"id": row_id, "metadata": {"case": {}}}
+        unique.settle(row, "deepeval")
+        renamed.append(row["id"])
+    assert renamed == _renamed_by_a_set(ids)

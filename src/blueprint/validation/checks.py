@@ -27,9 +27,10 @@ from blueprint.core.model import (
     STARTER_PROVENANCES,
 )
 from blueprint.core.schema import accepts, validator_for
+from blueprint.io.firstseen import text_key
 from blueprint.io.jsonvalues import dumps_text, json_type
 from blueprint.io.typedrows import is_typed_row, row_data
-from blueprint.validation.inputtext import input_key, split_of, text_key
+from blueprint.validation.inputtext import input_key, split_of
 from blueprint.validation.rowindex import FirstSeen, RowIds, RowLines
 
 if TYPE_CHECKING:  # jsonschema is imported only to describe a failure (see schema.py)

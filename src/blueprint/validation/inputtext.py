@@ -12,7 +12,6 @@ Nothing here imports datasketch: the validator uses the exact key on every row.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import re
 import string
@@ -23,6 +22,7 @@ from collections.abc import Collection
 from functools import cache
 from typing import Any, Final
 
+from blueprint.io.firstseen import bytes_key
 from blueprint.io.jsonvalues import dumps_text
 
 #: inputs with fewer words than this are compared exactly only: at that length one changed
@@ -321,21 +321,11 @@ def comparable_text(value: Any, *, near: bool = False) -> str | None:
     return text or None
 
 
-def text_key(text: str) -> int:
-    """A 64-bit key for a normalised text (collisions are negligible below billions of rows)."""
-    # surrogatepass: a lone surrogate (which a YAML escape can make) is text to compare too
-    return _bytes_key(text.encode("utf-8", "surrogatepass"))
-
-
-def _bytes_key(encoded: bytes) -> int:
-    return int.from_bytes(hashlib.blake2b(encoded, digest_size=8).digest(), "big")
-
-
 def input_key(value: Any) -> int | None:
     """The exact-duplicate key of an input (the :func:`text_key` of its comparable text);
     None when it has nothing to compare."""
     normal = normalized_bytes(canonical_text(value))
-    return _bytes_key(normal) if normal else None
+    return bytes_key(normal) if normal else None
 
 
 def shingles(words: list[str]) -> set[str]:

@@ -29,8 +29,9 @@ from blueprint.formats._io import json_lines, too_many_rows
 from blueprint.formats.base import ROW_WATCHER, SetSource, SourceRow, UnreadableRow
 from blueprint.io import jsonvalues, limits
 from blueprint.io.atomic import signals_held
+from blueprint.io.firstseen import text_key
 from blueprint.validation import checks
-from blueprint.validation.inputtext import input_key, split_of, text_key
+from blueprint.validation.inputtext import input_key, split_of
 
 if TYPE_CHECKING:
     from concurrent.futures import Future

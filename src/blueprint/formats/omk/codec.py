@@ -276,6 +276,7 @@ class OmkCodec(VendorCodec):
         if not written:
             raise _empty_refusal()
         check = context.state["check"]
+        check.close()
         return _loader_notes(path, check.problems)
 
     def document_bytes(self, records: list[dict[str, Any]], context: WriteContext) -> bytes:

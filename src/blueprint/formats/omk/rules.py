@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from blueprint.formats.native import ABSENT
 from blueprint.io import jsonvalues
+from blueprint.io.firstseen import FirstSeen, text_key
 
 SCHEMA_VERSION: Final = "omk.eval-sample-set/v2"
 
@@ -209,9 +210,10 @@ class _Checker:
             return
         if not samples:
             self.add("empty", "$.samples", "a sample set holds at least one sample")
-        seen: dict[str, int] = {}
+        seen = FirstSeen()
         for index, sample in enumerate(samples):
             self.entry(index, sample, seen)
+        seen.close()
 
     def root(self, doc: Any) -> bool:
         """The sample set's own keys; False when it is no sample set at all."""
@@ -241,20 +243,21 @@ class _Checker:
                     self.texts(doc["requires"][key], f"$.requires.{key}")
         return True
 
-    def entry(self, index: int, sample: Any, seen: dict[str, int]) -> None:
-        """One sample of the set, and its id against those before it (``seen``)."""
+    def entry(self, index: int, sample: Any, seen: FirstSeen) -> None:
+        """One sample of the set, and its id against those before it (``seen``: the index of
+        each id's first sample, by the id's :func:`text_key`, so that a set of millions of
+        samples is checked in flat memory)."""
         path = f"$.samples[{index}]"
         self.sample(sample, path)
         sample_id = sample.get("sample_id") if isinstance(sample, dict) else None
         if isinstance(sample_id, str) and sample_id:
-            if sample_id in seen:
+            first = seen.setdefault(text_key(sample_id), index)
+            if first != index:
                 self.add(
                     "duplicate-sample-id",
                     f"{path}.sample_id",
-                    f"sample_id {sample_id!r} is already used by samples[{seen[sample_id]}]",
+                    f"sample_id {sample_id!r} is already used by samples[{first}]",
                 )
-            else:
-                seen[sample_id] = index
 
     def sample(self, sample: Any, path: str) -> None:
         if not self.object(sample, path, "a sample"):
@@ -550,13 +553,13 @@ def check_document(doc: Any) -> list[Problem]:
 
 class SampleSetCheck:
     """:func:`check_document` one sample at a time, for a sample set written as it goes:
-    the root keys first, then each sample as it is added. Holds the ids seen, not the
-    samples."""
+    the root keys first, then each sample as it is added. Holds a flat table of the ids
+    seen, not the samples."""
 
     def __init__(self, root: dict[str, Any]) -> None:
         self._checker = _Checker()
         self._checker.root(root)
-        self._seen: dict[str, int] = {}
+        self._seen = FirstSeen()
 
     def add(self, index: int, sample: Any) -> None:
         self._checker.entry(index, sample, self._seen)
@@ -564,3 +567,7 @@ class SampleSetCheck:
     @property
     def problems(self) -> list[Problem]:
         return self._checker.problems
+
+    def close(self) -> None:
+        """Let go of the ids seen (and of any part of them the table put on disk)."""
+        self._seen.close()

@@ -15,6 +15,7 @@ from blueprint.formats.canonical_json import element_lines
 from blueprint.formats.mapping import NAMESPACE
 from blueprint.formats.native import ABSENT
 from blueprint.io import jsonvalues
+from blueprint.io.firstseen import FirstSeen, text_key
 
 IMPORT_EXTENSION: Final = "blueprint-import"
 
@@ -181,23 +182,44 @@ def json_array_records(path: Path, what: str) -> list[tuple[int | None, Any]]:
 
 
 class _UniqueIds:
-    """Makes row ids unique while reading: a repeat becomes ``id-2`` and is flagged."""
+    """Makes row ids unique while reading: a repeat becomes ``id-2`` and is flagged.
+
+    The ids read are kept as 64-bit keys in a flat table (:class:`FirstSeen`), so that reading
+    or exporting millions of rows holds no id; two distinct ids share a key about once in
+    2**64 / rows**2 files."""
+
+    __slots__ = ("_added", "_first", "_seen")
 
     def __init__(self) -> None:
-        self.seen: set[str] = set()
+        # most are asked about one id (a record read back on its own): the table is made
+        # at the second
+        self._first: str | None = None
+        self._seen: FirstSeen | None = None
+        self._added = 0
+
+    def _add(self, row_id: str) -> bool:
+        """Note ``row_id``; False when it was already there."""
+        if self._seen is None:
+            if self._first is None:
+                self._first = row_id
+                return True
+            if row_id == self._first:
+                return False
+            self._seen = FirstSeen(slots=16)
+            self._seen.setdefault(text_key(self._first), 0)
+        self._added += 1
+        return self._seen.setdefault(text_key(row_id), self._added) == self._added
 
     def settle(self, row: dict[str, Any], format_name: str) -> None:
         row_id = row.get("id")
         if not isinstance(row_id, str):
             return
-        if row_id not in self.seen:
-            self.seen.add(row_id)
+        if self._add(row_id):
             return
         number = 2
-        while f"{row_id}-{number}" in self.seen:
+        while not self._add(f"{row_id}-{number}"):
             number += 1
         unique = f"{row_id}-{number}"
-        self.seen.add(unique)
         row["id"] = unique
         case = row["metadata"]["case"]
         case["caseId"] = unique
