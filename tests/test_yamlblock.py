@@ -115,10 +115,18 @@ def test_every_character_of_the_basic_plane_is_written_as_libyaml_writes_it(star
             assert block_yaml({character: 1}) == libyaml({character: 1}), hex(point)
 
 
+def test_escapes_of_every_kind_in_one_text_are_written_as_libyaml_writes_them() -> None:
+    # the line breaks and tabs are replaced as whole strings, the rest one at a time
+    for text in ("a\n\x01\tb\x7f", "é\n\xa0\u2028x\x85\ufeff", "\x00" + "y " * 70 + "\r\n"):
+        for value in ([text], {"key": text}, [{"a": text + text}]):
+            same_as_libyaml(value)
+
+
 def test_what_needs_libyaml_is_left_to_it() -> None:
     assert block_yaml({"line\nbreak": 1}) is None  # a complex key
     assert block_yaml({"k" * 129: 1}) is None
     assert block_yaml(["\ud800"]) is None  # no UTF-8 for it
+    assert block_yaml(["a\tb\n" + "x " * 80 + "\udfff"]) is None  # past the other escapes
     assert block_yaml([promptfoo.YamlDate("2026-01-01")]) is None
     assert block_yaml([]) is None and block_yaml({}) is None
     assert promptfoo.dump_yaml({"line\nbreak": 1}) == libyaml({"line\nbreak": 1}).encode()
