@@ -383,7 +383,7 @@ class Measurement:
         return self.rows / self.seconds if self.rows and self.seconds > 0 else None
 
 
-def run_child(operation: str, *args: str | Path, repeat: int = 1) -> dict[str, Any]:
+def run_child(operation: str, *args: str | int | Path, repeat: int = 1) -> dict[str, Any]:
     """Run one operation ``repeat`` times in fresh processes: best time, highest peak RSS."""
     best: dict[str, Any] | None = None
     for _ in range(repeat):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from blueprint.cli import app
-from blueprint.convert import data_rows, roundtrip
+from blueprint.convert import ConvertOptions, convert, data_rows, roundtrip
 from blueprint.core.errors import (
     LossyExportRefused,
     OutputError,
@@ -453,7 +453,17 @@ def test_a_bad_line_is_an_unreadable_row_naming_its_file(tmp_path: Path) -> None
     folder = make_folder(tmp_path, None, {"test.jsonl": '{"question": "a"}\n{not json\n'})
     items = list(CODEC.open(folder).rows)
     assert isinstance(items[1], UnreadableRow)
-    assert items[1].line == 2 and "test.jsonl" in items[1].reason
+    assert items[1].line == 2 and items[1].file == folder / "test.jsonl"
+
+
+def test_a_conversion_stopped_by_a_bad_line_names_the_data_file(tmp_path: Path) -> None:
+    good = '{"question": "a", "answer": "b"}\n'
+    folder = make_folder(tmp_path, None, {"train.jsonl": good, "test.jsonl": good + "{not json\n"})
+    with pytest.raises(ParseError) as raised:
+        convert(folder, tmp_path / "out.jsonl", ConvertOptions(source_format="huggingface"))
+    assert raised.value.path == folder / "test.jsonl"
+    assert (raised.value.line, raised.value.column) == (2, 2)
+    assert not (tmp_path / "out.jsonl").exists()
 
 
 def test_json_text_that_is_not_json_is_an_unreadable_row(tmp_path: Path) -> None:

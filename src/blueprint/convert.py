@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from blueprint.core.errors import ConversionRefused, ParseError, UsageError
+from blueprint.core.errors import ConversionRefused, UsageError
 from blueprint.core.issues import CODES, ValidationReport
 from blueprint.core.model import SCHEMA_VERSION
 from blueprint.diff import SetDiff, collect, diff_sets
@@ -107,7 +107,7 @@ def data_rows(source: SetSource) -> Iterator[Any]:
     """The raw rows of a source; a row that cannot be read stops the conversion."""
     for item in source.rows:
         if isinstance(item, UnreadableRow):
-            raise ParseError(source.path, item.reason, line=item.line, column=item.column)
+            raise item.error(source.path)
         yield item.data
 
 
@@ -159,7 +159,7 @@ def convert(
         for item in source.rows:
             validator.report_reading()
             if isinstance(item, UnreadableRow):
-                raise ParseError(source.path, item.reason, line=item.line, column=item.column)
+                raise item.error(source.path)
             validator.check_row(item, reader.name)
             data = row_data(item.data) if is_typed_row(item.data) else item.data
             # once anything is wrong, the writer checks every row itself, as it would alone

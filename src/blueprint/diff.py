@@ -231,7 +231,7 @@ def _keyed_rows(source: SetSource) -> Iterator[tuple[RowKey, Any]]:
     seen: Counter[str | None] = Counter()
     for item in source.rows:
         if isinstance(item, UnreadableRow):
-            raise ParseError(source.path, item.reason, line=item.line, column=item.column)
+            raise item.error(source.path)
         row_id = item.data.get("id") if isinstance(item.data, dict) else None
         key = row_id if isinstance(row_id, str) else None
         seen[key] += 1

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from blueprint.authoring.editing import EditOptions, editing, output_target
 from blueprint.core import jsonpath
-from blueprint.core.errors import ParseError, UsageError
+from blueprint.core.errors import UsageError
 from blueprint.core.issues import Issue, make_issue
 from blueprint.formats import (
     ExportResult,
@@ -575,7 +575,7 @@ def read_rows(source: SetSource) -> Iterator[tuple[int, int | None, Any]]:
     source.require_structure()
     for item in source.rows:
         if isinstance(item, UnreadableRow):
-            raise ParseError(source.path, item.reason, line=item.line, column=item.column)
+            raise item.error(source.path)
         yield item.index, item.line, item.data
 
 

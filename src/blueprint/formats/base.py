@@ -47,6 +47,11 @@ class UnreadableRow:
     #: the file the row is written in, when it is not the set's own file (see SourceRow)
     file: Path | None = None
 
+    def error(self, set_path: Path) -> ParseError:
+        """The error that stops a command at this row of the set read from ``set_path``: it
+        names the file the row is written in, and the row's line and column there."""
+        return ParseError(self.file or set_path, self.reason, line=self.line, column=self.column)
+
 
 #: set by a front end to watch the rows of every set opened while it is set (the command
 #: line's progress bar): called with each new source, it returns the stream to read instead

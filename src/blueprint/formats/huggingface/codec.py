@@ -142,7 +142,7 @@ class HuggingfaceCodec(VendorCodec):
         rows: list[SourceRow | UnreadableRow] = [
             SourceRow(index, item.line if one_file else None, item.data)
             if isinstance(item, SourceRow)
-            else UnreadableRow(index, item.line, item.column, item.reason)
+            else UnreadableRow(index, item.line, item.column, item.reason, item.file)
             for index, (item, _) in enumerate(items)
         ]
         return self.source(path, self._header(layout), iter(rows))
@@ -172,20 +172,17 @@ class HuggingfaceCodec(VendorCodec):
     ) -> Iterator[tuple[int | None, Any] | UnreadableRow]:
         for split, files in layout.splits.items():
             for file in files:
-                where = file.relative_to(folder).as_posix()
                 for item in self._file_records(file):
                     state.split, state.position, state.columns = split, None, {}
                     if isinstance(item, UnreadableRow):
-                        yield UnreadableRow(
-                            item.index, item.line, item.column, f"{where}: {item.reason}"
-                        )
+                        yield UnreadableRow(item.index, item.line, item.column, item.reason, file)
                         continue
                     line, record = item
                     if isinstance(record, dict):
                         try:
                             record = self._as_record(record, state)
                         except ValueError as error:
-                            yield UnreadableRow(0, line, None, f"{where}: {error}")
+                            yield UnreadableRow(0, line, None, str(error), file)
                             continue
                     yield line, record
 

@@ -234,7 +234,7 @@ class VendorCodec:
         ids = _UniqueIds()
         for index, item in enumerate(records):
             if isinstance(item, UnreadableRow):
-                yield UnreadableRow(index, item.line, item.column, item.reason)
+                yield UnreadableRow(index, item.line, item.column, item.reason, item.file)
                 continue
             line, record = item
             problem = (
