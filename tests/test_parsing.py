@@ -534,3 +534,80 @@ def test_a_layout_guessed_wrong_is_not_guessed_again(
     starts, _, _ = _outline_of(path)
     assert len(starts) == 500
     assert len(decoded) == 1
+
+
+def test_the_skeleton_of_the_usual_layout_does_not_grow_with_the_rows(tmp_path: Path) -> None:
+    sizes = []
+    for count in (2, 2000):
+        path = tmp_path / f"set{count}.json"
+        document = {"name": "t", "rows": [row(f"r{n}") for n in range(count)], "after": 1}
+        path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+        outline = canonical_json._outline(path)
+        assert outline is not None
+        with outline:
+            assert (len(outline.places), outline.elided) == (count, count - 1)
+            sizes.append(len(outline.skeleton))
+    assert sizes[0] == sizes[1]
+
+
+@pytest.mark.usefixtures("streamed")
+def test_rows_after_those_left_out_of_the_skeleton_keep_their_places(tmp_path: Path) -> None:
+    texts = [json.dumps(row(f"r{n}")) for n in range(4)]
+    path = tmp_path / "set.json"
+    # two rows in the usual layout, then a scalar row, which the skeleton keeps
+    path.write_text(
+        '{"name": "t", "rows": [' + ", ".join(texts[:3]) + ', 5, "x", ' + texts[3] + "]}",
+        encoding="utf-8",
+    )
+    read = [item.data for item in REGISTRY["json"].open(path).rows]
+    assert read == [row("r0"), row("r1"), row("r2"), 5, "x", row("r3")]
+
+
+#: what may stand between two rows: the usual comma and white space, or a row the skeleton
+#: keeps (a scalar), or something that is not JSON at all
+_GAPS = st.sampled_from([",", ", ", ",\n  ", "\n ,\t", ", 5, ", ', "x",\n', ",,", " "])
+_OPENINGS = st.sampled_from(["", "\n    ", "7, ", " null ,"])
+_TAILS = st.sampled_from(
+    ["", ', "description": "d"', ',\n "name": "u"', ', "x": }', ',\n"rows": [{"id": "z"}]', "]"]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    count=st.integers(1, 6),
+    gaps=st.lists(_GAPS, min_size=5, max_size=5),
+    opening=_OPENINGS,
+    tail=_TAILS,
+    indent=st.sampled_from([None, 2]),
+)
+def test_a_streamed_document_reads_as_the_whole_document_does(
+    tmp_path_factory: pytest.TempPathFactory,
+    count: int,
+    gaps: list[str],
+    opening: str,
+    tail: str,
+    indent: int | None,
+) -> None:
+    # whatever stands between the rows, and whatever follows them: the same rows and
+    # set-level fields, or the same error at the same line and column of the document
+    texts = [json.dumps(row(f"r{n}", input=f"q{n} é"), indent=indent) for n in range(count)]
+    rows = texts[0] + "".join(gap + text for gap, text in zip(gaps, texts[1:], strict=False))
+    text = '{"schemaVersion": "blueprint.eval-set/v1",\n "name": "t",\n "rows": ['
+    text += opening + rows + "\n ]" + tail + "\n}\n"
+    path = tmp_path_factory.mktemp("streamed") / "set.json"
+    path.write_text(text, encoding="utf-8")
+
+    def read() -> tuple[Any, ...]:
+        try:
+            source = REGISTRY["json"].open(path)
+            return ("read", source.header, [(item.index, item.data) for item in source.rows])
+        except ParseError as error:
+            return ("refused", error.line, error.column)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(canonical_json, "STREAMED_FROM_BYTES", 0)
+        streamed = read()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(canonical_json, "STREAMED_FROM_BYTES", 1 << 40)
+        whole = read()
+    assert streamed == whole

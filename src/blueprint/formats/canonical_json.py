@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, NoReturn
 
 from blueprint.core.errors import ParseError
 from blueprint.core.issues import make_issue
@@ -58,7 +58,7 @@ class JsonCodec:
         elements = skeleton.get("rows") if isinstance(skeleton, dict) else None
         if (
             not isinstance(elements, list)
-            or sum(map(_is_placeholder, elements)) != len(outline.places)
+            or sum(map(_is_placeholder, elements)) + outline.elided != len(outline.places)
             or not outline.places
         ):
             # an unusual layout (no rows array of objects, or a row that is the number 0):
@@ -66,11 +66,14 @@ class JsonCodec:
             return self._open_whole(path)
         header = {key: value for key, value in skeleton.items() if key != "rows"}
         del skeleton
-        # rows that are not objects or arrays (wrong, but rows all the same) stood as they are
+        # rows that are not objects or arrays (wrong, but rows all the same) stood as they are;
+        # the rows left out of the skeleton follow its first element (see _scan)
         scalars = {
-            index: value for index, value in enumerate(elements) if not _is_placeholder(value)
+            index + (outline.elided if index else 0): value
+            for index, value in enumerate(elements)
+            if not _is_placeholder(value)
         }
-        count = len(elements)
+        count = len(elements) + outline.elided
         del elements
         return SetSource(
             path=path,
@@ -190,10 +193,14 @@ _SET_KEYS = frozenset(
 # ten times that. So the document is read twice, row by row, through a memory map whose pages
 # are let go as the reading passes them: first to find where each element of the top-level
 # ``rows`` array starts and ends (brackets outside strings are all that takes) and to build the
-# *skeleton*, the document with each such row replaced by ``0`` (a byte a row: a place found in
-# it is mapped back to the document's line and column through the rows' places); then, once
-# the skeleton has been decoded (which checks everything between the rows and gives the
-# set-level fields, wherever they stand), to decode the rows one at a time.
+# *skeleton*, the document with each such row replaced by ``0`` (a place found in it is mapped
+# back to the document's line and column through the rows' places); then, once the skeleton
+# has been decoded (which checks everything between the rows and gives the set-level fields,
+# wherever they stand), to decode the rows one at a time. In the usual layout (the rows array
+# opens on its first row, and only a comma and white space stand between two rows) the rows
+# after the first, with the commas before them, are left out of the skeleton altogether
+# (checked as they are found, and counted): the skeleton is then the size of the set-level
+# fields, however many rows there are, rather than a few bytes a row decoded into a list.
 
 #: everything up to the next bracket or quote, strings included whole
 _SPAN: Final = re.compile(rb'[^"\[\]{}]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"\[\]{}]*)*')
@@ -206,6 +213,9 @@ STREAMED_FROM_BYTES = 0
 _WINDOW: Final = 8 << 20
 _OPENING: Final = {ord("{"): ord("}"), ord("["): ord("]")}
 _QUOTE: Final = ord('"')
+#: what stands between two rows that the skeleton can leave out: one comma, in JSON's white space
+_BETWEEN_ROWS: Final = re.compile(rb"[ \t\n\r]*,[ \t\n\r]*")
+_WHITE_SPACE: Final = re.compile(rb"[ \t\n\r]*")
 
 
 class _Outline:
@@ -215,6 +225,9 @@ class _Outline:
         self.mapped = mapped
         self.skeleton = bytearray()
         self.places = RowPlaces()
+        #: the rows after the first left out of the skeleton, with what stands before each
+        #: (rows 1 to ``elided`` of the places: see _scan)
+        self.elided = 0
 
     def __enter__(self) -> _Outline:
         return self
@@ -228,11 +241,18 @@ class _Outline:
         for _ in range(line - 1):
             line_start = skeleton.index(b"\n", line_start) + 1
         offset = line_start + column - 1  # in the skeleton
-        position = offset
-        for start, end in self.places:
-            if start >= position:  # the place is before this row (``position`` counts the
-                break  # bytes of the rows before it, as the document has them)
-            position += (end - start) - 1
+        # ``position`` counts the bytes of the rows before it as the document has them
+        position = previous_end = offset
+        for index, (start, end) in enumerate(self.places):
+            if 0 < index <= self.elided:  # left out with what stood before it: no byte here
+                if previous_end > position:
+                    break
+                position += end - previous_end
+            elif start >= position:  # the place is before this row
+                break
+            else:
+                position += (end - start) - 1  # the row stood as one byte
+            previous_end = end
         return _line_and_column(self.mapped, position)
 
     def __exit__(self, *exc: object) -> None:
@@ -278,6 +298,11 @@ def _scan(path: Path, outline: _Outline, position: int) -> None:
     copied = position  # the skeleton holds the document up to here
     layouts = _Layouts()
     released = 0
+    rows_open = -1  # where the streamed rows array opens
+    # whether the next row may be left out of the skeleton (see the comment above _SPAN):
+    # only in the first rows array, and only while every row so far was in the usual layout
+    eliding = False
+    left_out = False  # whether the row being read is left out
     while True:
         position = _SPAN.match(mapped, position).end()  # type: ignore[union-attr]
         if position - released > _WINDOW:
@@ -286,39 +311,58 @@ def _scan(path: Path, outline: _Outline, position: int) -> None:
         if position >= size:
             break
         byte = mapped[position]
-        if byte == _QUOTE:
-            _refuse(path, mapped, position, "a string is not closed")
         depth = len(closers)
+        in_row = 0 < rows_depth <= depth
+        if byte == _QUOTE:
+            _refuse(path, outline, copied, position, "a string is not closed", in_row)
         if byte in _OPENING:
             if depth == rows_depth:
-                outline.skeleton += mapped[copied:position]
+                if not outline.places:  # the first row: the usual layout opens on it
+                    eliding = _WHITE_SPACE.fullmatch(mapped, rows_open + 1, position) is not None
+                    left_out = False
+                else:
+                    left_out = eliding and (
+                        _BETWEEN_ROWS.fullmatch(mapped, copied, position) is not None
+                    )
+                    eliding = left_out
+                if not left_out:
+                    outline.skeleton += mapped[copied:position]
                 outline.places.start(position)
                 end = _row_end(mapped, position, layouts)
                 if end is not None:  # the whole row at once (see _row_end)
-                    outline.places.end(end)
-                    outline.skeleton += b"0"
+                    _row_read(outline, end, left_out)
                     copied = position = end
                     continue
             elif depth == 1 and byte == ord("[") and rows_depth < 0:
                 tail = bytes(outline.skeleton[-256:]) + mapped[copied:position]
                 if _ROWS_KEY.search(tail):
                     rows_depth = 2
+                    rows_open = position
             closers.append(_OPENING[byte])
         else:
             if not closers or closers[-1] != byte:
-                _refuse(path, mapped, position, f"unexpected {chr(byte)!r}")
+                _refuse(path, outline, copied, position, f"unexpected {chr(byte)!r}", in_row)
             closers.pop()
             if depth - 1 == rows_depth:
                 end = position + 1
-                outline.places.end(end)
-                outline.skeleton += b"0"
+                _row_read(outline, end, left_out)
                 copied = end
             elif depth - 1 == rows_depth - 1:
                 rows_depth = -1
+                eliding = False  # a second rows array (a repeated key) is copied whole
         position += 1
     if closers:
-        _refuse(path, mapped, size, "the document ends before its brackets close")
+        in_row = 0 < rows_depth <= len(closers)
+        _refuse(path, outline, copied, size, "the document ends before its brackets close", in_row)
     outline.skeleton += mapped[copied:size]
+
+
+def _row_read(outline: _Outline, end: int, left_out: bool) -> None:
+    outline.places.end(end)
+    if left_out:
+        outline.elided += 1
+    else:
+        outline.skeleton += b"0"
 
 
 class _Layouts:
@@ -388,8 +432,22 @@ def _skimmer() -> Callable[[bytes], Any]:
     return msgspec.json.Decoder(_Skimmed | list[msgspec.Raw]).decode
 
 
-def _refuse(path: Path, mapped: mmap.mmap, position: int, reason: str) -> None:
-    line, column = _line_and_column(mapped, position)
+def _refuse(
+    path: Path, outline: _Outline, copied: int, position: int, reason: str, in_row: bool
+) -> NoReturn:
+    """Refuse the document for what the scan found at ``position``. An error before it that
+    the scan does not look for (a missing value or comma) comes first, as reading the whole
+    document would say: outside a row (whose own errors are for the row's decoding), the
+    skeleton up to here is decoded to find one."""
+    line, column = _line_and_column(outline.mapped, position)
+    if not in_row:
+        outline.skeleton += outline.mapped[copied:position]
+        try:
+            jsonvalues.loads(bytes(outline.skeleton))
+        except jsonvalues.JSONError as error:
+            earlier = outline.place_in_document(error.line, error.column)
+            if earlier < (line, column):
+                (line, column), reason = earlier, error.reason
     raise ParseError(path, reason, line=line, column=column)
 
 
