@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +82,18 @@ def git(folder: Path, *args: str) -> str:
         text=True,
     )
     return done.stdout.strip()
+
+
+@pytest.fixture
+def private_temporary_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary folder of the test's own, where scratch files and folders go."""
+    folder = tmp_path / "temporary"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def left_behind() -> list[str]:
+    """What Blueprint left in the temporary folder (its scratch files and folders)."""
+    folder = Path(tempfile.gettempdir())
+    return [entry.name for entry in folder.iterdir() if entry.name.startswith("blueprint-")]

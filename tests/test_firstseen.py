@@ -21,22 +21,13 @@ from hypothesis import strategies as st
 from blueprint.core.errors import OutputError
 from blueprint.io import firstseen
 from blueprint.io.firstseen import FirstSeen
+from conftest import left_behind
 
 #: keys from a few values (so that they repeat, often across runs) and from all 64 bits
 _KEYS = st.one_of(st.integers(0, 40), st.integers(0, 2**64 - 1))
 
 
-@pytest.fixture(autouse=True)
-def _private_temporary_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "temporary"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
-    return folder
-
-
-def _left_behind() -> list[str]:
-    folder = Path(tempfile.gettempdir())
-    return [entry.name for entry in folder.iterdir() if entry.name.startswith("blueprint-")]
+pytestmark = pytest.mark.usefixtures("private_temporary_folder")
 
 
 @given(
@@ -57,7 +48,7 @@ def test_first_seen_answers_as_a_dict_does_past_its_budget(
     for key, value in reference.items():
         assert table.get(key) == value
     table.close()
-    assert _left_behind() == []
+    assert left_behind() == []
 
 
 def test_wide_values_keep_all_64_bits_on_disk() -> None:
@@ -104,10 +95,10 @@ def test_runs_are_removed_when_the_table_is_collected() -> None:
     table = FirstSeen(max_slots=4)
     for key in range(100):
         table.setdefault(key, key)
-    assert len(_left_behind()) == 1
+    assert len(left_behind()) == 1
     del table
     gc.collect()
-    assert _left_behind() == []
+    assert left_behind() == []
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="no fork")
@@ -120,18 +111,18 @@ def test_a_forked_worker_leaves_its_parents_runs_alone() -> None:
         table.close()  # what exiting would do
         os._exit(0)
     os.waitpid(child, 0)
-    assert len(_left_behind()) == 1
+    assert len(left_behind()) == 1
     assert [table.get(key) for key in range(1, 100)] == list(range(1, 100))
     assert table.setdefault(1000, 7) == 7
     table.close()
-    assert _left_behind() == []
+    assert left_behind() == []
 
 
 def test_a_small_table_never_touches_the_disk() -> None:
     table = FirstSeen()
     for key in range(100_000):
         table.setdefault(key, key)
-    assert _left_behind() == []
+    assert left_behind() == []
 
 
 def _dead_pid() -> int:
@@ -164,4 +155,4 @@ def test_a_full_temporary_folder_is_an_output_error(monkeypatch: pytest.MonkeyPa
     assert tempfile.gettempdir() in str(raised.value)
     del raised, table
     gc.collect()
-    assert _left_behind() == []
+    assert left_behind() == []

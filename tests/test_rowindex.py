@@ -6,7 +6,6 @@ from __future__ import annotations
 import gc
 import json
 import random
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,23 +18,13 @@ from blueprint.io import firstseen
 from blueprint.validation import checks, rowindex
 from blueprint.validation.rowindex import RowLines
 from blueprint.validation.validate import validate_document, validate_file
-from conftest import document, row
+from conftest import document, left_behind, row
 
 #: keys from a few values (so that they repeat, often across runs) and from all 64 bits
 _KEYS = st.one_of(st.integers(0, 40), st.integers(0, 2**64 - 1))
 
 
-@pytest.fixture(autouse=True)
-def _private_temporary_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "temporary"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
-    return folder
-
-
-def _left_behind() -> list[str]:
-    folder = Path(tempfile.gettempdir())
-    return [entry.name for entry in folder.iterdir() if entry.name.startswith("blueprint-")]
+pytestmark = pytest.mark.usefixtures("private_temporary_folder")
 
 
 @given(
@@ -129,7 +118,7 @@ def test_findings_are_the_same_with_the_index_on_disk(
     codes = {issue.code for issue in in_memory.issues}
     assert {"duplicate-id", "duplicate-input", "duplicate-input-across-splits"} <= codes
     assert _duplicates(spilled) == _duplicates(in_memory)
-    assert _left_behind() == []
+    assert left_behind() == []
 
 
 def test_a_document_with_the_index_on_disk_reports_the_first_rows(tiny_budget: list[int]) -> None:
@@ -150,7 +139,7 @@ def test_runs_are_removed_after_an_error_mid_stream(
 
     def failing(view: checks.RowView, state: checks.SetState) -> Iterator[Any]:
         if view.index == 300:
-            seen_on_disk.extend(_left_behind())
+            seen_on_disk.extend(left_behind())
             raise RuntimeError("a rule broke")
         return iter(())
 
@@ -165,7 +154,7 @@ def test_runs_are_removed_after_an_error_mid_stream(
         validate_file(path)
     gc.collect()
     assert seen_on_disk
-    assert _left_behind() == []
+    assert left_behind() == []
 
 
 def test_row_ids_read_back_from_memory_and_from_the_scratch_file(
