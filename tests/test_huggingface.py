@@ -33,6 +33,7 @@ from blueprint.formats.huggingface import (
     read_card,
     split_name,
 )
+from blueprint.validation.judge_status import LabelsError, read_set_families
 from blueprint.validation.validate import validate_file
 from conftest import EXAMPLES, FIXTURES, document, row, write_json
 from strategies import awkward_text, eval_sets, json_values
@@ -456,14 +457,23 @@ def test_a_bad_line_is_an_unreadable_row_naming_its_file(tmp_path: Path) -> None
     assert items[1].line == 2 and items[1].file == folder / "test.jsonl"
 
 
-def test_a_conversion_stopped_by_a_bad_line_names_the_data_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("bad", "column"),
+    [("{not json", 2), ("[1, 2]", None)],  # not JSON; JSON, but no record
+    ids=["not-json", "not-a-record"],
+)
+def test_a_row_that_cannot_be_read_names_its_data_file(
+    tmp_path: Path, bad: str, column: int | None
+) -> None:
     good = '{"question": "a", "answer": "b"}\n'
-    folder = make_folder(tmp_path, None, {"train.jsonl": good, "test.jsonl": good + "{not json\n"})
+    folder = make_folder(tmp_path, None, {"train.jsonl": good, "test.jsonl": good + bad + "\n"})
     with pytest.raises(ParseError) as raised:
         convert(folder, tmp_path / "out.jsonl", ConvertOptions(source_format="huggingface"))
     assert raised.value.path == folder / "test.jsonl"
-    assert (raised.value.line, raised.value.column) == (2, 2)
+    assert (raised.value.line, raised.value.column) == (2, column)
     assert not (tmp_path / "out.jsonl").exists()
+    with pytest.raises(LabelsError, match=r"test\.jsonl:2"):
+        read_set_families(folder, format="huggingface")
 
 
 def test_json_text_that_is_not_json_is_an_unreadable_row(tmp_path: Path) -> None:

@@ -565,37 +565,46 @@ def test_rows_after_those_left_out_of_the_skeleton_keep_their_places(tmp_path: P
 
 #: what may stand between two rows: the usual comma and white space, or a row the skeleton
 #: keeps (a scalar), or something that is not JSON at all
-_GAPS = st.sampled_from([",", ", ", ",\n  ", "\n ,\t", ", 5, ", ', "x",\n', ",,", " "])
+_GAPS = st.sampled_from([",", ", ", ",\n  ", "\n ,\t", ", 5, ", ', "x",\n', ",,", " ", ", }"])
 _OPENINGS = st.sampled_from(["", "\n    ", "7, ", " null ,"])
+#: how the rows array ends: closed, closed twice, or the document ends inside it
+_CLOSINGS = st.sampled_from(["\n ]", "\n ]]", "", ",", "\n ] ]"])
 _TAILS = st.sampled_from(
-    ["", ', "description": "d"', ',\n "name": "u"', ', "x": }', ',\n"rows": [{"id": "z"}]', "]"]
+    ["", ', "description": "d"', ',\n "name": "u"', ', "x": }', ',\n"rows": [{"id": "z"}]', "}"]
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     count=st.integers(1, 6),
     gaps=st.lists(_GAPS, min_size=5, max_size=5),
     opening=_OPENINGS,
+    closing=_CLOSINGS,
     tail=_TAILS,
     indent=st.sampled_from([None, 2]),
+    bom=st.booleans(),
+    repeated_name=st.booleans(),
 )
 def test_a_streamed_document_reads_as_the_whole_document_does(
     tmp_path_factory: pytest.TempPathFactory,
     count: int,
     gaps: list[str],
     opening: str,
+    closing: str,
     tail: str,
     indent: int | None,
+    bom: bool,
+    repeated_name: bool,
 ) -> None:
     # whatever stands between the rows, and whatever follows them: the same rows and
     # set-level fields, or the same error at the same line and column of the document
     texts = [json.dumps(row(f"r{n}", input=f"q{n} é"), indent=indent) for n in range(count)]
     rows = texts[0] + "".join(gap + text for gap, text in zip(gaps, texts[1:], strict=False))
-    text = '{"schemaVersion": "blueprint.eval-set/v1",\n "name": "t",\n "rows": ['
-    text += opening + rows + "\n ]" + tail + "\n}\n"
+    text = '{"schemaVersion": "blueprint.eval-set/v1",\n "name": "t",\n'
+    text += ' "name": "t",\n' if repeated_name else ""
+    text += ' "rows": [' + opening + rows + closing + tail + "\n}\n"
     path = tmp_path_factory.mktemp("streamed") / "set.json"
-    path.write_text(text, encoding="utf-8")
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
 
     def read() -> tuple[Any, ...]:
         try:
@@ -611,3 +620,34 @@ def test_a_streamed_document_reads_as_the_whole_document_does(
         patch.setattr(canonical_json, "STREAMED_FROM_BYTES", 1 << 40)
         whole = read()
     assert streamed == whole
+
+
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ('{"name": "a", "name": "b", "rows": [{}, {}]}}', (1, 45)),  # not the repeated key
+        ('{"name": "a",\n"rows": [{"a": 1},, {"b": 2} }', (2, 19)),  # the comma, not the }
+        ('\ufeff{"rows": [\n{}\n]]}', (3, 2)),  # a byte order mark is not a column
+    ],
+)
+def test_a_refused_document_names_the_error_reading_it_whole_names(
+    tmp_path: Path, text: str, place: tuple[int, int]
+) -> None:
+    path = tmp_path / "set.json"
+    path.write_text(text, encoding="utf-8")
+    for streamed_from in (0, 1 << 40):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(canonical_json, "STREAMED_FROM_BYTES", streamed_from)
+            with pytest.raises(ParseError) as caught:
+                REGISTRY["json"].open(path)
+        assert (caught.value.line, caught.value.column) == place
+
+
+@pytest.mark.usefixtures("streamed")
+def test_only_a_rows_key_spelled_plainly_is_streamed(tmp_path: Path) -> None:
+    # a key that ends in an escaped quote and "rows" is another key
+    path = tmp_path / "set.json"
+    path.write_text('{"x\\"rows": [{"a": 1}, {"b": 2}], "rows": [0]}', encoding="utf-8")
+    source = REGISTRY["json"].open(path)
+    assert source.header == {'x"rows': [{"a": 1}, {"b": 2}]}
+    assert [item.data for item in source.rows] == [0]

@@ -205,7 +205,7 @@ _SET_KEYS = frozenset(
 #: everything up to the next bracket or quote, strings included whole
 _SPAN: Final = re.compile(rb'[^"\[\]{}]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"\[\]{}]*)*')
 #: the key just before a top-level array: only ``"rows"`` spelled plainly is streamed
-_ROWS_KEY: Final = re.compile(rb'"rows"\s*:\s*\Z')
+_ROWS_KEY: Final = re.compile(rb'(?<=[{,\s])"rows"\s*:\s*\Z')
 #: documents from this size on are streamed (every one: a bad row is then the same finding
 #: whatever the document's size); smaller ones would be decoded whole
 STREAMED_FROM_BYTES = 0
@@ -221,8 +221,10 @@ _WHITE_SPACE: Final = re.compile(rb"[ \t\n\r]*")
 class _Outline:
     """Where the rows of a document start and end, and the document without them."""
 
-    def __init__(self, mapped: mmap.mmap) -> None:
+    def __init__(self, mapped: mmap.mmap, start: int) -> None:
         self.mapped = mapped
+        #: where the skeleton's first byte stands in the document (after a byte order mark)
+        self.start = start
         self.skeleton = bytearray()
         self.places = RowPlaces()
         #: the rows after the first left out of the skeleton, with what stands before each
@@ -240,9 +242,8 @@ class _Outline:
         line_start = 0
         for _ in range(line - 1):
             line_start = skeleton.index(b"\n", line_start) + 1
-        offset = line_start + column - 1  # in the skeleton
         # ``position`` counts the bytes of the rows before it as the document has them
-        position = previous_end = offset
+        position = previous_end = self.start + line_start + column - 1
         for index, (start, end) in enumerate(self.places):
             if 0 < index <= self.elided:  # left out with what stood before it: no byte here
                 if previous_end > position:
@@ -282,7 +283,7 @@ def _outline(path: Path) -> _Outline | None:
     start = len(BOM) if mapped[: len(BOM)] == BOM else 0
     if not mapped[start : start + 4096].lstrip().startswith(b"{"):
         return None
-    outline = _Outline(mapped)
+    outline = _Outline(mapped, start)
     try:
         _scan(path, outline, start)
     except ParseError:
@@ -312,7 +313,7 @@ def _scan(path: Path, outline: _Outline, position: int) -> None:
             break
         byte = mapped[position]
         depth = len(closers)
-        in_row = 0 < rows_depth <= depth
+        in_row = 0 < rows_depth < depth
         if byte == _QUOTE:
             _refuse(path, outline, copied, position, "a string is not closed", in_row)
         if byte in _OPENING:
@@ -352,7 +353,7 @@ def _scan(path: Path, outline: _Outline, position: int) -> None:
                 eliding = False  # a second rows array (a repeated key) is copied whole
         position += 1
     if closers:
-        in_row = 0 < rows_depth <= len(closers)
+        in_row = 0 < rows_depth < len(closers)
         _refuse(path, outline, copied, size, "the document ends before its brackets close", in_row)
     outline.skeleton += mapped[copied:size]
 
@@ -435,16 +436,15 @@ def _skimmer() -> Callable[[bytes], Any]:
 def _refuse(
     path: Path, outline: _Outline, copied: int, position: int, reason: str, in_row: bool
 ) -> NoReturn:
-    """Refuse the document for what the scan found at ``position``. An error before it that
-    the scan does not look for (a missing value or comma) comes first, as reading the whole
-    document would say: outside a row (whose own errors are for the row's decoding), the
-    skeleton up to here is decoded to find one."""
+    """Refuse the document for what the scan found at ``position``. A syntax error before it
+    that the scan does not look for (a missing value or comma) comes first, as reading the
+    whole document would say: outside a row (whose own errors are for the row's decoding),
+    the skeleton up to here is parsed to find one."""
     line, column = _line_and_column(outline.mapped, position)
     if not in_row:
         outline.skeleton += outline.mapped[copied:position]
-        try:
-            jsonvalues.loads(bytes(outline.skeleton))
-        except jsonvalues.JSONError as error:
+        error = jsonvalues.syntax_error(bytes(outline.skeleton))
+        if error is not None:
             earlier = outline.place_in_document(error.line, error.column)
             if earlier < (line, column):
                 (line, column), reason = earlier, error.reason
@@ -452,12 +452,16 @@ def _refuse(
 
 
 def _line_and_column(mapped: mmap.mmap, position: int) -> tuple[int, int]:
-    """The 1-based line and (byte) column of an offset, counted a window at a time."""
+    """The 1-based line and (byte) column of an offset, counted a window at a time; a byte
+    order mark is not counted, as the whole document's reading leaves it out."""
     line = 1 + sum(
         mapped[start : min(start + _WINDOW, position)].count(b"\n")
         for start in range(0, position, _WINDOW)
     )
-    return line, position - (mapped.rfind(b"\n", 0, position) + 1) + 1
+    line_start = mapped.rfind(b"\n", 0, position) + 1
+    if line_start == 0 and mapped[: len(BOM)] == BOM:
+        line_start = len(BOM)
+    return line, position - line_start + 1
 
 
 def _is_placeholder(element: Any) -> bool:
@@ -483,7 +487,8 @@ def _streamed_rows(
     loads = row_reader(bounds, typed=typed)
     mapped, places = outline.mapped, iter(outline.places)
     line, counted, released = 1, 0, 0
-    line_start = 0  # where the line the last row started on starts
+    # where the line the last row started on starts (after a byte order mark)
+    line_start = len(BOM) if mapped[: len(BOM)] == BOM else 0
     with outline:
         for index in range(count):
             if bounds.max_rows and index >= bounds.max_rows:

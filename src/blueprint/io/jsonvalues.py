@@ -116,6 +116,17 @@ def _loads(data: bytes | str, bounds: _Bounds) -> Any:
     return value
 
 
+def syntax_error(data: bytes) -> JSONError | None:
+    """The first syntax error of a JSON text, where :func:`loads` reports it; None when the
+    text parses (whatever else :func:`loads` would refuse in it: a repeated key, nesting past
+    its bound, a number too long)."""
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        return _decode_error(data, error)
+    return None
+
+
 def _written_colons(value: Any) -> int:
     try:
         return orjson.dumps(value).count(b":")

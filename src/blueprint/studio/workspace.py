@@ -237,7 +237,9 @@ def _studio_row(
     item: SourceRow | UnreadableRow, findings: list[Issue], line_of: Callable[[int], int | None]
 ) -> StudioRow:
     if isinstance(item, UnreadableRow):
-        return StudioRow(item.index, None, item.line, findings, unreadable=item.reason)
+        # a row of another file than the set's (a dataset folder's data file) names it
+        reason = item.reason if item.file is None else f"{item.file.name}: {item.reason}"
+        return StudioRow(item.index, None, item.line, findings, unreadable=reason)
     return StudioRow(item.index, item.data, item.line, findings, line_of=line_of)
 
 

@@ -171,7 +171,8 @@ def read_set_families(path: Path, *, format: str | None = None) -> SetFamilies:
     def rows() -> Iterator[Any]:
         for item in source.rows:
             if isinstance(item, UnreadableRow):
-                where = f"{path}:{item.line}" if item.line is not None else str(path)
+                file = item.file or path  # a dataset folder's row names its data file
+                where = f"{file}:{item.line}" if item.line is not None else str(file)
                 raise LabelsError(f"{where}: row {item.index} cannot be read: {item.reason}")
             yield item.data
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 from blueprint.core import jsonpath
 from blueprint.core.errors import ParseError
 from blueprint.core.issues import Issue
-from blueprint.formats._io import json_lines, too_many_rows
+from blueprint.formats._io import BOM, json_lines, too_many_rows
 from blueprint.formats.base import ROW_WATCHER, SetSource, SourceRow, UnreadableRow
 from blueprint.io import jsonvalues, limits
 from blueprint.io.atomic import signals_held
@@ -188,7 +188,8 @@ def _document_rows(task: SpanTask, result: SpanResult) -> Iterator[tuple[int, An
 
 
 def _line_start(path: Path, before: int) -> int:
-    """Where the line holding byte ``before`` starts (found reading backwards)."""
+    """Where the line holding byte ``before`` starts (found reading backwards; the first
+    line starts after a byte order mark)."""
     with path.open("rb") as handle:
         end = before
         while end > 0:
@@ -198,7 +199,8 @@ def _line_start(path: Path, before: int) -> int:
             if found >= 0:
                 return start + found + 1
             end = start
-    return 0
+        handle.seek(0)
+        return len(BOM) if handle.read(len(BOM)) == BOM else 0
 
 
 def _physical_lines(path: Path, start: int, end: int) -> int:

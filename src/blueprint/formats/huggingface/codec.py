@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -86,6 +86,8 @@ class _State:
     columns: dict[str, Any] = field(default_factory=dict)
     #: where the record stood in the set, when the export had to say so
     position: int | None = None
+    #: the data file the record at hand was read from
+    file: Path | None = None
 
 
 class HuggingfaceCodec(VendorCodec):
@@ -133,6 +135,8 @@ class HuggingfaceCodec(VendorCodec):
         state = _State(json_columns=layout.json_columns)
         items: list[tuple[SourceRow | UnreadableRow, int | None]] = []
         for item in self.rows(self._records(path, layout, state), state):
+            if isinstance(item, UnreadableRow) and item.file is None:
+                item = replace(item, file=state.file)  # its line is in that data file
             items.append((item, state.position if isinstance(item, SourceRow) else None))
         if items and all(position is not None for _, position in items):
             items.sort(key=lambda pair: pair[1] or 0)
@@ -174,6 +178,7 @@ class HuggingfaceCodec(VendorCodec):
             for file in files:
                 for item in self._file_records(file):
                     state.split, state.position, state.columns = split, None, {}
+                    state.file = file
                     if isinstance(item, UnreadableRow):
                         yield UnreadableRow(item.index, item.line, item.column, item.reason, file)
                         continue

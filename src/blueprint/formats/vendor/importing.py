@@ -207,8 +207,12 @@ class _UniqueIds:
                 return False
             self._seen = FirstSeen(slots=16)
             self._seen.setdefault(text_key(self._first), 0)
-        self._added += 1
-        return self._seen.setdefault(text_key(row_id), self._added) == self._added
+        # a new id is stored with a number no id before it has, so the answer says which
+        number = self._added + 1
+        if self._seen.setdefault(text_key(row_id), number) != number:
+            return False
+        self._added = number  # counted only when added: a long run of repeats asks often
+        return True
 
     def settle(self, row: dict[str, Any], format_name: str) -> None:
         row_id = row.get("id")
