@@ -512,8 +512,12 @@ def _streamed_rows(
             counted = start
             data = mapped[start:end]
             if end - released > _WINDOW:
-                _release(mapped, released, start)
-                released = start
+                # half a window stays behind the row, as behind the scan: a page read maps
+                # its neighbours too, before it as well as after (the kernel's fault-around),
+                # and those behind a release that ended at the row would stay for good
+                released_to = max(released, start - _WINDOW // 2)
+                _release(mapped, released, released_to)
+                released = released_to
             try:
                 yield SourceRow(index=index, line=line, data=loads(data))
             except jsonvalues.JSONError as error:
