@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from blueprint.convert import ConvertOptions, convert, data_rows
 from blueprint.formats import REGISTRY, resolve_codec
+from blueprint.formats.vendor import importing
 from blueprint.formats.vendor.importing import _UniqueIds
 from blueprint.io import firstseen
 from blueprint.validation.validate import validate_file
@@ -283,4 +284,40 @@ def test_ids_past_the_tables_memory_are_still_renamed(monkeypatch: pytest.Monkey
         row: dict = {"id": row_id, "metadata": {"case": {}}}
         unique.settle(row, "deepeval")
         renamed.append(row["id"])
+    assert renamed == _renamed_by_a_set(ids)
+
+
+def test_one_id_repeated_many_times_is_renamed_in_one_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[str] = []
+    add = _UniqueIds._add
+
+    def counted(self: _UniqueIds, row_id: str) -> bool:
+        asked.append(row_id)
+        return add(self, row_id)
+
+    monkeypatch.setattr(_UniqueIds, "_add", counted)
+    unique = _UniqueIds()
+    ids = ["x"] * 2000 + ["x-5", "y", "x"]
+    renamed = []
+    for row_id in ids:
+        row: dict = {"id": row_id, "metadata": {"case": {}}}
+        unique.settle(row, "deepeval")
+        renamed.append(row["id"])
+    assert renamed == _renamed_by_a_set(ids)
+    assert len(asked) <= 2 * len(ids) + 2  # each repeat asks about its own id and one more
+
+
+@given(st.lists(st.sampled_from(["a", "a-2", "a-3", "b", "b-2", "a-2-2"]), max_size=40))
+@settings(max_examples=100)
+def test_repeats_forgotten_past_the_memory_are_renamed_the_same(ids: list[str]) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(importing, "_REMEMBERED_REPEATS", 1)  # forgets at every other repeat
+        unique = _UniqueIds()
+        renamed = []
+        for row_id in ids:
+            row: dict = {"id": row_id, "metadata": {"case": {}}}
+            unique.settle(row, "deepeval")
+            renamed.append(row["id"])
     assert renamed == _renamed_by_a_set(ids)

@@ -181,14 +181,19 @@ def json_array_records(path: Path, what: str) -> list[tuple[int | None, Any]]:
     return list(zip(lines, document, strict=True))
 
 
+#: repeated ids whose next number is remembered, at most (memory stays flat in a file of many)
+_REMEMBERED_REPEATS: Final = 65536
+
+
 class _UniqueIds:
     """Makes row ids unique while reading: a repeat becomes ``id-2`` and is flagged.
 
     The ids read are kept as 64-bit keys in a flat table (:class:`FirstSeen`), so that reading
     or exporting millions of rows holds no id; two distinct ids share a key about once in
-    2**64 / rows**2 files."""
+    2**64 / rows**2 files. A repeated id remembers the number it was last given, so that a
+    file repeating one id over and over is renamed in one pass, not in a pass a repeat."""
 
-    __slots__ = ("_added", "_first", "_seen")
+    __slots__ = ("_added", "_first", "_next", "_seen")
 
     def __init__(self) -> None:
         # most are asked about one id (a record read back on its own): the table is made
@@ -196,6 +201,9 @@ class _UniqueIds:
         self._first: str | None = None
         self._seen: FirstSeen | None = None
         self._added = 0
+        #: the number to try first for a repeated id: every lower one is taken (an id once
+        #: read stays read), so the renaming is the same as counting from 2
+        self._next: dict[str, int] = {}
 
     def _add(self, row_id: str) -> bool:
         """Note ``row_id``; False when it was already there."""
@@ -220,9 +228,12 @@ class _UniqueIds:
             return
         if self._add(row_id):
             return
-        number = 2
+        number = self._next.get(row_id, 2)
         while not self._add(f"{row_id}-{number}"):
             number += 1
+        if len(self._next) >= _REMEMBERED_REPEATS:
+            self._next.clear()  # forgotten, a repeat counts from 2 again: slower, the same
+        self._next[row_id] = number + 1
         unique = f"{row_id}-{number}"
         row["id"] = unique
         case = row["metadata"]["case"]
