@@ -314,6 +314,7 @@ def test_one_id_repeated_many_times_is_renamed_in_one_pass(
 def test_repeats_forgotten_past_the_memory_are_renamed_the_same(ids: list[str]) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(importing, "_REMEMBERED_REPEATS", 1)  # forgets at every other repeat
+        patch.setattr(importing, "_REMEMBERED_CHARACTERS", 2)  # and at every long one
         unique = _UniqueIds()
         renamed = []
         for row_id in ids:

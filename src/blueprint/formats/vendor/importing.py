@@ -181,8 +181,10 @@ def json_array_records(path: Path, what: str) -> list[tuple[int | None, Any]]:
     return list(zip(lines, document, strict=True))
 
 
-#: repeated ids whose next number is remembered, at most (memory stays flat in a file of many)
+#: repeated ids whose next number is remembered, and their characters, at most (memory stays
+#: flat in a file of many, or of long ones)
 _REMEMBERED_REPEATS: Final = 65536
+_REMEMBERED_CHARACTERS: Final = 4 * 2**20
 
 
 class _UniqueIds:
@@ -193,7 +195,7 @@ class _UniqueIds:
     2**64 / rows**2 files. A repeated id remembers the number it was last given, so that a
     file repeating one id over and over is renamed in one pass, not in a pass a repeat."""
 
-    __slots__ = ("_added", "_first", "_next", "_seen")
+    __slots__ = ("_added", "_first", "_next", "_next_characters", "_seen")
 
     def __init__(self) -> None:
         # most are asked about one id (a record read back on its own): the table is made
@@ -204,6 +206,7 @@ class _UniqueIds:
         #: the number to try first for a repeated id: every lower one is taken (an id once
         #: read stays read), so the renaming is the same as counting from 2
         self._next: dict[str, int] = {}
+        self._next_characters = 0
 
     def _add(self, row_id: str) -> bool:
         """Note ``row_id``; False when it was already there."""
@@ -231,8 +234,15 @@ class _UniqueIds:
         number = self._next.get(row_id, 2)
         while not self._add(f"{row_id}-{number}"):
             number += 1
-        if len(self._next) >= _REMEMBERED_REPEATS:
-            self._next.clear()  # forgotten, a repeat counts from 2 again: slower, the same
+        if row_id not in self._next:
+            self._next_characters += len(row_id)
+            if (
+                len(self._next) >= _REMEMBERED_REPEATS
+                or self._next_characters > _REMEMBERED_CHARACTERS
+            ):
+                # forgotten, a repeat counts from 2 again: slower, and the same names
+                self._next.clear()
+                self._next_characters = len(row_id)
         self._next[row_id] = number + 1
         unique = f"{row_id}-{number}"
         row["id"] = unique
