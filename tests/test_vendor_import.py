@@ -260,6 +260,17 @@ def _renamed_by_a_set(ids: list[str]) -> list[str]:
     return out
 
 
+def _settled(ids: list[str]) -> list[str]:
+    """The ids rows read with these ids end up with, read in order by one import."""
+    unique = _UniqueIds()
+    renamed = []
+    for row_id in ids:
+        row: dict = {"id": row_id, "metadata": {"case": {}}}
+        unique.settle(row, "deepeval")
+        renamed.append(row["id"])
+    return renamed
+
+
 @given(st.lists(st.sampled_from(["a", "a-2", "a-3", "b", "a-2-2", "é"]), max_size=40))
 @settings(max_examples=200)
 def test_repeated_ids_are_renamed_as_a_set_of_every_id_would(ids: list[str]) -> None:
@@ -278,13 +289,7 @@ def test_repeated_ids_are_renamed_as_a_set_of_every_id_would(ids: list[str]) -> 
 def test_ids_past_the_tables_memory_are_still_renamed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(firstseen, "TABLE_BYTES", 48)  # a few ids in memory, the rest on disk
     ids = [f"row-{number % 300}" for number in range(900)]
-    unique = _UniqueIds()
-    renamed = []
-    for row_id in ids:
-        row: dict = {"id": row_id, "metadata": {"case": {}}}
-        unique.settle(row, "deepeval")
-        renamed.append(row["id"])
-    assert renamed == _renamed_by_a_set(ids)
+    assert _settled(ids) == _renamed_by_a_set(ids)
 
 
 def test_one_id_repeated_many_times_is_renamed_in_one_pass(
@@ -298,14 +303,8 @@ def test_one_id_repeated_many_times_is_renamed_in_one_pass(
         return add(self, row_id)
 
     monkeypatch.setattr(_UniqueIds, "_add", counted)
-    unique = _UniqueIds()
     ids = ["x"] * 2000 + ["x-5", "y", "x"]
-    renamed = []
-    for row_id in ids:
-        row: dict = {"id": row_id, "metadata": {"case": {}}}
-        unique.settle(row, "deepeval")
-        renamed.append(row["id"])
-    assert renamed == _renamed_by_a_set(ids)
+    assert _settled(ids) == _renamed_by_a_set(ids)
     assert len(asked) <= 2 * len(ids) + 2  # each repeat asks about its own id and one more
 
 
@@ -315,10 +314,5 @@ def test_repeats_forgotten_past_the_memory_are_renamed_the_same(ids: list[str]) 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(importing, "_REMEMBERED_REPEATS", 1)  # forgets at every other repeat
         patch.setattr(importing, "_REMEMBERED_CHARACTERS", 2)  # and at every long one
-        unique = _UniqueIds()
-        renamed = []
-        for row_id in ids:
-            row: dict = {"id": row_id, "metadata": {"case": {}}}
-            unique.settle(row, "deepeval")
-            renamed.append(row["id"])
+        renamed = _settled(ids)
     assert renamed == _renamed_by_a_set(ids)

@@ -254,7 +254,19 @@ class _Outline:
             else:
                 position += (end - start) - 1  # the row stood as one byte
             previous_end = end
-        return _line_and_column(self.mapped, position)
+        return self.line_and_column(position)
+
+    def line_and_column(self, position: int) -> tuple[int, int]:
+        """The 1-based line and (byte) column of an offset of the document, counted a window
+        at a time; a byte order mark is not counted, as the whole document's reading leaves
+        it out."""
+        mapped = self.mapped
+        line = 1 + sum(
+            mapped[start : min(start + _WINDOW, position)].count(b"\n")
+            for start in range(0, position, _WINDOW)
+        )
+        line_start = mapped.rfind(b"\n", 0, position) + 1
+        return line, position - max(line_start, self.start) + 1
 
     def __exit__(self, *exc: object) -> None:
         _release(self.mapped, 0, len(self.mapped))
@@ -440,7 +452,7 @@ def _refuse(
     that the scan does not look for (a missing value or comma) comes first, as reading the
     whole document would say: outside a row (whose own errors are for the row's decoding),
     the skeleton up to here is parsed to find one."""
-    line, column = _line_and_column(outline.mapped, position)
+    line, column = outline.line_and_column(position)
     if not in_row:
         outline.skeleton += outline.mapped[copied:position]
         error = jsonvalues.syntax_error(bytes(outline.skeleton))
@@ -449,19 +461,6 @@ def _refuse(
             if earlier < (line, column):
                 (line, column), reason = earlier, error.reason
     raise ParseError(path, reason, line=line, column=column)
-
-
-def _line_and_column(mapped: mmap.mmap, position: int) -> tuple[int, int]:
-    """The 1-based line and (byte) column of an offset, counted a window at a time; a byte
-    order mark is not counted, as the whole document's reading leaves it out."""
-    line = 1 + sum(
-        mapped[start : min(start + _WINDOW, position)].count(b"\n")
-        for start in range(0, position, _WINDOW)
-    )
-    line_start = mapped.rfind(b"\n", 0, position) + 1
-    if line_start == 0 and mapped[: len(BOM)] == BOM:
-        line_start = len(BOM)
-    return line, position - line_start + 1
 
 
 def _is_placeholder(element: Any) -> bool:
@@ -487,8 +486,7 @@ def _streamed_rows(
     loads = row_reader(bounds, typed=typed)
     mapped, places = outline.mapped, iter(outline.places)
     line, counted, released = 1, 0, 0
-    # where the line the last row started on starts (after a byte order mark)
-    line_start = len(BOM) if mapped[: len(BOM)] == BOM else 0
+    line_start = outline.start  # where the line the last row started on starts
     with outline:
         for index in range(count):
             if bounds.max_rows and index >= bounds.max_rows:

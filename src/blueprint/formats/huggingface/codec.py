@@ -180,14 +180,14 @@ class HuggingfaceCodec(VendorCodec):
                     state.split, state.position, state.columns = split, None, {}
                     state.file = file
                     if isinstance(item, UnreadableRow):
-                        yield UnreadableRow(item.index, item.line, item.column, item.reason, file)
+                        yield item  # open() names the file it is in
                         continue
                     line, record = item
                     if isinstance(record, dict):
                         try:
                             record = self._as_record(record, state)
                         except ValueError as error:
-                            yield UnreadableRow(0, line, None, str(error), file)
+                            yield UnreadableRow(0, line, None, str(error))
                             continue
                     yield line, record
 
