@@ -47,6 +47,19 @@ def test_promptfoo_keeps_template_text_literal(tmp_path: Path) -> None:
     assert test["assert"] == [{"type": "equals", "value": '{{ "{" }}{7*7}}'}]
 
 
+def test_promptfoo_writes_javascript_and_texts_of_several_lines_as_literal_blocks(
+    tmp_path: Path,
+) -> None:
+    chosen = row("a", "acceptable-set", expected={"acceptable": ["yes", "oui"]})
+    chosen["input"] = "line one\nline two"
+    _, (test,) = export("promptfoo", [chosen], tmp_path)
+    text = (tmp_path / "out.yaml").read_text(encoding="utf-8")
+    assert "    input: |-\n      line one\n      line two\n" in text
+    assert "    value: |\n      const acceptable = " in text
+    assert test["vars"]["input"] == "line one\nline two"
+    assert test["assert"][0]["value"].startswith("const acceptable = ")
+
+
 def test_promptfoo_never_loads_file_references(tmp_path: Path) -> None:
     data = row("f", expected="file://answer.txt")
     data["input"] = "package:left-pad"

@@ -65,6 +65,18 @@ def test_promptfoo_config_that_includes_itself(tmp_path: Path) -> None:
         REGISTRY["promptfoo"].open(config)
 
 
+def test_a_file_name_the_system_cannot_take_is_a_clean_error(tmp_path: Path) -> None:
+    too_long = "9" * 2000 + ".yaml"  # past any file system's limit on a name
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(f"tests: file://{too_long}\n", encoding="utf-8")
+    with pytest.raises(ParseError) as raised:
+        REGISTRY["promptfoo"].open(config)
+    assert raised.value.path.name == too_long
+    for named in (config, tmp_path / too_long):
+        report = validate_file(named)
+        assert report.unreadable and report.flatten(("code",)) == [("parse",)]
+
+
 def test_promptfoo_absolute_globs_and_json_tests_with_tabs(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text('[\n\t{"vars": {"input": "x"}}\n]', encoding="utf-8")
     config = tmp_path / "promptfooconfig.yaml"

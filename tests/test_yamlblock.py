@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from blueprint.formats import promptfoo, yaml12
 from blueprint.formats.cells import FloatText, IntText
-from blueprint.formats.yamlblock import WIDTH, block_yaml, quoted_in_both
+from blueprint.formats.yamlblock import WIDTH, block_yaml, literal, quoted_in_both
 from strategies import AWKWARD
 
 pytestmark = pytest.mark.skipif(
@@ -138,3 +138,64 @@ def test_plain_text_is_only_what_yaml_11_reads_as_text() -> None:
         if not quoted_in_both(value):
             plain = resolver.resolve(yaml.ScalarNode, value, (True, False))
             assert (plain == "tag:yaml.org,2002:str") == (value not in ("", "<<", "="))
+
+
+#: lines of a text with line feeds: what decides whether it is a literal block, and how
+LINES = [
+    "",
+    "a",
+    " a",
+    "a ",
+    "  x: 1",
+    "é",
+    "中文",
+    "\t",
+    "\x85",
+    "\u2028",
+    "\ufeff",
+    "x " * 60,
+    "#",
+]
+
+
+@given(st.lists(st.sampled_from(LINES), min_size=2, max_size=8).map("\n".join))
+def test_text_with_line_feeds_is_a_literal_block_when_libyaml_writes_one(text: str) -> None:
+    for value in ([text], {"key": text}, {"a": [text, {"b": text}]}, [[{"c": text}]]):
+        written = block_yaml(value)
+        assert written is not None
+        assert written == libyaml(value)
+        assert yaml.load(written, Loader=yaml12.Yaml12Loader) == value
+        assert yaml.safe_load(written) == value
+    first = block_yaml({"key": text}).split("\n", 1)[0]  # type: ignore[union-attr]
+    assert first.startswith("key: |") == literal(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "header"),
+    [
+        ("a\nb\n", "|"),  # one line feed at the end: kept
+        ("a\nb", "|-"),  # none: stripped
+        ("a\n\n\n  b\n", "|"),  # empty lines stay empty, indented lines keep their indent
+        ("é\n中文 " + "x" * 120 + "\n", "|"),  # never folded
+        ("a\n\n", None),  # more than one line feed at the end: double-quoted
+        (" a\nb", None),  # a leading space would need an indentation hint
+        ("\na", None),
+        ("a \nb", None),  # a space at the end of a line
+        ("a\nb ", None),
+        ("a\tb\nc", None),  # a tab or a line break other than the line feed is escaped
+        ("a\r\nb", None),
+        ("a\n\u2028b", None),
+        ("one line", None),
+    ],
+)
+def test_which_texts_are_literal_blocks(text: str, header: str | None) -> None:
+    assert literal(text) == (header is not None)
+    deep: Any = text
+    for _ in range(40):  # past the indents kept ready
+        deep = {"k": deep}
+    for value in ({"key": text}, ["x", text], deep):
+        written = block_yaml(value)
+        assert written == libyaml(value)
+        assert yaml.load(written, Loader=yaml12.Yaml12Loader) == value
+    first = block_yaml({"key": text}).split("\n", 1)[0]  # type: ignore[union-attr]
+    assert first == f"key: {header}" if header else not first.endswith(("|", "|-"))

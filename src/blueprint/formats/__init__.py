@@ -339,8 +339,10 @@ def refuse_special_file(path: Path) -> None:
     for a writer that may never come, and /dev/zero never ends."""
     try:
         mode = path.stat().st_mode
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
         return  # missing or unreadable: the reader says so, naming the file
+    except OSError as error:  # a name too long, a loop of links: nothing can read it
+        raise ParseError(path, f"cannot read: {error.strerror}") from None
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         raise ParseError(
             path, "not a regular file (a pipe, a device or a socket); Blueprint reads files"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -15,9 +16,13 @@ BOM = b"\xef\xbb\xbf"
 
 def require_file(path: Path) -> None:
     """Fail early, with exit code 2, for a path that is not a readable file."""
-    if not path.exists():
-        raise ParseError(path, "no such file")
-    if not path.is_file():
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise ParseError(path, "no such file") from None
+    except OSError as error:  # a name too long, a loop of links, no permission
+        raise ParseError(path, f"cannot read: {error.strerror}") from None
+    if not stat.S_ISREG(mode):
         raise ParseError(path, "not a file")
 
 

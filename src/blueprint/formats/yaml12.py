@@ -12,7 +12,7 @@ import yaml
 from blueprint.core.errors import ParseError
 from blueprint.formats._io import read_text
 from blueprint.formats.cells import FloatText, IntText
-from blueprint.formats.yamlblock import block_yaml, quoted_in_both
+from blueprint.formats.yamlblock import block_yaml, literal, quoted_in_both
 from blueprint.io import yamlload
 from blueprint.io.yamlload import BoundedLoader
 
@@ -63,9 +63,15 @@ _REMEMBERED_TEXTS: Final = 4096
 _REMEMBERED_LENGTH: Final = 40
 
 
+def _style(text: str) -> str | None:
+    """The style the writers ask LibYAML for (None: LibYAML chooses)."""
+    if literal(text):
+        return "|"
+    return '"' if quoted_in_both(text) else None
+
+
 def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
-    style = '"' if quoted_in_both(data) else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=_style(data))
 
 
 _Dumper.add_representer(str, _represent_str)
@@ -106,7 +112,7 @@ def _node(value: Any, dumper: yaml.SafeDumper) -> yaml.Node:
     """The node ``_Dumper``'s representers make for a JSON-like value."""
     kind = type(value)
     if kind is str:
-        return yaml.ScalarNode(_STR, value, style='"' if quoted_in_both(value) else None)
+        return yaml.ScalarNode(_STR, value, style=_style(value))
     if kind is dict:
         pairs = [(_node(key, dumper), _node(item, dumper)) for key, item in value.items()]
         return yaml.MappingNode(_MAP, pairs, flow_style=False)

@@ -5,7 +5,9 @@ which calls back into Python twice for every scalar and walks the text a byte at
 300 µs a test. The layout of block YAML for JSON-like values is simple enough to write
 directly, so this module writes what LibYAML 0.2.5 writes for those nodes (``allow_unicode``,
 ``width=100``, two-space indents, every collection in block style): the same scalar styles,
-quoting, escapes and line folding, decided with whole-string operations. Anything outside
+quoting, escapes and line folding, decided with whole-string operations. A text with line
+feeds is written as a literal block (``|``) when LibYAML can write it as one, so that code and
+prose keep their lines; LibYAML is asked for the same style where it writes. Anything outside
 that (a type the nodes do not hold as plain JSON, a key that would need YAML's complex
 ``? key`` form, a lone surrogate) makes :func:`block_yaml` return None, and the caller falls
 back to LibYAML, so the output is the same either way. The tests hold this writer to
@@ -68,6 +70,12 @@ _YAML11_FLOAT: Final = re.compile(
 PLAIN: Final = 0
 SINGLE: Final = 1
 DOUBLE: Final = 2
+#: what may stand in a literal block: what LibYAML writes unescaped, and the line feed
+_IN_BLOCK_ASCII: Final = bytes(range(0x20, 0x7F)) + b"\n"
+_NOT_IN_BLOCK: Final = re.compile(
+    r"[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]"
+)
+_INDENTED_EMPTY_LINE: Final = re.compile(r"\n +(?=\n)")
 
 #: how texts written lately are written (see _styled), by text: at most this many texts of
 #: at most this length, so memory stays flat however many rows are written
@@ -89,6 +97,21 @@ def quoted_in_both(text: str) -> bool:
     characters (YAML counts \\x85 and \\u2028 as line breaks), which double quotes escape so
     they come back exactly."""
     return _AMBIGUOUS.match(text) is not None or not text.isprintable()
+
+
+def literal(text: str) -> bool:
+    """Whether a text is written as a literal block: it has a line feed, and LibYAML writes
+    it as one with no hint but the chomping "-" (it starts with neither a space nor a line
+    break, ends in at most one line feed, has no space at the end of a line, and holds
+    nothing LibYAML escapes: a line feed is its only line break, which YAML 1.1 and 1.2
+    readers read alike). Any other text with line breaks is double-quoted."""
+    if "\n" not in text or text[0] == " " or text[0] == "\n" or text[-1] == " ":
+        return False
+    if text.endswith("\n\n") or " \n" in text:
+        return False
+    if text.isascii():
+        return not text.encode("ascii").translate(None, _IN_BLOCK_ASCII)
+    return _NOT_IN_BLOCK.search(text) is None
 
 
 def block_yaml(value: Any) -> str | None:
@@ -207,6 +230,8 @@ def _scalar(value: str, column: int, indent: int) -> str:
     """A string value starting at ``column``, folded as LibYAML folds it at ``indent``."""
     remembered = _REMEMBERED.get(value)
     if remembered is None:
+        if "\n" in value and literal(value):
+            return _literal(value, indent)  # never remembered: its lines depend on the indent
         remembered = _styled(value)
         if len(value) <= _REMEMBERED_LENGTH:
             if len(_REMEMBERED) >= _REMEMBERED_TEXTS:
@@ -219,6 +244,20 @@ def _scalar(value: str, column: int, indent: int) -> str:
         return _fold(text, column, indent, style)
     text = _fold(text, column + 1, indent, style)
     return "'" + text + "'" if style == SINGLE else '"' + text + '"'
+
+
+def _literal(text: str, indent: int) -> str:
+    """A literal block's indicator and lines, each line (but an empty one) at ``indent``; the
+    last line break is the next line's own."""
+    breaks = _BREAKS[indent] if indent < len(_BREAKS) else "\n" + " " * indent
+    if text[-1] == "\n":
+        head, body = "|", text[:-1]
+    else:
+        head, body = "|-", text
+    written = breaks + body.replace("\n", breaks)
+    if "\n\n" in body:  # no line is spaces alone, so these are the empty lines' indents
+        written = _INDENTED_EMPTY_LINE.sub("\n", written)
+    return head + written
 
 
 def _styled(value: str) -> tuple[int, str, str]:
