@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from blueprint.convert import ConvertOptions, convert, roundtrip
-from blueprint.core.errors import EmptyExportRefused, ParseError
+from blueprint.core.errors import BlueprintError, EmptyExportRefused, ParseError
 from blueprint.formats import REGISTRY
-from conftest import FIXTURES
+from blueprint.formats.vendor import codec as codec_module
+from conftest import EXAMPLES, FIXTURES
 
 NATIVE = FIXTURES / "native"
 SET_SUFFIXES = {".json", ".jsonl", ".yaml", ".yml", ".csv", ".toml"}
@@ -83,3 +84,43 @@ def _names_prompt_files(path: Path) -> bool:
     header = json.loads(path.read_text(encoding="utf-8"))
     config = header.get("extensions", {}).get("promptfoo", {}).get("config", {})
     return "file://" in json.dumps(config.get("prompts"))
+
+
+@pytest.mark.parametrize(
+    "source", [NATIVE / "ome" / "unknown-keys.json", EXAMPLES / "support-refunds.json"]
+)
+def test_how_many_rows_an_export_takes_at_a_time_changes_nothing(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # rows go through an export's steps a batch at a time; a record's position (which names
+    # a row without an id, and numbers a repeated one) and every loss must not depend on it
+    imported = tmp_path / "set.json"
+    convert(source, imported, ConvertOptions(allow_invalid=True))
+    exported = 0
+    for name, codec in REGISTRY.items():
+        if codec.lossless or not codec.can_write:
+            continue
+        written: list[object] = []
+        for size in (1, 2, 3, 1000):
+            monkeypatch.setattr(codec_module, "BATCH", size)
+            folder = tmp_path / name / str(size)
+            folder.mkdir(parents=True)
+            target = folder / f"out{codec.extensions[0]}"
+            try:
+                result = convert(imported, target, ConvertOptions(target_format=name))
+            except BlueprintError as refused:
+                written.append(str(refused).replace(str(folder), ""))
+                continue
+            files = sorted(path for path in folder.rglob("*") if path.is_file())
+            contents = [path.read_bytes().replace(str(folder).encode(), b"") for path in files]
+            back = roundtrip(imported, name)  # the whole set, as written without a check
+            written.append(
+                (
+                    contents,
+                    [loss.to_json() for loss in [*result.export.lossy, *back.export.lossy]],
+                    back.exact,
+                )
+            )
+        assert written[1:] == written[:1] * 3, name
+        exported += isinstance(written[0], tuple)
+    assert exported >= 8  # every vendor format but those that refuse this set
