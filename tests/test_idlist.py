@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blueprint.io.idlist import HEAD, IdList
+from blueprint.io.idlist import HEAD, IdList, id_entry
 
 # lone surrogates too: a YAML escape can put one in an id, and it must come back as it was
 _IDS = st.lists(
@@ -37,6 +37,15 @@ def test_the_ids_come_back_in_order(ids: list[str], memory_bytes: int) -> None:
     assert pickle.loads(pickle.dumps(kept)) == ids
     kept.close()
     assert list(kept) == []
+
+
+@given(ids=_IDS, memory_bytes=st.sampled_from([1, 64, 1 << 20]))
+def test_an_id_added_already_encoded_is_the_same_id(ids: list[str], memory_bytes: int) -> None:
+    encoded = IdList(memory_bytes=memory_bytes)
+    for row_id in ids:
+        encoded.append(row_id, id_entry(row_id))
+    assert encoded == ids
+    assert encoded[-1:] == ids[-1:]
 
 
 def test_a_long_list_keeps_a_few_bytes_an_id_in_memory() -> None:

@@ -22,6 +22,7 @@ from blueprint.formats import REGISTRY, WriteOptions, promptfoo
 from blueprint.formats.langsmith import example_id
 from blueprint.formats.mapping import load_mapping
 from blueprint.formats.vendor import ExportRow
+from blueprint.formats.vendor.exporting import ExportTally
 from conftest import document, row, write_json
 from strategies import rows
 
@@ -486,3 +487,28 @@ def test_a_partial_export_succeeds_with_its_report_and_strict_refuses_it(tmp_pat
     )
     assert strict.exit_code == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["set.json"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    losses=st.lists(
+        st.tuples(
+            st.sampled_from(["reference-answer", "rubric"]),
+            st.lists(
+                st.sampled_from(["input", "metadata.case.version", "metadata.x"]), unique=True
+            ),
+        ),
+        max_size=12,
+    )
+)
+def test_fields_dropped_together_are_tallied_as_dropped_one_by_one(
+    losses: list[tuple[str, list[str]]],
+) -> None:
+    together, one_by_one = (ExportTally(load_mapping("omk")) for _ in range(2))
+    for number, (oracle_type, paths) in enumerate(losses):
+        lost = ExportRow.of(row(f"r{number}", oracle_type))
+        together.drop_fields(paths, lost)
+        for path in paths:
+            one_by_one.drop(path, one_by_one.mapping.row_loss_reason(path, oracle_type), lost)
+    assert together.dropped == one_by_one.dropped
+    assert list(together.dropped) == list(one_by_one.dropped)  # the report's order

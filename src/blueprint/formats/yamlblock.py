@@ -136,17 +136,25 @@ def _mapping(mapping: dict[Any, Any], indent: int, out: list[str], inline: int |
     first key follows on the current line (after "- "), or None to start on a new line."""
     breaks = _BREAKS[indent] if indent < len(_BREAKS) else "\n" + " " * indent
     lead = breaks if inline is None else " " * (indent - inline)
+    keys = _KEYS
+    remembered_texts = _REMEMBERED
     for key, item in mapping.items():
-        text = _KEYS.get(key) if type(key) is str else None
+        text = keys.get(key)  # only text keys are kept
         if text is None:
             text = _key(key)
         if type(item) is str:  # most values: written here, without a call per value
             column = indent + len(text) + 2
-            remembered = _REMEMBERED.get(item)
+            remembered = remembered_texts.get(item)
             if remembered is not None and column + len(remembered[1]) <= WIDTH + 1:
                 out.append(f"{lead}{text}: {remembered[1]}")
             else:
                 out.append(f"{lead}{text}: {_scalar(item, column, indent + 2)}")
+        elif type(item) is dict and item:  # what _value does for these, a call sooner
+            out.append(f"{lead}{text}:")
+            _mapping(item, indent + 2, out, None)
+        elif type(item) is list and item:  # a sequence in a mapping is not indented
+            out.append(f"{lead}{text}:")
+            _sequence(item, indent, out, None)
         else:
             out.append(f"{lead}{text}:")
             _value(item, indent, indent + len(text) + 1, out, True)
@@ -156,9 +164,17 @@ def _mapping(mapping: dict[Any, Any], indent: int, out: list[str], inline: int |
 def _sequence(sequence: list[Any], indent: int, out: list[str], inline: int | None) -> None:
     breaks = _BREAKS[indent] if indent < len(_BREAKS) else "\n" + " " * indent
     lead = breaks if inline is None else " " * (indent - inline)
+    remembered_texts = _REMEMBERED
     for item in sequence:
         if type(item) is str:
-            out.append(f"{lead}- {_scalar(item, indent + 2, indent + 2)}")
+            remembered = remembered_texts.get(item)
+            if remembered is not None and indent + 2 + len(remembered[1]) <= WIDTH + 1:
+                out.append(f"{lead}- {remembered[1]}")
+            else:
+                out.append(f"{lead}- {_scalar(item, indent + 2, indent + 2)}")
+        elif type(item) is dict and item:  # what _value does for it, a call sooner
+            out.append(f"{lead}-")
+            _mapping(item, indent + 2, out, indent + 1)
         else:
             out.append(f"{lead}-")
             _value(item, indent, indent + 1, out, False)

@@ -29,6 +29,19 @@ HEAD: Final = 16
 _CHUNK: Final = 1 << 20
 
 
+def id_entry(row_id: str) -> bytes:
+    """An id as a list keeps it: a varint of its UTF-8 length (one byte for an id under 128
+    bytes), then the UTF-8."""
+    encoded = row_id.encode("utf-8", "surrogatepass")
+    size = len(encoded)
+    prefix = bytearray()
+    while size >= 0x80:
+        prefix.append(size & 0x7F | 0x80)
+        size >>= 7
+    prefix.append(size)
+    return bytes(prefix) + encoded
+
+
 class IdList(Sequence[str]):
     """Row ids in the order they were added (see the module's docstring)."""
 
@@ -47,18 +60,14 @@ class IdList(Sequence[str]):
         self._on_disk = 0
         self._head: list[str] = []
 
-    def append(self, row_id: str) -> None:
+    def append(self, row_id: str, encoded: bytes | None = None) -> None:
+        """Add an id; ``encoded`` is its :func:`id_entry`, when the caller adds it to several
+        lists and has it already."""
         if self._count < HEAD:
             self._head.append(row_id)
         self._count += 1
-        encoded = row_id.encode("utf-8", "surrogatepass")
-        size = len(encoded)
         buffer = self._buffer
-        while size >= 0x80:  # a varint length: one byte for an id under 128 bytes
-            buffer.append(size & 0x7F | 0x80)
-            size >>= 7
-        buffer.append(size)
-        buffer += encoded
+        buffer += encoded if encoded is not None else id_entry(row_id)
         if len(buffer) >= self._memory_bytes:
             self._spill()
 

@@ -209,13 +209,22 @@ class OmkCodec(VendorCodec):
             return FINAL_STATE
         if row.input == "":
             return EMPTY_PROMPT
-        if row.oracle_type != "expected-behavior-only" and not grading_of(row):
+        if row.oracle_type != "expected-behavior-only" and not self._grading(row, context):
             return NO_CHECK
         return None
 
-    def _sample(self, row: ExportRow) -> dict[str, Any]:
+    def _grading(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
+        """:func:`grading_of` the row, worked out once for the row's check and its sample."""
+        last = context.state.get("grading")
+        if last is not None and last[0] is row:
+            return last[1]
+        grading = grading_of(row)
+        context.state["grading"] = (row, grading)
+        return grading
+
+    def _sample(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
         sample: dict[str, Any] = {"sample_id": row.id, "prompt": prompt_of(row.input)}
-        sample.update(grading_of(row))
+        sample.update(self._grading(row, context))
         family = row.case.get("caseFamily")
         if isinstance(family, str):
             sample["capability"] = [family]
@@ -225,10 +234,10 @@ class OmkCodec(VendorCodec):
         return sample
 
     def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
-        return self._sample(row)
+        return self._sample(row, context)
 
     def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
-        return self._sample(row)
+        return self._sample(row, context)
 
     def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
         if _root_extension(header) or (

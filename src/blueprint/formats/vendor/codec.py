@@ -603,8 +603,7 @@ class VendorCodec:
         """
         ids = tally.memo.setdefault("ids", _UniqueIds())
         again = self.read_back(row, record, tally.written, ids, context)
-        for path in changed_fields(row.data, again):
-            tally.drop(path, tally.mapping.row_loss_reason(path, row.oracle_type), row)
+        tally.drop_fields(changed_fields(row.data, again), row)
 
     def read_back(
         self,

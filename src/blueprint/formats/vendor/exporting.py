@@ -23,10 +23,13 @@ from blueprint.formats import native
 from blueprint.formats.base import ExportResult, LossyField, WriteOptions
 from blueprint.formats.mapping import VendorMapping
 from blueprint.formats.native import ABSENT
-from blueprint.io.idlist import IdList
+from blueprint.io.idlist import IdList, id_entry
 
 HUMAN_REVIEW: Final = "human-review"
 STARTER_NOTE: Final = "starter example, not validated gold"
+#: sets of lost fields an export remembers the lists of (free-form metadata may make a set a
+#: row, so memory stays flat past it)
+_REMEMBERED_LOSSES: Final = 1024
 
 
 class InvalidRowForExport(BlueprintError, ValueError):
@@ -192,6 +195,8 @@ class ExportTally:
     written: int = 0
     #: what a codec remembers from row to row of one export
     memo: dict[str, Any] = field(default_factory=dict)
+    #: the lists of dropped ids that each set of lost fields goes to (see drop_fields)
+    drop_lists: dict[tuple[tuple[str, ...], str], list[IdList]] = field(default_factory=dict)
 
     def exclude(self, kind: str, row: ExportRow) -> None:
         _named(self.excluded, kind).append(row.id)
@@ -199,6 +204,25 @@ class ExportTally:
     def drop(self, path: str, reason: str, row: ExportRow) -> None:
         """A field of this row that the export could not write as it is."""
         _named(self.dropped, (path, reason)).append(row.id)
+
+    def drop_fields(self, paths: list[str], row: ExportRow) -> None:
+        """:meth:`drop` each field, with the reason the mapping gives for it and the row's
+        oracle type. Rows of one oracle type tend to lose the same fields, so the lists that
+        a set of fields and an oracle type go to are looked up once."""
+        if not paths:
+            return
+        key = (tuple(paths), row.oracle_type)
+        lists = self.drop_lists.get(key)
+        if lists is None:
+            if len(self.drop_lists) >= _REMEMBERED_LOSSES:
+                self.drop_lists.clear()
+            reason = self.mapping.row_loss_reason
+            lists = self.drop_lists[key] = [
+                _named(self.dropped, (path, reason(path, row.oracle_type))) for path in paths
+            ]
+        encoded = id_entry(row.id)
+        for ids in lists:
+            ids.append(row.id, encoded)
 
     def weaken(self, row: ExportRow) -> None:
         """The mapping file's rules that this row's record leaves unenforced."""
