@@ -49,23 +49,20 @@ class ExportRow:
     extra: dict[str, Any]
     #: the evaluator the row's case family names, which the row inherits when it names none
     family_evaluator: str | None = None
+    # read many times a row by an export: taken once, when the row is taken apart
+    oracle_type: str = ""
+    #: the evaluator that grades the row: its own, else its case family's
+    evaluator: str | None = None
 
     @classmethod
     def of(cls, data: dict[str, Any], family_evaluator: str | None = None) -> ExportRow:
         metadata = data["metadata"]
+        case = metadata["case"]
         extra = {key: value for key, value in metadata.items() if key != "case"}
-        return cls(data, data["id"], metadata["case"], extra, family_evaluator)
-
-    @property
-    def oracle_type(self) -> str:
-        return str(self.case["oracleType"])
-
-    @property
-    def evaluator(self) -> str | None:
-        """The evaluator that grades the row: its own, else its case family's."""
-        if "evaluator" in self.case:
-            return self.case["evaluator"]
-        return self.family_evaluator
+        evaluator = case.get("evaluator", family_evaluator)
+        return cls(
+            data, data["id"], case, extra, family_evaluator, str(case["oracleType"]), evaluator
+        )
 
     @property
     def has_expected(self) -> bool:
