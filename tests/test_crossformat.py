@@ -12,7 +12,7 @@ import pytest
 from blueprint.convert import ConvertOptions, convert, roundtrip
 from blueprint.core.errors import BlueprintError, EmptyExportRefused, ParseError
 from blueprint.formats import REGISTRY
-from blueprint.formats.vendor import codec as codec_module
+from blueprint.formats.vendor import exporting
 from conftest import EXAMPLES, FIXTURES
 
 NATIVE = FIXTURES / "native"
@@ -102,7 +102,7 @@ def test_how_many_rows_an_export_takes_at_a_time_changes_nothing(
             continue
         written: list[object] = []
         for size in (1, 2, 3, 1000):
-            monkeypatch.setattr(codec_module, "BATCH", size)
+            monkeypatch.setattr(exporting, "BATCH", size)
             folder = tmp_path / name / str(size)
             folder.mkdir(parents=True)
             target = folder / f"out{codec.extensions[0]}"

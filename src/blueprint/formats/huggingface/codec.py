@@ -46,6 +46,7 @@ from blueprint.formats.vendor import (
     compare_records,
     export_rows,
     imported_row,
+    in_batches,
     oracle_for_expected,
     payload_of,
     read_json_document,
@@ -350,26 +351,27 @@ class HuggingfaceCodec(VendorCodec):
             table = _Table(spools)
             blueprint_mode = interleaved = False
             previous: str | None = None
-            for row in export_rows(rows, self.name, header, options.accepted):
-                state.split = split_name(row.extra.get("split"))
-                record = self.record_for(row, context, tally)
-                if record is None:
-                    continue
-                extension = row.extension(self.name)
-                blueprint_mode = blueprint_mode or extension is None
-                table_row = from_roles(record, (extension or {}).get("columns"))
-                # reading goes split by split: where splits interleave, the payload says
-                # where each row stood (kept in every spooled row, left out at the end when
-                # the splits did not interleave)
-                payload = _payload(table_row)
-                if payload is not None:
-                    payload[_POSITION] = tally.written
-                interleaved = interleaved or (
-                    state.split != previous and state.split in table.sizes
-                )
-                previous = state.split
-                table.add(state.split, table_row)
-                tally.written += 1
+            for chunk in in_batches(export_rows(rows, self.name, header, options.accepted)):
+                made = []
+                for row in chunk:
+                    state.split = split_name(row.extra.get("split"))
+                    record = self.record_for(row, context, tally)
+                    if record is not None:
+                        made.append((state.split, row, record, tally.written))
+                        tally.written += 1
+                for split, row, record, position in made:
+                    extension = row.extension(self.name)
+                    blueprint_mode = blueprint_mode or extension is None
+                    table_row = from_roles(record, (extension or {}).get("columns"))
+                    # reading goes split by split: where splits interleave, the payload says
+                    # where each row stood (kept in every spooled row, left out at the end
+                    # when the splits did not interleave)
+                    payload = _payload(table_row)
+                    if payload is not None:
+                        payload[_POSITION] = position
+                    interleaved = interleaved or (split != previous and split in table.sizes)
+                    previous = split
+                    table.add(split, table_row)
             if not table.sizes:
                 table.add_split(DEFAULT_SPLIT)
             table.settle(blueprint=blueprint_mode or not tally.written)

@@ -33,6 +33,7 @@ from blueprint.formats.vendor.exporting import (
     compare_records,
     export_rows,
     family_evaluators,
+    in_batches,
 )
 from blueprint.formats.vendor.importing import (
     IMPORT_EXTENSION,
@@ -71,6 +72,7 @@ __all__ = [
     "extras_of",
     "family_evaluators",
     "imported_row",
+    "in_batches",
     "json_array_records",
     "oracle_for_expected",
     "payload_of",
