@@ -46,6 +46,21 @@ def test_non_finite_numbers_are_refused_on_both_paths(suffix: str) -> None:
             jsonvalues.loads(f"[{bad}{suffix}]")
 
 
+@pytest.mark.parametrize("bad", ["NaN", "Infinity", "-Infinity", "1e400"])
+@pytest.mark.parametrize(
+    "after",
+    ["]", "]}", ', "\x01"]', ', {"k": 1, "k": 2}]', "]]]", '] "unclosed'],
+)
+def test_a_non_finite_number_is_placed_whatever_follows_it(bad: str, after: str) -> None:
+    # the decoder stops at the number; what comes after it need not be JSON at all
+    for path in ("", f"{LONG}, "):
+        with pytest.raises(JSONError) as raised:
+            jsonvalues.loads(f"[{path}\n  {bad}{after}")
+        # on the number (orjson places -Infinity at the character after the sign)
+        assert raised.value.line == 2, (path, after)
+        assert 3 <= raised.value.column < 3 + len(bad), (path, after)
+
+
 def test_brackets_inside_strings_do_not_count_as_depth() -> None:
     text = '["' + "[" * 500 + '"]'
     assert jsonvalues.loads(text) == ["[" * 500]

@@ -8,6 +8,7 @@ number is ever rounded. NaN and Infinity are not JSON and are refused on both pa
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -222,10 +223,20 @@ _TOKEN: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}:,]|[^\s\[\]{}:,"]+')
 
 
 def _located(raw: bytes, problem: str, bounds: _Bounds) -> JSONError:
-    """The first problem in ``raw`` (valid JSON syntax), as an error naming its line and column.
+    """The first problem in ``raw``, as an error naming its line and column.
 
-    Only a refused text comes here, so the token-by-token walk costs nothing on good data.
+    ``raw`` is valid JSON up to its first problem (the decoder stops there), and anything
+    after it: the walk stops at the first problem it finds, and where the text stops being
+    JSON before that (it can only be past the problem), the problem is placed at 1:1. Only a
+    refused text comes here, so the token-by-token walk costs nothing on good data.
     """
+    try:
+        return _first_problem(raw, problem, bounds) or JSONError(problem, 1, 1)
+    except (IndexError, ValueError):  # past the problem: not JSON any more
+        return JSONError(problem, 1, 1)
+
+
+def _first_problem(raw: bytes, problem: str, bounds: _Bounds) -> JSONError | None:
     depth = 0
     keys: list[set[str] | None] = []
     expect_key = False
@@ -265,11 +276,22 @@ def _located(raw: bytes, problem: str, bounds: _Bounds) -> JSONError:
                     f"a number of {digits} digits is longer than the limit of"
                     f" {bounds.max_number_digits} ({limits.hint('max_number_digits')})"
                 )
+            elif problem and _not_finite(token):  # NaN, Infinity, 1e400: what was refused
+                reason = problem
         if reason is not None:
             start = match.start()
             line_start = raw.rfind(b"\n", 0, start) + 1
             return JSONError(reason, raw.count(b"\n", 0, start) + 1, start - line_start + 1)
-    return JSONError(problem, 1, 1)
+    return None
+
+
+def _not_finite(token: bytes) -> bool:
+    """Whether a number or constant token reads as no finite float (true and null do not
+    read as floats at all)."""
+    try:
+        return not math.isfinite(float(token))
+    except ValueError:
+        return False
 
 
 _ASCII_DIGITS: Final = frozenset(b"0123456789")
