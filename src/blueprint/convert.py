@@ -28,12 +28,13 @@ from blueprint.formats import (
 )
 from blueprint.formats.native import without_kept_text
 from blueprint.formats.setfile import set_file_for
-from blueprint.formats.vendor import VendorCodec
+from blueprint.formats.vendor import VendorCodec, exporting
 from blueprint.formats.vendor.codec import SCORED_FORMATS
 from blueprint.io.atomic import scratch_folder
 from blueprint.io.typedrows import is_typed_row, row_data
 from blueprint.validation.checks import RowView
 from blueprint.validation.stream import StreamValidator, ValidationOptions
+from blueprint.validation.validate import few_collections
 
 
 @dataclass(frozen=True)
@@ -155,40 +156,46 @@ def convert(
 
     def tallied() -> Iterator[Any]:
         # the import leg: count what the reader had to infer, and validate every row on its
-        # way through, so that an invalid set is never written as if it were fine
-        for item in source.rows:
-            validator.report_reading()
-            if isinstance(item, UnreadableRow):
-                raise item.error(source.path)
-            validator.check_row(item, reader.name)
-            data = row_data(item.data) if is_typed_row(item.data) else item.data
-            # once anything is wrong, the writer checks every row itself, as it would alone
-            accepted.row = data if report.valid else None
-            for path in RowView(0, data).imported().get("derived", {}):
-                derived[path] += 1
-            yield data
+        # way through, so that an invalid set is never written as if it were fine. A batch
+        # of rows is validated before the writer takes them (see in_batches)
+        for batch in exporting.in_batches(source.rows):
+            checked = []
+            for item in batch:
+                validator.report_reading()
+                if isinstance(item, UnreadableRow):
+                    raise item.error(source.path)
+                validator.check_row(item, reader.name)
+                data = row_data(item.data) if is_typed_row(item.data) else item.data
+                # once anything is wrong, the writer checks every row itself, as alone
+                if report.valid:
+                    accepted.add(data)
+                for path in RowView(0, data).imported().get("derived", {}):
+                    derived[path] += 1
+                checked.append(data)
+            yield from checked
         validator.report_reading()
         if not report.valid and not options.allow_invalid:
             # raised inside the writer's loop, so the output is never committed
             raise ConversionRefused(source_path, report)
 
-    export = writer.write(
-        header,
-        tallied(),
-        target_path,
-        WriteOptions(
-            force=options.force,
-            strict=options.strict,
-            include_human_review=options.include_human_review,
-            llm_judge=options.llm_judge,
-            derived_fields=made_up,
-            data_format=options.data_format,
-            spreadsheet_safe=options.spreadsheet_safe,
-            clean=options.clean,
-            graders=options.graders,
-            accepted=accepted,
-        ),
-    )
+    with few_collections():  # a bulk pass, as validation is
+        export = writer.write(
+            header,
+            tallied(),
+            target_path,
+            WriteOptions(
+                force=options.force,
+                strict=options.strict,
+                include_human_review=options.include_human_review,
+                llm_judge=options.llm_judge,
+                derived_fields=made_up,
+                data_format=options.data_format,
+                spreadsheet_safe=options.spreadsheet_safe,
+                clean=options.clean,
+                graders=options.graders,
+                accepted=accepted,
+            ),
+        )
     if options.graders == "blueprint":
         notes.append(
             f"grade it with Blueprint's scorer in {writer.name}:"
@@ -217,14 +224,20 @@ def convert(
 
 
 class _Accepted:
-    """Whether a row is the one convert passed on last, accepted by the validator with
+    """Whether a row is one of the last convert passed on, accepted by the validator with
     nothing wrong found before it: the writer then need not check it again."""
 
     def __init__(self) -> None:
-        self.row: Any = None
+        # the rows themselves, by identity: kept, so that no other row can take an id
+        self.rows: dict[int, Any] = {}
+
+    def add(self, data: Any) -> None:
+        if len(self.rows) >= 2 * exporting.BATCH:  # the writer took the oldest long since
+            del self.rows[next(iter(self.rows))]
+        self.rows[id(data)] = data
 
     def __call__(self, data: Any) -> bool:
-        return data is self.row
+        return self.rows.get(id(data)) is data
 
 
 def _refuse_writing_over_the_input(source: Path, target: Path) -> None:

@@ -142,11 +142,11 @@ def _validate_source(
 
         jobs = jobs or parallel.default_jobs()
         if parallel.worth_a_pool(source, jobs):
-            with _few_collections():
+            with few_collections():
                 parallel.validate_with_pool(validator, source, jobs)
             validator.report_reading()
             return
-    with _few_collections():
+    with few_collections():
         for item in source.rows:
             if observe is not None:
                 observe(item)
@@ -167,10 +167,11 @@ _BULK_THRESHOLD: Final = 200_000
 
 
 @contextmanager
-def _few_collections() -> Iterator[None]:
+def few_collections() -> Iterator[None]:
     """Rows are freed by reference counting; what the cyclic collector would find while a
-    large set is read is its own scans of the same long-lived objects (the per-set index, the
-    modules), so those are frozen and young collections made rare."""
+    large set is read (validated, or converted) is its own scans of the same long-lived
+    objects (the per-set index, the modules, a batch of rows on its way to the writer), so
+    those are frozen and young collections made rare."""
     thresholds = gc.get_threshold()
     freezing = gc.get_freeze_count() == 0  # a caller's own frozen objects stay as they were
     if freezing:
