@@ -199,3 +199,8 @@ def test_which_texts_are_literal_blocks(text: str, header: str | None) -> None:
         assert yaml.load(written, Loader=yaml12.Yaml12Loader) == value
     first = block_yaml({"key": text}).split("\n", 1)[0]  # type: ignore[union-attr]
     assert first == f"key: {header}" if header else not first.endswith(("|", "|-"))
+
+
+def test_a_date_key_is_left_to_libyaml_after_the_same_text_as_a_plain_key() -> None:
+    block_yaml({"2026-01-01": 1})  # the plain text's key is remembered (quoted)
+    assert block_yaml({promptfoo.YamlDate("2026-01-01"): 1}) is None

@@ -139,7 +139,8 @@ def _mapping(mapping: dict[Any, Any], indent: int, out: list[str], inline: int |
     keys = _KEYS
     remembered_texts = _REMEMBERED
     for key, item in mapping.items():
-        text = keys.get(key)  # only text keys are kept
+        # a text's subclass (a YAML date) is LibYAML's, though its text may be remembered
+        text = keys.get(key) if type(key) is str else None
         if text is None:
             text = _key(key)
         if type(item) is str:  # most values: written here, without a call per value
