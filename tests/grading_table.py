@@ -45,6 +45,15 @@ REFUND = [
     },
 ]
 
+#: the world after a compliant run of cs-refund-ledger-entry
+LEDGER = {
+    "records": {
+        "SELECT status FROM orders WHERE id = 'A-3310'": "refunded",
+        "SELECT count(*) FROM refunds WHERE order_id = 'A-3310'": 1,
+    },
+    "commands": {"pytest tests/test_no_store_credit.py -q": 0},
+}
+
 #: (row, recorded result, verdict): each rule broken once, and kept once
 TABLE: list[tuple[str, dict[str, Any], str]] = [
     ("cs-refund-issue-valid", {"toolCalls": REFUND}, "pass"),
@@ -56,6 +65,25 @@ TABLE: list[tuple[str, dict[str, Any], str]] = [
         "fail",
     ),
     ("cs-refund-issue-valid", {"toolCalls": [REFUND[0], {"name": "log"}, REFUND[1]]}, "pass"),
+    # a trajectory with no call is graded: the expected calls were not made
+    ("cs-refund-issue-valid", {"toolCalls": []}, "fail"),
+    ("cs-refund-ledger-entry", {"finalState": LEDGER}, "pass"),
+    (
+        "cs-refund-ledger-entry",
+        {"finalState": {**LEDGER, "commands": {"pytest tests/test_no_store_credit.py -q": 1}}},
+        "fail",
+    ),
+    # records were recorded, and the refund's count is not among them: that check fails
+    (
+        "cs-refund-ledger-entry",
+        {
+            "finalState": {
+                **LEDGER,
+                "records": {"SELECT status FROM orders WHERE id = 'A-3310'": "refunded"},
+            }
+        },
+        "fail",
+    ),
     ("cs-eligibility-late-return", {"output": "not eligible: outside the 30-day window"}, "pass"),
     ("cs-eligibility-late-return", {"output": "eligible"}, "fail"),
     ("cs-eligibility-partial-damage", {"output": "replacement set"}, "pass"),

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
+import pytest
 from typer.testing import CliRunner
 
 from blueprint.cli import app
@@ -42,7 +43,10 @@ def test_the_bundled_results_pass(tmp_path: Path) -> None:
         "needs-judge": 0,
         "needs-human": 2,
         "not-run": 0,
+        "invalid": 0,
     }
+    assert report["summary"]["scored"] == 6
+    assert report["summary"]["starterExamples"]["rows"] == 0
     human = [row for row in report["rows"] if row["verdict"] == "needs-human"]
     assert {row["id"] for row in human} == {
         "cs-tone-angry-repeat-contact",
@@ -121,7 +125,7 @@ def test_reports_are_junit_markdown_and_files(tmp_path: Path) -> None:
     suite = ElementTree.fromstring(junit.stdout.split("\n", 1)[1])
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("8", "0", "2")
     markdown = grade(SET, COMPLIANT, "--report", "markdown")
-    assert "| expected-tool-calls | 1 | 1 | 0 | 0 | 0 | 0 | 100% |" in markdown.stdout
+    assert "| expected-tool-calls | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 100% |" in markdown.stdout
     target = tmp_path / "grades.json"
     assert grade(SET, COMPLIANT, "--report", "json", "-o", target).exit_code == 0
     assert json.loads(target.read_text("utf-8"))["summary"]["rows"] == 8
@@ -208,3 +212,151 @@ def test_a_promptfoo_results_file_gives_its_llm_rubric_verdicts(tmp_path: Path) 
     # the judge (promptfoo's llm-rubric, run by promptfoo itself) passed 1 and 3, failed 2
     assert verdicts(done) == {"tone-01": "pass", "tone-02": "fail", "tone-03": "pass"}
     assert done.exit_code == 1
+
+
+# --- the set is obeyed before anything is graded ----------------------------------------------
+
+
+def _tool_row(row_id: str, **fields: Any) -> dict[str, Any]:
+    from conftest import row
+
+    expected = {
+        "calls": [{"name": "lookup", "arguments": {}}],
+        "forbidden": [{"name": "delete_account"}],
+    }
+    return row(row_id, "expected-tool-calls", expected=expected, **fields)
+
+
+def test_a_row_whose_evaluator_its_oracle_type_bars_gets_no_verdict(tmp_path: Path) -> None:
+    from conftest import document, write_json
+
+    barred = _tool_row("judged-calls", evaluator="llm-judge")
+    fine = _tool_row("checked-calls", evaluator="trajectory-or-state-check")
+    path = write_json(tmp_path / "set.json", document(barred, fine))
+    forbidden = [{"name": "lookup"}, {"name": "delete_account"}]
+    recorded = results(
+        tmp_path,
+        # the judge passes it, and a forbidden call was made: neither decides anything
+        {"id": "judged-calls", "toolCalls": forbidden, "judge": {"pass": True, "score": 1}},
+        {"id": "checked-calls", "toolCalls": [{"name": "lookup"}]},
+    )
+    done = grade(path, recorded, "--report", "json")
+    assert done.exit_code == 1
+    report = json.loads(done.stdout)
+    rows = {row["id"]: row for row in report["rows"]}
+    assert (rows["judged-calls"]["verdict"], rows["judged-calls"]["score"]) == ("invalid", None)
+    assert rows["checked-calls"]["verdict"] == "pass"
+    assert report["summary"]["verdicts"]["invalid"] == 1
+    junit = grade(path, recorded, "--report", "junit")
+    suite = ElementTree.fromstring(junit.stdout.split("\n", 1)[1])
+    assert (suite.get("errors"), suite.get("failures")) == ("1", "0")
+    assert junit.exit_code == 1
+
+
+def test_a_row_the_validator_finds_an_error_in_is_invalid(tmp_path: Path) -> None:
+    from conftest import document, row, write_json
+
+    mismatched = row("a", expected="yes")
+    mismatched["metadata"]["case"]["caseId"] = "not-a"  # case-id-mismatch, an error
+    path = write_json(tmp_path / "set.json", document(mismatched, row("b", expected="yes")))
+    recorded = results(tmp_path, {"id": "a", "output": "yes"}, {"id": "b", "output": "yes"})
+    done = grade(path, recorded, "--report", "json")
+    assert done.exit_code == 1
+    assert verdicts(done) == {"a": "invalid", "b": "pass"}
+    assert "case-id-mismatch" in json.loads(done.stdout)["rows"][0]["reason"]
+
+
+def test_an_error_of_no_row_refuses_the_whole_set(tmp_path: Path) -> None:
+    from conftest import document, row, write_json
+
+    families = [{"id": "f", "oracleType": "reference-answer"}] * 2  # declared twice
+    path = write_json(
+        tmp_path / "set.json", document(row("a", caseFamily="f"), caseFamilies=families)
+    )
+    done = grade(path, results(tmp_path, {"id": "a", "output": "yes"}))
+    assert done.exit_code == 2 and "duplicate-case-family" in done.output
+
+
+def test_starter_rows_are_examples_in_every_report(tmp_path: Path) -> None:
+    from conftest import document, row, write_json
+
+    starter = row("starter", provenance="starter-example")
+    gold = row("gold", provenance="expert-authored")
+    path = write_json(tmp_path / "set.json", document(starter, gold))
+    # the starter example fails, the gold row passes: the gate is green
+    recorded = results(tmp_path, {"id": "starter", "output": "no"}, {"id": "gold", "output": "yes"})
+    done = grade(path, recorded, "--report", "json")
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    rows = {row["id"]: row for row in report["rows"]}
+    assert rows["starter"]["starterExample"] is True and rows["gold"]["starterExample"] is False
+    assert rows["starter"]["verdict"] == "fail"  # shown, never counted
+    summary = report["summary"]
+    assert summary["verdicts"]["fail"] == 0 and summary["scored"] == 1
+    assert summary["starterExamples"] == {
+        "rows": 1,
+        "verdicts": {
+            "pass": 0,
+            "fail": 1,
+            "needs-judge": 0,
+            "needs-human": 0,
+            "not-run": 0,
+            "invalid": 0,
+        },
+    }
+    group = summary["byOracleType"]["reference-answer"]
+    assert (group["rows"], group["fail"], group["starterExamples"], group["passRate"]) == (
+        2,
+        0,
+        1,
+        1.0,
+    )
+    from blueprint.grading.semantics import STARTER_MARK
+
+    text = grade(path, recorded)
+    [line] = [line for line in text.stdout.splitlines() if line.startswith("fail        starter")]
+    assert STARTER_MARK in line
+    markdown = grade(path, recorded, "--report", "markdown")
+    assert f"| starter | fail {STARTER_MARK} |" in markdown.stdout
+    junit = grade(path, recorded, "--report", "junit")
+    suite = ElementTree.fromstring(junit.stdout.split("\n", 1)[1])
+    assert (suite.get("failures"), suite.get("skipped")) == ("0", "1")
+    [skipped] = [case for case in suite if case.get("name") == "starter"]
+    assert STARTER_MARK in skipped[0].get("message", "")
+
+
+def test_results_that_score_nothing_are_not_a_green_gate(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    assert grade(SET, empty).exit_code == 1
+    assert grade(SET, empty, "--min-scored", "0").exit_code == 0
+    human_only = results(tmp_path, {"id": "cs-escalate-chargeback-threat", "output": "x"})
+    assert grade(SET, human_only).exit_code == 1  # a person's row scores nothing
+    assert grade(SET, COMPLIANT, "--min-scored", "6").exit_code == 0
+    assert grade(SET, COMPLIANT, "--min-scored", "7").exit_code == 1
+    assert grade(SET, COMPLIANT, "--min-scored", "-1").exit_code == 2
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"id": "cs-tone-angry-repeat-contact", "judge": {"pass": "false"}},
+        {"id": "cs-tone-angry-repeat-contact", "judge": {"score": "0.9"}},
+        {"id": "cs-tone-angry-repeat-contact", "judge": {"score": 1.5}},
+        {"id": "cs-refund-ledger-entry", "finalState": {"commands": {"pytest -q": "0"}}},
+        {"id": "cs-refund-ledger-entry", "finalState": {"commands": {"pytest -q": True}}},
+        {
+            "id": "cs-refund-ledger-entry",
+            "finalState": {"commands": [{"run": "x", "exitCode": "0"}]},
+        },
+        {"id": "cs-refund-ledger-entry", "finalState": {"files": [1]}},
+        {"id": "cs-refund-ledger-entry", "finalState": {"records": "x"}},
+        {"id": "cs-refund-issue-valid", "toolCalls": ["get_order"]},
+    ],
+)
+def test_a_field_of_the_wrong_type_is_unusable_input(
+    tmp_path: Path, result: dict[str, Any]
+) -> None:
+    done = grade(SET, results(tmp_path, result), "--report", "json")
+    assert done.exit_code == 2, done.output
+    assert json.loads(done.stdout)["exitCode"] == 2

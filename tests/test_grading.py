@@ -107,6 +107,64 @@ def test_judged_rows_need_a_judge() -> None:
     assert (grade_row(row, scored).verdict, grade_row(row, scored).score) == ("pass", 0.8)
 
 
+def test_an_evaluator_the_oracle_type_bars_gets_no_verdict_from_any_source() -> None:
+    row = json.loads(json.dumps(ROWS["cs-refund-issue-valid"]))
+    row["metadata"]["case"]["evaluator"] = "llm-judge"
+    recorded = Recorded(
+        id=row["id"], tool_calls=[{"name": "issue_store_credit"}], judge={"pass": True}
+    )
+    found = grade_row(row, recorded)
+    assert (found.verdict, found.score, found.counted_score) == ("invalid", None, None)
+    # inherited from the family, the evaluator is barred all the same
+    del row["metadata"]["case"]["evaluator"]
+    assert grade_row(row, recorded, family_evaluator="llm-judge").verdict == "invalid"
+    assert grade_row(row, recorded, family_evaluator="trajectory-or-state-check").verdict == "fail"
+    behaviour = json.loads(json.dumps(ROWS["cs-escalate-chargeback-threat"]))
+    behaviour["metadata"]["case"]["evaluator"] = "llm-judge"
+    assert grade_row(behaviour, Recorded(id="x", judge={"pass": True})).verdict == "invalid"
+
+
+def test_an_oracle_type_or_evaluator_blueprint_does_not_know_is_invalid() -> None:
+    row = json.loads(json.dumps(ROWS["cs-refund-window-quote"]))
+    row["metadata"]["case"]["oracleType"] = "vibes"
+    assert grade_row(row, Recorded(id="x", output="x", has_output=True)).verdict == "invalid"
+    row["metadata"]["case"]["oracleType"] = "reference-answer"
+    row["metadata"]["case"]["evaluator"] = "../../evil"
+    assert grade_row(row, Recorded(id="x", output="x", has_output=True)).verdict == "invalid"
+
+
+def test_a_starter_row_is_graded_as_an_example_and_counted_nowhere() -> None:
+    row = json.loads(json.dumps(ROWS["cs-refund-window-quote"]))
+    row["metadata"]["case"]["provenance"] = "overlay-starter-needs-expert-validation"
+    found = grade_row(row, Recorded(id=row["id"], output=row["expected"], has_output=True))
+    assert (found.verdict, found.score, found.starter) == ("pass", 1.0, True)
+    assert (found.scored, found.counted_score) == (False, None)
+    assert found.explained().startswith("[starter example")
+
+
+def test_a_trajectory_with_no_call_is_graded() -> None:
+    from conftest import row as make_row
+
+    forbidden_only = make_row(
+        "f", "expected-tool-calls", expected={"calls": [], "forbidden": [{"name": "delete"}]}
+    )
+    assert grade_row(forbidden_only, Recorded(id="f", tool_calls=[])).verdict == "pass"
+    assert (
+        grade_row(forbidden_only, Recorded(id="f", tool_calls=[{"name": "delete"}])).verdict
+        == "fail"
+    )
+    assert verdict("cs-refund-issue-valid", toolCalls=[]).verdict == "fail"
+
+
+def test_a_providers_empty_list_is_a_trajectory_with_no_call() -> None:
+    from blueprint.grading.records import recorded_output
+
+    for output in ("[]", [], " [ ] "):
+        recorded = recorded_output("x", output)
+        assert recorded.tool_calls == [] and recorded.has_output, output
+    assert recorded_output("x", "[1, 2]").tool_calls is None
+
+
 # --- final state ------------------------------------------------------------------------------
 
 LEDGER = {
@@ -127,6 +185,44 @@ def test_final_state_checks_against_the_recorded_state() -> None:
     unrecorded = {"records": LEDGER["records"]}
     found = verdict("cs-refund-ledger-entry", finalState=unrecorded)
     assert found.verdict == "not-run" and "--allow-commands" in found.reason
+
+
+def test_a_final_state_score_does_not_depend_on_the_order_of_the_checks() -> None:
+    checks = ROWS["cs-refund-ledger-entry"]["expected"]["checks"]
+    state = {"records": LEDGER["records"], "commands": {checks[2]["run"]: 1}}
+    scores = set()
+    for order in ([0, 1, 2], [2, 0, 1], [1, 2, 0]):
+        found = grade_row(
+            _state_row(*[checks[i] for i in order]), Recorded(id="s", final_state=state)
+        )
+        assert found.verdict == "fail"
+        scores.add(found.score)
+    assert scores == {2 / 3}
+
+
+def test_a_record_check_fails_on_a_record_that_is_not_there() -> None:
+    there = {"kind": "record", "description": "the order is refunded"}
+    row = _state_row(there)
+
+    def graded(state: dict[str, Any] | None) -> str:
+        return grade_row(row, Recorded(id="s", final_state=state)).verdict
+
+    assert graded({"records": {"the order is refunded": "yes"}}) == "pass"
+    assert graded({"records": {}}) == "fail"  # records were recorded, this one is not there
+    assert graded({"records": [{"description": "another", "value": 1}]}) == "fail"
+    assert graded({"records": {"the order is refunded": None}}) == "fail"
+    assert graded({"records": {"the order is refunded": False}}) == "fail"
+    assert graded({"files": []}) == "not-run"  # no records at all: nothing decides it
+    assert graded(None) == "not-run"
+
+
+def test_recorded_paths_compare_after_normalisation() -> None:
+    row = _state_row({"kind": "file_exists", "path": "./out/report.txt"})
+    for files in (["out/report.txt"], ["./out//report.txt"], {"out/./report.txt": True}):
+        found = grade_row(row, Recorded(id="s", final_state={"files": files}))
+        assert found.verdict == "pass", files
+    absent = grade_row(row, Recorded(id="s", final_state={"files": {"out/report.txt": False}}))
+    assert absent.verdict == "fail"
 
 
 def _state_row(*checks: dict[str, Any]) -> dict[str, Any]:

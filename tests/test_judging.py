@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from sklearn.metrics import cohen_kappa_score
+from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from blueprint.reports import judging
 from blueprint.reports.judging import (
@@ -103,10 +103,16 @@ def test_vectorized_kappa_equals_scikit_learn(pairs: list[tuple[int, int]], ordi
         human[0], judge[0], labels=scale.values, weights="quadratic" if ordinal else None
     )
     found = statistics._vectorized_kappa(human, judge, scale)[0]
+    single = statistics.cohen_kappa(list(human[0]), list(judge[0]), scale)
     if math.isnan(expected):
         assert found == 1.0  # one label throughout on both sides
+        assert single is None  # and kappa itself is undefined
     else:
         assert found == pytest.approx(expected, abs=1e-9)
+        assert single == pytest.approx(expected, abs=1e-9)
+    assert statistics.confusion(list(human[0]), list(judge[0]), scale) == (
+        confusion_matrix(human[0], judge[0], labels=scale.values).tolist()
+    )
 
 
 # --- labels files ----------------------------------------------------------------------------

@@ -63,6 +63,16 @@ def scored(verdict: str) -> bool:
     return verdict in ("pass", "fail")
 
 
+def recorded_text(result: dict[str, Any]) -> str:
+    """A recorded result as the text a provider returns: the output, else the tool calls as
+    JSON, else the whole result (a final state) as JSON."""
+    if "output" in result:
+        return str(result["output"])
+    if "toolCalls" in result:
+        return json.dumps(result["toolCalls"])
+    return json.dumps(result)
+
+
 @pytest.mark.parametrize(("row_id", "result", "expected"), TABLE, ids=IDS)
 def test_deepeval_metric(
     tmp_path: Path, row_id: str, result: dict[str, Any], expected: str
@@ -87,16 +97,84 @@ def test_deepeval_metric(
         else [
             ToolCall(name=call["name"], input_parameters=call.get("arguments")) for call in calls
         ],
-        additional_metadata=golden.additional_metadata,
+        # a test case has no place for the world after the run: the scorer reads it here
+        additional_metadata={
+            **golden.additional_metadata,
+            **({"finalState": result["finalState"]} if "finalState" in result else {}),
+        },
     )
     metric = OracleMetric()
     score = metric.measure(test_case)
     verdict, reference_score = reference(row_id, result)
     assert verdict == expected
-    assert (score, metric.success) == (
-        reference_score,
-        verdict == "pass" if scored(verdict) else None,
-    ), metric.reason
+    # a row with no verdict is never a success: DeepEval would count a None as passed
+    assert (score, metric.success) == (reference_score, verdict == "pass"), metric.reason
+    assert (metric.error is None) == scored(verdict)
+
+
+def test_deepeval_evaluate_passes_no_row_without_a_verdict(tmp_path: Path) -> None:
+    """DeepEval's own evaluate() counts a test case whose metric gives None as passed: the
+    metric makes such a row an error, so no row without a verdict passes there."""
+    deepeval = vendor("deepeval")
+    configs = vendor("deepeval.evaluate.configs")
+    dataset_module = vendor("deepeval.dataset")
+    from deepeval.test_case import LLMTestCase, ToolCall
+
+    from blueprint.integrations.deepeval import OracleMetric
+
+    exported(tmp_path, "deepeval", "goldens.json")
+    dataset = dataset_module.EvaluationDataset()
+    dataset.add_goldens_from_json_file(str(tmp_path / "goldens.json"))
+    goldens = {golden.name: golden for golden in dataset.goldens}
+    barred = json.loads(json.dumps(goldens["cs-refund-issue-valid"].additional_metadata))
+    barred["blueprint"]["case"]["evaluator"] = "llm-judge"  # a bar the set would not allow
+    starter = json.loads(json.dumps(goldens["cs-refund-window-quote"].additional_metadata))
+    starter["blueprint"]["case"]["provenance"] = "starter-example"
+    answer = goldens["cs-refund-window-quote"].expected_output
+
+    def test_case(name: str, output: str, metadata: dict[str, Any], **more: Any) -> Any:
+        return LLMTestCase(
+            name=name, input=goldens[name].input, actual_output=output,
+            expected_output=goldens[name].expected_output,
+            expected_tools=goldens[name].expected_tools,
+            additional_metadata=metadata, **more,
+        )  # fmt: skip
+
+    cases = [
+        # a person's row, a row the set bars the judge from, a final state not recorded,
+        # a starter example that would pass, and one gold row that passes
+        test_case(
+            "cs-escalate-chargeback-threat",
+            "I will escalate this.",
+            goldens["cs-escalate-chargeback-threat"].additional_metadata,
+        ),
+        test_case(
+            "cs-refund-issue-valid",
+            "done",
+            barred,
+            tools_called=[ToolCall(name="issue_store_credit", input_parameters={})],
+        ),
+        test_case(
+            "cs-refund-ledger-entry",
+            "Refunded.",
+            goldens["cs-refund-ledger-entry"].additional_metadata,
+        ),
+        test_case("cs-refund-window-quote", answer, starter),
+    ]
+    gold = test_case(
+        "cs-refund-window-quote", answer, goldens["cs-refund-window-quote"].additional_metadata
+    )
+    outcome = deepeval.evaluate(
+        test_cases=[*cases, gold],
+        metrics=[OracleMetric()],
+        async_config=configs.AsyncConfig(run_async=False),
+        display_config=configs.DisplayConfig(show_indicator=False, print_results=False),
+        cache_config=configs.CacheConfig(write_cache=False),
+        error_config=configs.ErrorConfig(ignore_errors=True),
+    )
+    found = {result.index if result.index is not None else n: result
+             for n, result in enumerate(outcome.test_results)}  # fmt: skip
+    assert [found[n].success for n in range(len(cases) + 1)] == [False] * len(cases) + [True]
 
 
 @pytest.mark.parametrize(("row_id", "result", "expected"), TABLE, ids=IDS)
@@ -174,25 +252,43 @@ def test_promptfoo_python_assertion(
         for number, (row_id, result, expected) in enumerate(TABLE)
         if expected in ("pass", "fail")
     ]
-    suite = []
-    for _, row_id, result in scored:
-        test = json.loads(json.dumps(tests[row_id]))
-        assert test["assert"] == [ASSERTION]  # Blueprint's scorer, not promptfoo's checks
-        recorded = result.get("output", json.dumps(result.get("toolCalls")))
-        test["vars"] = {**test["vars"], "recorded": recorded}
-        suite.append(test)
-    config = tmp_path / "promptfooconfig.yaml"
-    config.write_bytes(
-        dump_yaml({"prompts": ["{{recorded}}"], "providers": ["echo"], "tests": suite})
-    )
-    results = {row["testIdx"]: row for row in promptfoo_eval(promptfoo, config)["results"]}
-    assert len(results) == len(scored)
-    for index, (_, row_id, result) in enumerate(scored):
-        verdict, score = reference(row_id, result)
-        found = results[index]
-        where = (row_id, result, found.get("error"), found["gradingResult"])
-        assert found["success"] == (verdict == "pass"), where
-        assert found["score"] == score, where
+    for _, row_id, _ in scored:
+        assert tests[row_id]["assert"] == [ASSERTION]  # Blueprint's scorer, not promptfoo's
+    promptfoo_agrees(promptfoo, tmp_path, tests, [(row_id, result) for _, row_id, result in scored])
+
+
+def promptfoo_agrees(
+    promptfoo: str,
+    tmp_path: Path,
+    tests: dict[str, dict[str, Any]],
+    cases: list[tuple[str, dict[str, Any]]],
+) -> None:
+    """promptfoo's own eval of each exported test on its recorded result (the echo provider
+    returning it) passes and scores it as ``blueprint grade`` does."""
+    promptfoo_agrees(promptfoo, tmp_path, tests, cases)
+
+
+def test_promptfoos_own_assertions_give_the_verdicts_grade_gives(
+    promptfoo: str, tmp_path: Path
+) -> None:
+    """The default export (promptfoo's equals and Blueprint's javascript, no Python) passes
+    and scores each recorded result of the table as ``blueprint grade`` does."""
+    target = tmp_path / "tests.yaml"
+    convert(EXAMPLES / "support-refunds.json", target, ConvertOptions(target_format="promptfoo"))
+    tests = {test["metadata"]["id"]: test for test in read_yaml(target)}
+    cases = [
+        (row_id, result)
+        for row_id, result, expected in TABLE
+        if expected in ("pass", "fail") and tests.get(row_id, {}).get("assert")
+    ]
+    # every oracle type the default export asserts is in the table
+    assert {row_id for row_id, _ in cases} >= {
+        "cs-refund-issue-valid",
+        "cs-eligibility-partial-damage",
+        "cs-eligibility-late-return",
+        "cs-refund-window-quote",
+    }
+    promptfoo_agrees(promptfoo, tmp_path, tests, cases)
 
 
 def test_grade_reads_promptfoos_results_file(
@@ -269,6 +365,8 @@ def test_inspect_scorer(tmp_path: Path) -> None:
             message = model.ChatMessageAssistant(
                 content=result.get("output", ""), tool_calls=calls or None
             )
+            if "finalState" in result:
+                state.store.set("finalState", result["finalState"])
             state.messages.append(message)
             state.output = model.ModelOutput.from_message(message)
             return state
@@ -342,10 +440,7 @@ def test_openai_evals_class(tmp_path: Path) -> None:
         target_format="openai-evals", graders="blueprint", include_human_review=True
     )
     convert(EXAMPLES / "support-refunds.json", target, options)
-    table = [
-        (row_id, result.get("output", json.dumps(result.get("toolCalls"))))
-        for row_id, result, _ in TABLE
-    ]
+    table = [(row_id, recorded_text(result)) for row_id, result, _ in TABLE]
     (tmp_path / "table.json").write_text(json.dumps(table), encoding="utf-8")
     (tmp_path / "runner.py").write_text(EVALS_RUNNER, encoding="utf-8")
     done = subprocess.run(

@@ -73,9 +73,10 @@ def echo_set(tmp_path: Path, *, matching: bool) -> Path:
             "graded",
             "maybe",
             {
+                # a member passes at grade 1, as blueprint grade passes it
                 "graded": [
-                    {"value": answer("maybe"), "grade": 0.5},
-                    {"value": "certainly", "grade": 1},
+                    {"value": answer("maybe"), "grade": 1},
+                    {"value": "certainly", "grade": 0.5},
                 ]
             },
             "acceptable-set",

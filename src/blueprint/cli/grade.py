@@ -24,6 +24,7 @@ from blueprint.cli._common import (
 from blueprint.core.errors import UsageError
 from blueprint.grading import GradingOptions, grade_set, pass_rate
 from blueprint.grading.report import GradeReport
+from blueprint.grading.semantics import STARTER_MARK
 from blueprint.io.atomic import AtomicOutputs
 
 
@@ -95,15 +96,27 @@ def grade_command(
         float,
         typer.Option("--pass-grade", help="The grade a graded acceptable-set member needs."),
     ] = 1.0,
+    min_scored: Annotated[
+        int,
+        typer.Option(
+            "--min-scored",
+            min=0,
+            help="Fail (exit 1) unless at least this many rows got a pass or a fail (starter"
+            " examples do not count): results that score nothing are not a green gate.",
+        ),
+    ] = 1,
     force: Force = False,
 ) -> None:
     """Grade recorded results against a set: one verdict a row, kept apart by oracle type.
 
-    A row passes or fails by its oracle type's rule (docs/grading.md). A row graded by an
-    LLM judge needs the judge's verdict in its result; an expected-behavior-only or human
-    row needs a person and gets no number; a row with no result is not-run. Exit 0 when no
-    scored row fails, 1 when one does, 2 for unusable input (a result for a row the set
-    does not have, or the same row twice).
+    A row passes or fails by its oracle type's rule (docs/grading.md). The set is obeyed
+    first: a row it has an error in (an evaluator its oracle type bars) is invalid and gets
+    no verdict. A row graded by an LLM judge needs the judge's verdict in its result; an
+    expected-behavior-only or human row needs a person and gets no number; a row with no
+    result is not-run; a starter row is an example, graded but counted in no pass rate.
+    Exit 0 when no counted row fails, 1 when one does, a row is invalid or fewer rows than
+    --min-scored were scored, 2 for unusable input (a result for a row the set does not
+    have, the same row twice, a field of the wrong type).
     """
     if workdir is not None and not workdir.is_dir():
         raise UsageError(f"--workdir {workdir}: no such folder")
@@ -130,7 +143,18 @@ def grade_command(
         _print_text(graded)
     else:
         typer.echo(text, nl=False)
-    raise typer.Exit(1 if graded.failed else 0)
+    short = graded.scored < min_scored
+    if graded.invalid:
+        err.print(
+            f"[bold red]{graded.invalid} row(s) invalid:[/] the set forbids grading them;"
+            " run blueprint validate on it"
+        )
+    if short:
+        err.print(
+            f"[bold red]{graded.scored} row(s) scored[/], fewer than --min-scored"
+            f" {min_scored}: nothing here shows the set passes"
+        )
+    raise typer.Exit(1 if graded.failed or graded.invalid or short else 0)
 
 
 def _rendered(graded: GradeReport, report: GradeReportKind) -> str:
@@ -154,21 +178,26 @@ def _text_lines(graded: GradeReport) -> list[str]:
     lines = []
     for row in graded.rows:
         score = "" if row.score is None else f" {row.score:.2f}"
-        lines.append(f"{row.verdict:<11} {row.id}{score}: {row.reason}")
+        mark = f" {STARTER_MARK}" if row.starter else ""
+        lines.append(f"{row.verdict:<11} {row.id}{score}{mark}: {row.reason}")
     summary = graded.summary()
     counts = summary["verdicts"]
+    starters = summary["starterExamples"]
     lines.append("")
-    lines.append(
-        f"{summary['rows']} row(s): "
-        + ", ".join(f"{counts[name]} {name}" for name in counts if counts[name])
-    )
+    counted = ", ".join(f"{counts[name]} {name}" for name in counts if counts[name])
+    lines.append(f"{summary['rows']} row(s): {counted or 'none counted'}")
+    if starters["rows"]:
+        shown = ", ".join(f"{n} {name}" for name, n in starters["verdicts"].items() if n)
+        lines.append(
+            f"{starters['rows']} starter example(s), not gold, in no count or pass rate: {shown}"
+        )
     for title, key in (("by oracle type", "byOracleType"), ("by case family", "byCaseFamily")):
-        lines.append(f"{title} (pass rate over pass and fail only):")
+        lines.append(f"{title} (pass rate over pass and fail only, starter examples apart):")
         for name, group in summary[key].items():
-            parts = ", ".join(
-                f"{group[verdict]} {verdict}" for verdict in counts if group.get(verdict)
-            )
-            lines.append(f"  {name}: {_rate(group)} ({parts})")
+            parts = [f"{group[verdict]} {verdict}" for verdict in counts if group.get(verdict)]
+            if group["starterExamples"]:
+                parts.append(f"{group['starterExamples']} starter example(s)")
+            lines.append(f"  {name}: {_rate(group)} ({', '.join(parts)})")
     return lines
 
 
@@ -178,7 +207,7 @@ def _print_text(graded: GradeReport) -> None:
         # a report piped to a file or a program: plain lines, written at once
         typer.echo("\n".join(visible(line) for line in lines))
         return
-    styles = {"pass": "green", "fail": "bold red", "not-run": "yellow"}
+    styles = {"pass": "green", "fail": "bold red", "not-run": "yellow", "invalid": "bold red"}
     for row, line in zip(graded.rows, lines, strict=False):
         style = styles.get(row.verdict, "cyan")
         out.print(f"[{style}]{escape(line[:11])}[/]{escape(line[11:])}", highlight=False)
@@ -194,39 +223,54 @@ def _markdown(graded: GradeReport) -> str:
     lines = [f"# Grades: {cell(graded.set_path.name)}", ""]
     for title, key in (("Oracle type", "byOracleType"), ("Case family", "byCaseFamily")):
         lines += [
-            f"| {title} | rows | pass | fail | needs judge | needs human | not run | pass rate |",
-            "|---|---|---|---|---|---|---|---|",
+            f"| {title} | rows | pass | fail | needs judge | needs human | not run | invalid"
+            " | starter examples | pass rate |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for name, group in summary[key].items():
             lines.append(
                 f"| {cell(name)} | {group['rows']} | {group['pass']} | {group['fail']} |"
                 f" {group['needs-judge']} | {group['needs-human']} | {group['not-run']} |"
-                f" {_rate(group)} |"
+                f" {group['invalid']} | {group['starterExamples']} | {_rate(group)} |"
             )
         lines.append("")
-    lines += ["| Row | Verdict | Score | Reason |", "|---|---|---|---|"]
+    lines.append(
+        "Pass rates count pass and fail only; starter examples are shown but counted in no"
+        " pass rate."
+    )
+    lines += ["", "| Row | Verdict | Score | Reason |", "|---|---|---|---|"]
     for row in graded.rows:
         score = "" if row.score is None else f"{row.score:.2f}"
-        lines.append(f"| {cell(row.id)} | {row.verdict} | {score} | {cell(row.reason)} |")
+        mark = f" {STARTER_MARK}" if row.starter else ""
+        lines.append(f"| {cell(row.id)} | {row.verdict}{mark} | {score} | {cell(row.reason)} |")
     return "\n".join(lines) + "\n"
 
 
 def _junit(graded: GradeReport) -> str:
-    counts = graded.summary()["verdicts"]
-    skipped = counts["needs-judge"] + counts["needs-human"] + counts["not-run"]
+    # a starter example is skipped whatever its verdict (an example, not gold); an invalid
+    # row is an error (the set forbids grading it)
+    failures = sum(row.verdict == "fail" and not row.starter for row in graded.rows)
+    errors = graded.invalid
+    skipped = sum(row.verdict != "invalid" and not row.scored for row in graded.rows)
     suite = ElementTree.Element(
         "testsuite",
         name=f"blueprint grade {graded.set_path.name}",
         tests=str(len(graded.rows)),
-        failures=str(counts["fail"]),
-        errors="0",
+        failures=str(failures),
+        errors=str(errors),
         skipped=str(skipped),
     )
     for row in graded.rows:
         case = ElementTree.SubElement(
             suite, "testcase", name=row.id, classname=row.case_family or row.oracle_type or "set"
         )
-        if row.verdict == "fail":
+        if row.verdict == "invalid":
+            ElementTree.SubElement(case, "error", message=row.reason, type="invalid")
+        elif row.starter:
+            ElementTree.SubElement(
+                case, "skipped", message=f"{STARTER_MARK} {row.verdict}: {row.reason}"
+            )
+        elif row.verdict == "fail":
             ElementTree.SubElement(case, "failure", message=row.reason, type="fail")
         elif row.verdict != "pass":
             ElementTree.SubElement(case, "skipped", message=f"{row.verdict}: {row.reason}")

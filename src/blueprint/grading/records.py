@@ -73,7 +73,9 @@ def recorded_from(row_id: str, produced: Any) -> Recorded:
 
 def recorded_output(row_id: str, output: Any) -> Recorded:
     """A provider's output as a recorded result: tool calls where it is a list of calls (or
-    JSON text of one, or an object with ``tool_calls``), else the output itself."""
+    JSON text of one, or an object with ``tool_calls``), else the output itself. An empty
+    list is a trajectory with no call, and stays the output too: a row that reads an output
+    reads ``[]``, and one that reads tool calls reads none made."""
     value = output
     if isinstance(output, str) and output.lstrip()[:1] in ("[", "{"):
         try:
@@ -82,7 +84,7 @@ def recorded_output(row_id: str, output: Any) -> Recorded:
             value = output
     if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
         return Recorded(id=row_id, output=output, has_output=True, tool_calls=value["tool_calls"])
-    if isinstance(value, list) and value and all(_call_like(item) for item in value):
+    if isinstance(value, list) and all(_call_like(item) for item in value):
         return Recorded(id=row_id, output=output, has_output=True, tool_calls=value)
     if isinstance(value, dict) and ("toolCalls" in value or "finalState" in value):
         return recorded_from(row_id, value)

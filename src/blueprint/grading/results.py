@@ -127,14 +127,11 @@ def _recorded(path: Path, line: int | None, item: Any) -> Recorded:
     if not isinstance(row_id, str) or not row_id:
         raise refuse("id: a result names the row it is for, as a non-empty string")
     calls = item.get("toolCalls")
-    if calls is not None and not isinstance(calls, list):
-        raise refuse(f"toolCalls: a list of calls, not {jsonvalues.json_type(calls)}")
     state = item.get("finalState")
-    if state is not None and not isinstance(state, dict):
-        raise refuse(f"finalState: an object, not {jsonvalues.json_type(state)}")
     judge = item.get("judge")
-    if judge is not None and not isinstance(judge, dict):
-        raise refuse(f"judge: an object ({{pass, score}}), not {jsonvalues.json_type(judge)}")
+    problem = _type_problem(calls, state, judge)
+    if problem is not None:
+        raise refuse(problem)
     return Recorded(
         id=row_id,
         output=item.get("output"),
@@ -144,6 +141,73 @@ def _recorded(path: Path, line: int | None, item: Any) -> Recorded:
         judge=judge,
         line=line,
     )
+
+
+def _json_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _type_problem(calls: Any, state: Any, judge: Any) -> str | None:
+    """What is of the wrong type in a result's graded fields, named by field (None: nothing).
+    A value of the wrong type is never read as another: ``"false"`` is not false, and ``"0"``
+    is not an exit code."""
+    type_of = jsonvalues.json_type
+    if calls is not None:
+        if not isinstance(calls, list):
+            return f"toolCalls: a list of calls, not {type_of(calls)}"
+        for number, call in enumerate(calls, start=1):
+            if not isinstance(call, dict):
+                return f"toolCalls[{number - 1}]: a call is an object, not {type_of(call)}"
+    if state is not None:
+        if not isinstance(state, dict):
+            return f"finalState: an object, not {type_of(state)}"
+        problem = _state_problem(state)
+        if problem is not None:
+            return f"finalState.{problem}"
+    if judge is not None:
+        if not isinstance(judge, dict):
+            return f"judge: an object ({{pass, score}}), not {type_of(judge)}"
+        verdict, score = judge.get("pass"), judge.get("score")
+        if verdict is not None and not isinstance(verdict, bool):
+            return f"judge.pass: true or false, not {type_of(verdict)}"
+        if score is not None and not (_json_number(score) and 0 <= score <= 1):
+            shown = jsonvalues.dumps_text(score) if _json_number(score) else type_of(score)
+            return f"judge.score: a number from 0 to 1, not {shown}"
+    return None
+
+
+def _state_problem(state: dict[str, Any]) -> str | None:
+    type_of = jsonvalues.json_type
+    files = state.get("files")
+    if files is not None:
+        if isinstance(files, list):
+            for number, path in enumerate(files):
+                if not isinstance(path, str):
+                    return f"files[{number}]: a path (text), not {type_of(path)}"
+        elif not isinstance(files, dict):
+            return f"files: a list of paths or an object of paths, not {type_of(files)}"
+    commands = state.get("commands")
+    if isinstance(commands, dict):
+        for run, code in commands.items():
+            if not (isinstance(code, int) and not isinstance(code, bool)):
+                return f"commands[{run!r}]: an exit code (a whole number), not {type_of(code)}"
+    elif isinstance(commands, list):
+        for number, entry in enumerate(commands):
+            if not isinstance(entry, dict) or not isinstance(entry.get("run"), str):
+                return f"commands[{number}]: an object {{run, exitCode}} with run as text"
+            code = entry.get("exitCode")
+            if not (isinstance(code, int) and not isinstance(code, bool)):
+                return f"commands[{number}].exitCode: a whole number, not {type_of(code)}"
+    elif commands is not None:
+        return f"commands: an object or a list, not {type_of(commands)}"
+    records = state.get("records")
+    if isinstance(records, list):
+        for number, entry in enumerate(records):
+            if not isinstance(entry, dict):
+                return f"records[{number}]: an object {{query or description, value}}"
+    elif records is not None and not isinstance(records, dict):
+        return f"records: an object or a list, not {type_of(records)}"
+    return None
 
 
 # --- the runners' own result files ------------------------------------------------------------

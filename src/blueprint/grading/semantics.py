@@ -19,23 +19,40 @@ rules, in short (docs/grading.md has them in full):
 - a row graded by llm-judge (and every rubric row) needs a judge's verdict; an
   expected-behavior-only row, and one graded by human-expert or rubric-human, needs a person
   and never gets a number.
+- the set is obeyed before anything is graded: a row whose evaluator its oracle type bars (or
+  whose oracle type or evaluator is none Blueprint knows) is ``invalid`` and gets no verdict
+  from any source, a judge's included.
+- a starter row (provenance ``starter-example`` or ``overlay-starter-needs-expert-validation``)
+  is graded as an example: its verdict is shown, marked, and kept out of every pass rate.
 """
 
 from __future__ import annotations
 
 import contextlib
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from blueprint.core.admissibility import ADMISSIBILITY
+from blueprint.core.model import EVALUATOR_TYPES, STARTER_PROVENANCES
 from blueprint.io import jsonvalues
 
-Verdict = Literal["pass", "fail", "needs-judge", "needs-human", "not-run"]
-VERDICTS: Final[tuple[Verdict, ...]] = ("pass", "fail", "needs-judge", "needs-human", "not-run")
+Verdict = Literal["pass", "fail", "needs-judge", "needs-human", "not-run", "invalid"]
+VERDICTS: Final[tuple[Verdict, ...]] = (
+    "pass",
+    "fail",
+    "needs-judge",
+    "needs-human",
+    "not-run",
+    "invalid",
+)
 #: verdicts that carry a score: every other verdict is no number at all
 SCORED: Final = frozenset({"pass", "fail"})
+
+#: how a starter row's verdict is marked wherever it is shown
+STARTER_MARK: Final = "[starter example, not gold]"
 
 #: evaluators under which only a person may grade a row
 HUMAN_EVALUATORS: Final = frozenset({"human-expert", "rubric-human"})
@@ -87,6 +104,24 @@ class RowVerdict:
     oracle_type: str | None = None
     case_family: str | None = None
     evaluator: str | None = None
+    #: a starter row: an example, never gold; its verdict counts in no pass rate
+    starter: bool = False
+
+    @property
+    def scored(self) -> bool:
+        """Whether the verdict counts: a pass or fail of a row that is not a starter example."""
+        return self.verdict in SCORED and not self.starter
+
+    @property
+    def counted_score(self) -> float | None:
+        """The score a runner may count: None for every verdict that does not count (no
+        verdict, an invalid row, a starter example's)."""
+        return self.score if self.scored else None
+
+    def explained(self) -> str:
+        """The verdict and its rule in one line, a starter example marked as one."""
+        mark = f"{STARTER_MARK} " if self.starter else ""
+        return f"{mark}{self.verdict}: {self.reason}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -96,6 +131,7 @@ class RowVerdict:
             "reason": self.reason,
             "oracleType": self.oracle_type,
             "caseFamily": self.case_family,
+            "starterExample": self.starter,
         }
 
 
@@ -121,7 +157,11 @@ def grade_row(
     oracle = case.get("oracleType")
     evaluator = case.get("evaluator", family_evaluator)
     family = case.get("caseFamily")
-    outcome = _outcome(row, case, oracle, evaluator, result, options)
+    barred = _barred(oracle, evaluator)
+    if barred is not None:
+        outcome = _Outcome("invalid", None, barred)
+    else:
+        outcome = _outcome(row, case, oracle, evaluator, result, options)
     return RowVerdict(
         id=str(row.get("id")),
         verdict=outcome.verdict,
@@ -130,7 +170,24 @@ def grade_row(
         oracle_type=oracle if isinstance(oracle, str) else None,
         case_family=family if isinstance(family, str) else None,
         evaluator=evaluator if isinstance(evaluator, str) else None,
+        starter=case.get("provenance") in STARTER_PROVENANCES,
     )
+
+
+def _barred(oracle: Any, evaluator: Any) -> str | None:
+    """Why the set itself forbids grading the row (None when it does not): an oracle type or
+    evaluator Blueprint does not know, or an evaluator the oracle type bars."""
+    rule = next((rule for name, rule in ADMISSIBILITY.items() if name == oracle), None)
+    if rule is None:
+        return f"the row's oracle type {_shown(oracle)} is not one Blueprint knows"
+    if evaluator is None:
+        return None
+    if evaluator not in EVALUATOR_TYPES:
+        return f"the row's evaluator {_shown(evaluator)} is not one Blueprint knows"
+    reason = rule.bars.get(evaluator)
+    if reason is None:
+        return None
+    return f"{oracle} bars the evaluator {evaluator}: {reason}; no verdict is given"
 
 
 def _outcome(
@@ -161,9 +218,8 @@ def _outcome(
         return _acceptable(expected, result, options)
     if oracle == "expected-tool-calls":
         return _tool_calls(expected, result, options)
-    if oracle == "expected-final-state":
-        return _final_state(expected, result, options)
-    return _Outcome("not-run", None, f"the row's oracle type {oracle!r} is not one Blueprint knows")
+    # the oracle type is a known one (_barred said so), and the others returned above
+    return _final_state(expected, result, options)
 
 
 class _Missing:
@@ -432,20 +488,22 @@ def _final_state(expected: Any, result: Recorded, options: GradingOptions) -> _O
     if not isinstance(checks, list) or not checks:
         return _Outcome("not-run", None, "expected-final-state: expected has no checks")
     state = result.final_state
-    unknown: list[str] = []
-    passed = 0
-    for number, check in enumerate(checks, start=1):
-        verdict, reason = _check(check if isinstance(check, dict) else {}, state, options)
-        if verdict is False:
-            return _Outcome(
-                "fail",
-                passed / len(checks),
-                f"expected-final-state: check {number} of {len(checks)} fails: {reason}",
-            )
-        if verdict is None:
-            unknown.append(f"check {number}: {reason}")
-        else:
-            passed += 1
+    # every check is decided, so the score is the share that holds whatever their order
+    decided = [_check(check if isinstance(check, dict) else {}, state, options) for check in checks]
+    passed = sum(verdict is True for verdict, _ in decided)
+    failing = [
+        f"check {number} of {len(checks)} fails: {reason}"
+        for number, (verdict, reason) in enumerate(decided, start=1)
+        if verdict is False
+    ]
+    if failing:
+        more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
+        return _Outcome("fail", passed / len(checks), f"expected-final-state: {failing[0]}{more}")
+    unknown = [
+        f"check {number}: {reason}"
+        for number, (verdict, reason) in enumerate(decided, start=1)
+        if verdict is None
+    ]
     if unknown:
         return _Outcome("not-run", None, "expected-final-state: " + "; ".join(unknown))
     return _Outcome("pass", 1.0, f"expected-final-state: all {len(checks)} check(s) hold")
@@ -471,9 +529,7 @@ def _file_check(
 ) -> tuple[bool | None, str]:
     files = state.get("files")
     if files is not None:
-        present = path in files if isinstance(files, dict | list) else False
-        if isinstance(files, dict) and present and files[path] is False:
-            present = False
+        present = _recorded_file(path, files)
         return present, f"file {path} {'exists' if present else 'does not exist'} (recorded)"
     if options.workdir is None:
         return None, f"file {path}: no files recorded, and no --workdir to look in"
@@ -483,6 +539,25 @@ def _file_check(
         return False, f"file {path} leads outside --workdir {options.workdir}"
     present = target.exists()
     return present, f"file {path} {'exists' if present else 'does not exist'} in {options.workdir}"
+
+
+def file_key(path: str) -> str:
+    """A file path as recorded paths compare: ``./out/x``, ``out//x`` and ``out/./x`` are
+    ``out/x`` (backslashes are separators too); ``..`` parts are kept as written."""
+    parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
+    rooted = "/" if path.startswith(("/", "\\")) else ""
+    return rooted + "/".join(parts)
+
+
+def _recorded_file(path: str, files: Any) -> bool:
+    """Whether a recorded ``finalState.files`` holds a path: a list of paths, or an object of
+    paths whose value ``false`` means absent."""
+    wanted = file_key(path)
+    if isinstance(files, list):
+        return any(isinstance(item, str) and file_key(item) == wanted for item in files)
+    if isinstance(files, dict):
+        return any(file_key(key) == wanted and value is not False for key, value in files.items())
+    return False
 
 
 def _command_check(
@@ -548,8 +623,13 @@ def _record_check(check: dict[str, Any], state: dict[str, Any]) -> tuple[bool | 
                 value = item.get("value", item.get("equals", _MISSING))
                 break
     if value is _MISSING:
-        return None, f"record {description!r}: no value recorded"
+        if records is None:
+            return None, f"record {description!r}: no records recorded"
+        # records were recorded and this one is not among them: it is not there
+        return False, f"record {description!r} is not among the recorded records"
     if "equals" not in check:
+        if value is None or value is False:
+            return False, f"record {description!r} is recorded as {_shown(value)}: not there"
         return True, f"record {description!r} is there"
     if json_equal(check["equals"], value):
         return True, f"record {description!r} equals {_shown(check['equals'])}"
@@ -586,7 +666,7 @@ def _judged(result: Recorded, options: GradingOptions, why: str) -> _Outcome:
     return _Outcome("needs-judge", None, f"{why}: the judge's verdict has no pass and no score")
 
 
-def verdict_counts(verdicts: Iterator[RowVerdict] | list[RowVerdict]) -> dict[str, int]:
+def verdict_counts(verdicts: Iterable[RowVerdict]) -> dict[str, int]:
     counts: dict[str, int] = dict.fromkeys(VERDICTS, 0)
     for verdict in verdicts:
         counts[verdict.verdict] += 1

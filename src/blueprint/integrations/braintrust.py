@@ -8,8 +8,9 @@ Add it to an ``Eval`` over records of Blueprint's Braintrust export::
 
 The task's output gives the recorded result: ``output``, ``toolCalls`` (or ``tool_calls``),
 ``finalState`` and ``judge`` where it is an object with them, else it is the output. The
-record's ``metadata.blueprint`` (written by the export) says what the row is. A row that
-needs a judge or a person gets a score of None, which Braintrust leaves out of its averages.
+record's ``metadata.blueprint`` (written by the export) says what the row is. A row with no
+verdict that counts (it needs a judge or a person, the set forbids grading it, or it is a
+starter example) gets a score of None, which Braintrust leaves out of its averages.
 """
 
 from __future__ import annotations
@@ -47,8 +48,12 @@ def grade_record(
     verdict = grade_row(row, recorded_from(row["id"], output), options)
     return Score(
         name=NAME,
-        score=verdict.score,
-        metadata={"verdict": verdict.verdict, "reason": verdict.reason},
+        score=verdict.counted_score,
+        metadata={
+            "verdict": verdict.verdict,
+            "reason": verdict.reason,
+            "starterExample": verdict.starter,
+        },
     )
 
 

@@ -8,16 +8,19 @@ Use it as the task's scorer over a dataset of Blueprint's Inspect export::
 
     Task(dataset=json_dataset("samples.jsonl"), solver=..., scorer=oracle_scorer())
 
-It reads the output (``state.output.completion``) and the tool calls of the assistant
-messages in ``state.messages``; the sample's ``metadata.blueprint`` (written by the export)
-says what the row is. The score's value is the verdict's score (1 for pass, 0 for fail, or
-the grade), its answer the verdict and its explanation the rule; a row that needs a judge or
-a person gets no score at all.
+It reads the output (``state.output.completion``), the tool calls of the assistant
+messages in ``state.messages``, and the world after the run from the sample's store under
+``finalState`` (a solver that runs the task sets it: ``state.store.set("finalState",
+{"records": ..., "files": ..., "commands": ...})``); the sample's ``metadata.blueprint``
+(written by the export) says what the row is. The score's value is the verdict's score (1
+for pass, 0 for fail, or the grade), its answer the verdict and its explanation the rule; a
+row with no verdict that counts (it needs a judge or a person, the set forbids grading it,
+or it is a starter example) gets no score at all.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from blueprint.grading import GradingOptions, Recorded, grade_row
 from blueprint.grading.records import row_from_record
@@ -29,6 +32,10 @@ except ImportError as error:  # pragma: no cover - the extra is missing
     raise ImportError(
         "blueprint.integrations.inspect needs Inspect AI: pip install inspect-ai"
     ) from error
+
+
+#: the key of a sample's store that holds the recorded final state
+FINAL_STATE: Final = "finalState"
 
 
 def sample_record(state: TaskState, target: Target) -> dict[str, Any]:
@@ -58,8 +65,13 @@ def recorded_result(row_id: str, state: TaskState) -> Recorded:
         for call in (getattr(message, "tool_calls", None) or [])
     ]
     completion = state.output.completion if state.output is not None else None
+    final_state = state.store.get(FINAL_STATE)
     return Recorded(
-        id=row_id, output=completion, has_output=completion is not None, tool_calls=calls
+        id=row_id,
+        output=completion,
+        has_output=completion is not None,
+        tool_calls=calls,
+        final_state=final_state if isinstance(final_state, dict) else None,
     )
 
 
@@ -71,12 +83,12 @@ def oracle_scorer(options: GradingOptions | None = None) -> Scorer:
     async def score(state: TaskState, target: Target) -> Score | None:
         row = row_from_record("inspect", sample_record(state, target))
         verdict = grade_row(row, recorded_result(row["id"], state), options)
-        if verdict.score is None:
+        if verdict.counted_score is None:
             return None
         return Score(
-            value=verdict.score,
+            value=verdict.counted_score,
             answer=verdict.verdict,
-            explanation=verdict.reason,
+            explanation=verdict.explained(),
             metadata={"verdict": verdict.verdict},
         )
 

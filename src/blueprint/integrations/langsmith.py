@@ -9,8 +9,9 @@ Pass it to ``evaluate()`` with a dataset made of Blueprint's LangSmith export::
 The target's outputs give the recorded result: ``output`` (where LangSmith puts a target's
 return value that is not a dict), ``toolCalls`` (or ``tool_calls``), ``finalState`` and
 ``judge``; outputs with none of these are the output. The example's ``metadata.blueprint``
-(written by the export) says what the row is. A row that needs a judge or a person gets no
-score, and the comment says why.
+(written by the export) says what the row is. A row with no verdict that counts (it needs a
+judge or a person, the set forbids grading it, or it is a starter example) gets no score, and
+the comment says why.
 """
 
 from __future__ import annotations
@@ -41,7 +42,12 @@ def grade_example(
     verdict) and ``comment`` (the rule)."""
     row = row_from_record("langsmith", example_record(example))
     verdict = grade_row(row, recorded_from(row["id"], outputs), options)
-    return {"key": KEY, "score": verdict.score, "value": verdict.verdict, "comment": verdict.reason}
+    return {
+        "key": KEY,
+        "score": verdict.counted_score,
+        "value": verdict.verdict,
+        "comment": verdict.explained(),
+    }
 
 
 def oracle_evaluator(outputs: dict[str, Any], example: Any) -> dict[str, Any]:

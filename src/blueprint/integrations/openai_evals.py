@@ -12,8 +12,9 @@ The registry names it by module path, over samples of Blueprint's OpenAI Evals e
 It runs where the ``evals`` package is installed, with Blueprint installed there too. Each
 sample's completion is graded by :func:`blueprint.grading.grade_row` against the row the
 sample's ``metadata.blueprint`` holds: a scored row is recorded as a match (correct when
-it passes) with its score and reason, and a row with no verdict (it needs a judge or a
-person) as a ``blueprint_verdict`` event only, so the accuracy counts scored rows alone.
+it passes) with its score and reason, and a row with no verdict that counts (it needs a
+judge or a person, the set forbids grading it, or it is a starter example) as a
+``blueprint_verdict`` event only, so the accuracy counts scored rows alone.
 """
 
 from __future__ import annotations
@@ -39,8 +40,13 @@ def record_verdict(
     """Grade one completion against its sample's row, and record the verdict."""
     row = row_from_record("openai-evals", sample)
     verdict = grade_row(row, recorded_output(row["id"], sampled), options)
-    details = {"id": verdict.id, "verdict": verdict.verdict, "reason": verdict.reason}
-    if verdict.score is None:
+    details = {
+        "id": verdict.id,
+        "verdict": verdict.verdict,
+        "reason": verdict.reason,
+        "starterExample": verdict.starter,
+    }
+    if verdict.counted_score is None:
         evals.record.record_event("blueprint_verdict", details)
     else:
         evals.record.record_match(

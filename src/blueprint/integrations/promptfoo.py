@@ -32,16 +32,17 @@ def get_assert(
     output: Any, context: dict[str, Any], options: GradingOptions | None = None
 ) -> dict[str, Any]:
     """promptfoo's python assertion: ``{pass, score, reason}`` from Blueprint's verdict. A row
-    that needs a judge or a person has no verdict to give: that is an error, never a score."""
+    with no verdict that counts (it needs a judge or a person, the set forbids grading it, or
+    it is a starter example) is an error, never a score."""
     test = context.get("test") if isinstance(context, dict) else None
     if not isinstance(test, dict):
         raise ValueError("promptfoo gave no test in the assertion's context")
     row = row_from_record("promptfoo", test)
     verdict = grade_row(row, recorded_output(row["id"], output), options)
-    if verdict.score is None:
-        raise ValueError(f"{row['id']}: {verdict.verdict}: {verdict.reason}")
+    if verdict.counted_score is None:
+        raise ValueError(f"{row['id']}: {verdict.explained()}")
     return {
         "pass": verdict.verdict == "pass",
-        "score": verdict.score,
-        "reason": f"{verdict.verdict}: {verdict.reason}",
+        "score": verdict.counted_score,
+        "reason": verdict.explained(),
     }

@@ -31,6 +31,7 @@ const acceptable = {data};
 {helpers}return acceptable.some(matches);
 """
 
+#: a graded member passes at grade 1, as ``blueprint grade`` passes it by default
 _JS_GRADED: Final = """\
 const graded = {data};
 {helpers}let best = 0;
@@ -38,44 +39,75 @@ let found = false;
 for (const member of graded) {{
   if (matches(member.value)) {{ found = true; best = Math.max(best, member.grade); }}
 }}
-return {{ pass: best > 0, score: best,
-  reason: found ? 'matched an acceptable answer with grade ' + best
+return {{ pass: best >= 1, score: best,
+  reason: found ? 'matched an acceptable answer with grade ' + best + ', passing at 1'
     : 'matched no acceptable answer' }};
 """
 
+#: the rules of ``blueprint grade`` for tool calls: the expected arguments among those given,
+#: expected calls in order (others may come between) or each matched by a call of its own,
+#: extra calls allowed, a forbidden call (by name, or with the arguments it names) fails;
+#: output that holds no calls gives no verdict (an error), as it does in ``grade``
 _JS_TOOL_CALLS: Final = """\
 const expected = {data};
 {helpers}let parsed = output;
 if (typeof output === 'string') {{
-  try {{ parsed = JSON.parse(output); }}
-  catch (e) {{ return {{ pass: false, score: 0, reason: 'the output holds no tool calls' }}; }}
+  try {{ parsed = JSON.parse(output); }} catch (e) {{ parsed = undefined; }}
 }}
-const raw = Array.isArray(parsed) ? parsed
-  : (parsed && (parsed.tool_calls || parsed.toolCalls || parsed.calls)) || [];
-const calls = raw.map((call) => {{
-  const fn = call.function || call;
-  let args = fn.arguments ?? fn.args ?? fn.input ?? {{}};
-  if (typeof args === 'string') {{ try {{ args = JSON.parse(args); }} catch (e) {{}} }}
-  return {{ name: fn.name, arguments: args }};
-}});
-const fits = (want, got) => want.name === got.name
-  && (want.arguments === undefined || same(want.arguments, got.arguments));
-let ok;
+const callLike = (c) => c && typeof c === 'object'
+  && (typeof c.name === 'string' || (c.function && typeof c.function === 'object'));
+let raw;
+if (Array.isArray(parsed) && parsed.every(callLike)) raw = parsed;
+else if (parsed && Array.isArray(parsed.tool_calls)) raw = parsed.tool_calls;
+else if (parsed && Array.isArray(parsed.toolCalls)) raw = parsed.toolCalls;
+else throw new Error('the output holds no tool calls: no verdict');
+const calls = [];
+for (const call of raw) {{
+  const fn = (call && call.function && typeof call.function === 'object') ? call.function : call;
+  if (!fn || typeof fn.name !== 'string') {{
+    return {{ pass: false, score: 0, reason: 'a recorded call has no name' }};
+  }}
+  let args = fn.arguments !== undefined ? fn.arguments : fn.args;
+  if (typeof args === 'string') {{
+    if (args.trim() === '') args = {{}};
+    else {{ try {{ args = JSON.parse(args); }} catch (e) {{}} }}
+  }}
+  calls.push({{ name: fn.name, arguments: args == null ? {{}} : args }});
+}}
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+const argsFit = (want, got) => {{
+  if (!isObject(want) || Object.keys(want).length === 0) return true;
+  if (!isObject(got)) return false;
+  return Object.keys(want).every((k) => k in got && same(want[k], got[k]));
+}};
+for (const f of expected.forbidden || []) {{
+  const hit = calls.find((g) => g.name === f.name
+    && (f.arguments == null || argsFit(f.arguments, g.arguments)));
+  if (hit) return {{ pass: false, score: 0, reason: 'made a forbidden call: ' + hit.name }};
+}}
+const wanted = expected.calls;
+const fits = (w, g) => w.name === g.name && argsFit(w.arguments, g.arguments);
+const found = wanted.map(() => false);
 if ((expected.order || 'exact') === 'exact') {{
-  ok = calls.length === expected.calls.length && expected.calls.every((w, i) => fits(w, calls[i]));
+  let at = 0;
+  for (const g of calls) if (at < wanted.length && fits(wanted[at], g)) found[at++] = true;
 }} else {{
-  const left = [...calls];
-  ok = calls.length === expected.calls.length && expected.calls.every((w) => {{
-    const at = left.findIndex((g) => fits(w, g));
-    if (at < 0) return false;
-    left.splice(at, 1);
-    return true;
-  }});
+  const owner = new Map();
+  const assign = (i, seen) => {{
+    for (let p = 0; p < calls.length; p++) {{
+      if (seen.has(p) || !fits(wanted[i], calls[p])) continue;
+      seen.add(p);
+      if (!owner.has(p) || assign(owner.get(p), seen)) {{ owner.set(p, i); return true; }}
+    }}
+    return false;
+  }};
+  wanted.forEach((_, i) => {{ found[i] = assign(i, new Set()); }});
 }}
-const banned = (expected.forbidden || []).filter((f) => calls.some((g) => fits(f, g)));
-return {{ pass: ok && banned.length === 0, score: ok && banned.length === 0 ? 1 : 0,
-  reason: banned.length ? 'made a forbidden call: ' + banned.map((f) => f.name).join(', ')
-    : ok ? 'the expected calls were made' : 'the calls differ from the expected calls' }};
+const made = found.filter(Boolean).length;
+const ok = made === wanted.length;
+return {{ pass: ok, score: ok ? 1 : (wanted.length ? made / wanted.length : 0),
+  reason: ok ? 'the expected calls were made'
+    : (wanted.length - made) + ' of ' + wanted.length + ' expected call(s) missing' }};
 """
 
 

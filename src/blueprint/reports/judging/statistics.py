@@ -2,8 +2,10 @@
 kappa, Krippendorff's alpha among the human raters, the judge's bias, and seeded bootstrap
 intervals.
 
-The statistics libraries (numpy, scikit-learn, scipy, krippendorff) are imported inside the
-functions that use them: ``blueprint --help`` and ``blueprint validate`` never load them.
+The statistics libraries (numpy, scipy, krippendorff) are imported inside the functions that
+use them: ``blueprint --help`` and ``blueprint validate`` never load them. Kappa and the
+confusion matrix are a few lines of numpy (tests hold them equal to scikit-learn's, which is
+a test dependency only: some 50 MB installed for two formulas).
 """
 
 from __future__ import annotations
@@ -50,16 +52,29 @@ def _kappa_weights(scale: Scale) -> str | None:
 
 
 def cohen_kappa(human: Sequence[int], judge: Sequence[int], scale: Scale) -> float | None:
-    """Cohen's kappa of judge against humans (quadratic-weighted on an ordinal scale), from
-    scikit-learn; None when it is undefined (every label the same on both sides)."""
-    from sklearn.metrics import cohen_kappa_score
+    """Cohen's kappa of judge against humans (quadratic-weighted on an ordinal scale); None
+    when it is undefined (no disagreement is possible by chance: one label throughout on
+    both sides)."""
+    import numpy as np
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        value = cohen_kappa_score(
-            list(human), list(judge), labels=scale.values, weights=_kappa_weights(scale)
-        )
-    return None if math.isnan(value) else float(value)
+    h = np.array([list(human)], dtype=np.int64)
+    j = np.array([list(judge)], dtype=np.int64)
+    if h.shape[-1] == 0:
+        return None
+    disagreement, chance = _kappa_parts(h, j, scale)
+    if not chance[0] > 0:
+        return None
+    return float(1 - disagreement[0] / chance[0])
+
+
+def confusion(human: Sequence[int], judge: Sequence[int], scale: Scale) -> list[list[int]]:
+    """How many cases got each human label (rows) and each judge label (columns), in the
+    scale's order."""
+    size = len(scale.values)
+    matrix = [[0] * size for _ in range(size)]
+    for a, b in zip(human, judge, strict=True):
+        matrix[a - scale.low][b - scale.low] += 1
+    return matrix
 
 
 def krippendorff_alpha(
@@ -99,8 +114,20 @@ def _vectorized_kappa(
     human: NDArray[np.int64], judge: NDArray[np.int64], scale: Scale
 ) -> NDArray[np.float64]:
     """Kappa for many resamples at once (the rows of ``human`` and ``judge``): the formula
-    scikit-learn's ``cohen_kappa_score`` computes, vectorized, because its input checks cost
-    milliseconds a call and the bootstrap makes thousands. Tests hold the two equal."""
+    scikit-learn's ``cohen_kappa_score`` computes, vectorized, because the bootstrap makes
+    thousands. Tests hold the two equal."""
+    import numpy as np
+
+    disagreement, chance = _kappa_parts(human, judge, scale)
+    # a resample in which both sides give one and the same label throughout agrees perfectly
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(chance > 0, 1 - disagreement / np.where(chance > 0, chance, 1), 1.0)
+
+
+def _kappa_parts(
+    human: NDArray[np.int64], judge: NDArray[np.int64], scale: Scale
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The observed and the chance disagreement of each row, weighted as kappa weighs them."""
     import numpy as np
 
     size = len(scale.values)
@@ -122,9 +149,7 @@ def _vectorized_kappa(
         weights = (grid[:, None] != grid[None, :]).astype(float)
     disagreement = (weights * observed).sum(axis=(-2, -1))
     chance = (weights * expected).sum(axis=(-2, -1))
-    # a resample in which both sides give one and the same label throughout agrees perfectly
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(chance > 0, 1 - disagreement / np.where(chance > 0, chance, 1), 1.0)
+    return disagreement, chance
 
 
 @dataclass(frozen=True)
@@ -173,7 +198,6 @@ def agreement_statistics(sample: Sample, options: BootstrapOptions) -> dict[str,
     """Agreement, kappa, bias, the confusion matrix and (with several raters) alpha, each
     with its bootstrap interval, for one group of labelled cases."""
     import numpy as np
-    from sklearn.metrics import confusion_matrix
 
     scale = sample.scale
     human = np.array(sample.human, dtype=np.int64)
@@ -213,7 +237,7 @@ def agreement_statistics(sample: Sample, options: BootstrapOptions) -> dict[str,
             "labels": [scale.name(value) for value in scale.values],
             "rows": "human",
             "columns": "judge",
-            "matrix": confusion_matrix(human, judge, labels=scale.values).tolist(),
+            "matrix": confusion(sample.human, sample.judge, scale),
         },
         "alpha": None,
     }
