@@ -125,7 +125,7 @@ ConfigOption = Annotated[
     typer.Option(
         "--config",
         help="The configuration file (default: blueprint.toml, or pyproject.toml's"
-        " [tool.blueprint], found from the working folder up).",
+        " \\[tool.blueprint], found from the working folder up).",
         show_default=False,
     ),
 ]
