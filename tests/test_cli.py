@@ -368,3 +368,29 @@ def test_validate_prefix_selectors(tmp_path: Path) -> None:
     result = run("validate", bad, "--select", "case", "--report", "json")
     assert {i["code"] for i in json.loads(result.stdout)["issues"]} == {"case-id-mismatch"}
     assert run("validate", bad, "--select", "cas").exit_code == 2
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["validate", "{missing}"],
+        ["convert", "{missing}", "{tmp}/out.json"],
+        ["diff", EXAMPLE, "{missing}"],
+        ["roundtrip", "{missing}", "--via", "csv"],
+        ["summary", "{missing}"],
+        ["dedupe", "{missing}"],
+        ["oracle", "{missing}", "r", "rubric"],
+        ["render", "{missing}", "-o", "{tmp}/page.html"],
+    ],
+)
+@pytest.mark.parametrize("name", ["evals", "evals/", "notes.txt"])
+def test_a_missing_folder_or_file_is_named_missing(
+    tmp_path: Path, command: list[str], name: str
+) -> None:
+    """A path that is not there says so, not that its extension names no format."""
+    missing = str(tmp_path / name) + ("/" if name.endswith("/") else "")
+    arguments = [part.format(missing=missing, tmp=tmp_path) for part in command]
+    result = run(*arguments)
+    assert result.exit_code == 2, result.output
+    assert "no such file or folder" in result.output
+    assert "cannot tell the format" not in result.output

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -10,6 +12,7 @@ from blueprint.cli import app
 from blueprint.core import admissibility
 from blueprint.core.model import ORACLE_TYPES
 from blueprint.formats.mapping import load_mapping
+from conftest import document, row, write_json
 
 runner = CliRunner()
 
@@ -142,3 +145,76 @@ def test_completion_through_the_environment_completes_commands_and_choices() -> 
     assert choices.exit_code == 0 and choices.exception is None
     for oracle_type in ORACLE_TYPES:
         assert f'"{oracle_type}"' in choices.stdout
+
+
+#: an id longer than any terminal line, which a table folded to 80 columns would break
+LONG = "a-row-id-" + "that-goes-on-" * 10 + "and-ends"
+
+
+def _with_long_ids(tmp_path: Path) -> Path:
+    rows = [
+        row(f"{LONG}-{n}", expected="yes", caseFamily=f"{LONG}-family")
+        for n in ("one", "two", "three", "four")
+    ]
+    for item in rows[:2]:
+        item["input"] = "How do I return shoes?"  # the same input twice: a duplicate
+    family = {"id": f"{LONG}-family", "oracleType": "reference-answer"}
+    return write_json(tmp_path / "long.json", document(*rows, caseFamilies=[family]))
+
+
+def test_the_dedupe_table_piped_keeps_long_ids_whole(tmp_path: Path) -> None:
+    result = run("dedupe", str(_with_long_ids(tmp_path)), env=NARROW)
+    assert result.exit_code == 1, result.output
+    for name in ("one", "two"):
+        assert lines_holding(result.stdout, f"{LONG}-{name}"), result.stdout
+
+
+def test_split_and_sample_tables_piped_keep_family_names_whole(tmp_path: Path) -> None:
+    long = _with_long_ids(tmp_path)
+    split = run(
+        "split", str(long), "--ratios", "dev=0.5,test=0.5", "--seed", "1",
+        "-o", str(tmp_path / "split.json"), env=NARROW,
+    )  # fmt: skip
+    sample = run(
+        "sample", str(long), "2", "--seed", "1", "-o", str(tmp_path / "s.json"), env=NARROW
+    )
+    for result in (split, sample):
+        assert result.exit_code == 0, result.output
+        line = lines_holding(result.stdout, f"{LONG}-family")
+        assert line and "reference-answer" in line[0], result.stdout
+
+
+def test_the_new_summary_keeps_family_ids_whole_when_piped(tmp_path: Path) -> None:
+    result = run(
+        "new", "customer-support", "--overlay", "finance", "-o", str(tmp_path / "s.csv"),
+        env={"COLUMNS": "30"},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    for family in [
+        *load_pack("customer-support").case_families,
+        *load_overlay("finance").case_families,
+    ]:
+        line = lines_holding(result.stderr, f" {family.id} ")
+        assert line and family.oracle_type in line[0] and family.evaluator in line[0], family.id
+    assert "…" not in result.stderr
+
+
+def test_the_evaluators_fit_an_80_column_terminal_broken_between_words() -> None:
+    """In a terminal the prose wraps at word boundaries; four columns of it side by side
+    left a word or two a line, split mid-word, in 279 lines."""
+    import re
+
+    result = run("evaluators", env={"FORCE_COLOR": "1", "COLUMNS": "80", "TERM": "xterm"})
+    assert result.exit_code == 0, result.output
+    text = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout)
+    lines = text.splitlines()
+    assert all(len(line.rstrip()) <= 80 for line in lines)
+    assert len(lines) < 120
+    flowed = " ".join(text.split())
+    for oracle_type in ORACLE_TYPES:
+        rule = admissibility.rule_for(oracle_type)
+        assert oracle_type in lines
+        for evaluator, reason in rule.bars.items():
+            assert f"{evaluator}: {' '.join(reason.split())}" in flowed, (oracle_type, evaluator)
+        for evaluator, conditions in rule.conditional.items():
+            assert f"{evaluator}: only if " + "; and ".join(conditions) in flowed

@@ -26,6 +26,7 @@ from blueprint.formats.promptfoo import dump_yaml, read_yaml
 pytestmark = pytest.mark.conformance
 
 NATIVE = Path(__file__).parents[1] / "fixtures" / "native" / "promptfoo"
+EXAMPLE = Path(__file__).parents[2] / "examples" / "promptfoo"
 SUITES = [
     "suite/promptfooconfig.yaml",
     "promptfooconfig.yaml",
@@ -110,7 +111,20 @@ def suites(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_promptfoo_gives_the_same_results_after_a_round_trip(
     promptfoo: str, suites: Path, suite: str
 ) -> None:
-    original = suites / suite
+    same_results_after_a_round_trip(promptfoo, suites / suite)
+
+
+def test_the_shipped_example_gives_the_same_results_after_a_round_trip(
+    promptfoo: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """examples/promptfoo, the README's suite, is one promptfoo runs, and runs the same back."""
+    copy = tmp_path / "promptfoo"
+    shutil.copytree(EXAMPLE, copy)
+    monkeypatch.chdir(copy)
+    same_results_after_a_round_trip(promptfoo, copy / "promptfooconfig.yaml")
+
+
+def same_results_after_a_round_trip(promptfoo: str, original: Path) -> None:
     before = run(promptfoo, with_echo(original))
     imported = original.with_name(".imported.json")
     convert(original, imported, ConvertOptions(source_format="promptfoo"))

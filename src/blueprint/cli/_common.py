@@ -58,18 +58,26 @@ out = Console(highlight=False, soft_wrap=True)
 PIPED_WIDTH: Final = 100_000
 
 
-def print_listing(listing: Any) -> None:
-    """A listing or table the command was asked for, on stdout.
+def listing_console(*, stderr: bool = False) -> Console:
+    """The console a listing or table is printed on: stdout (stderr for a table that is a
+    note about the run), at the terminal's width in a terminal, and at :data:`PIPED_WIDTH`
+    piped or redirected."""
+    # built per call: sys.stdout is whatever it is now (a test runner swaps it)
+    console = Console(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console.width = PIPED_WIDTH
+    return console
+
+
+def print_listing(listing: Any, *, stderr: bool = False) -> None:
+    """A listing or table the command was asked for, on stdout (or, with ``stderr``, one
+    that tells what a run did, beside its notes).
 
     In a terminal it fits the terminal. Piped or redirected, it is laid out at its natural
     width: no cell is cut, folded or wrapped to 80 columns, so ids and paths stay whole and
     ``blueprint evaluators | grep judge`` finds full lines.
     """
-    # built per call: sys.stdout is whatever it is now (a test runner swaps it)
-    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
-    if not console.is_terminal:
-        console.width = PIPED_WIDTH
-    console.print(listing)
+    listing_console(stderr=stderr).print(listing)
 
 
 class ReportKind(StrEnum):
@@ -117,7 +125,7 @@ ConfigOption = Annotated[
     typer.Option(
         "--config",
         help="The configuration file (default: blueprint.toml, or pyproject.toml's"
-        " [tool.blueprint], found from the working folder up).",
+        " \\[tool.blueprint], found from the working folder up).",
         show_default=False,
     ),
 ]

@@ -270,12 +270,13 @@ def new_command(
             f"[yellow]note:[/] {escape(str(output))} holds {codec.name}, which its extension"
             f" does not say; read it back with --from {codec.name}"
         )
-    table = Table()
+    # a note on what was written, so on stderr; ids are folded in a narrow terminal, never cut
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for heading in ("family", "oracle type", "evaluator", "severity"):
-        table.add_column(heading)
+        table.add_column(heading, overflow="fold")
     for family in header["caseFamilies"]:
         table.add_row(family["id"], family["oracleType"], family["evaluator"], family["severity"])
-    err.print(table)
+    print_listing(table, stderr=True)
     err.print(
         f"[yellow]note:[/] all {len(document['rows'])} rows in"
         f" {len(header['caseFamilies'])} case families: {EXAMPLE_NOTICE}"

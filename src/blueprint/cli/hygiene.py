@@ -42,6 +42,7 @@ from blueprint.cli._common import (
     out,
     print_export,
     print_json,
+    print_listing,
     value_of,
 )
 from blueprint.core.errors import UsageError
@@ -178,7 +179,7 @@ def _print_duplicates(found: DuplicateReport) -> None:
         for match in near.matches:
             add("", f"{match.similarity:.2f}", match.row)
     if shown:
-        out.print(table)
+        print_listing(table)
     if shown > TEXT_LIMIT:
         out.print(f"... and {shown - TEXT_LIMIT} more row(s); --report json lists them all")
     out.print(_summary(found))
@@ -298,7 +299,7 @@ def _print_split(result: SplitResult) -> None:
             str(stratum.rows),
             *(str(stratum.counts[name]) for name in names),
         )
-    out.print(table)
+    print_listing(table)
     if result.groups:
         out.print(
             f"{result.groups} group(s) of duplicate inputs ({result.grouped_rows} rows) were each"
@@ -359,4 +360,4 @@ def _print_sample(result: SampleResult) -> None:
             str(stratum.rows),
             str(stratum.sampled),
         )
-    out.print(table)
+    print_listing(table)

@@ -8,7 +8,10 @@ from typing import Annotated, Any
 
 import typer
 from rich import box
+from rich.console import Group
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from blueprint.cli._common import (
     Force,
@@ -19,6 +22,7 @@ from blueprint.cli._common import (
     boundary,
     err,
     escape,
+    listing_console,
     print_json,
     print_listing,
 )
@@ -140,20 +144,51 @@ def evaluators_command(
     if report is SimpleReport.json:
         print_json(entries[0] if oracle_type else entries)
         return
+    console = listing_console()
+    if console.is_terminal:
+        console.print(_evaluator_blocks(entries))
+        return
+    # piped or redirected: one table whose lines stay whole, so that grep finds an
+    # evaluator's whole condition or reason on the line that names it
     table = Table(title="admissible evaluators by oracle type", show_lines=True)
     for heading in ("oracle type", "admits", "admits with conditions", "bars (why)"):
-        # the id columns stay whole; the prose columns wrap between words
         table.add_column(heading, no_wrap=heading in ("oracle type", "admits"), overflow="fold")
     for entry in entries:
-        conditional = "\n".join(
-            f"{c['evaluator']}: only if " + "; and ".join(c["conditions"])
-            for c in entry["admitsWithConditions"]
-        )
+        conditional = "\n".join(_condition(c) for c in entry["admitsWithConditions"])
         bars = "\n".join(f"{b['evaluator']}: {b['reason']}" for b in entry["bars"])
         table.add_row(
             entry["oracleType"], "\n".join(entry["admits"]), escape(conditional), escape(bars)
         )
-    print_listing(table)
+    console.print(table)
+
+
+def _condition(conditional: dict[str, Any]) -> str:
+    return f"{conditional['evaluator']}: only if " + "; and ".join(conditional["conditions"])
+
+
+def _evaluator_blocks(entries: list[dict[str, Any]]) -> Group:
+    """The evaluators for a terminal: a block for each oracle type, its conditions and
+    reasons wrapped between words at the terminal's width (four columns of prose side by
+    side leave a word or two a line at 80 columns)."""
+    parts: list[Any] = [Text("admissible evaluators by oracle type", style="italic")]
+    for entry in entries:
+        grid = Table.grid(padding=(0, 2), pad_edge=False)
+        grid.add_column(no_wrap=True, min_width=len("with conditions"))
+        grid.add_column(overflow="fold")
+        grid.add_row("admits", escape(", ".join(entry["admits"])) or "none")
+        for index, conditional in enumerate(entry["admitsWithConditions"]):
+            conditions = "; and ".join(conditional["conditions"])
+            grid.add_row(
+                "" if index else "with conditions",
+                f"[bold]{escape(conditional['evaluator'])}[/]: only if {escape(conditions)}",
+            )
+        for index, barred in enumerate(entry["bars"]):
+            grid.add_row(
+                "" if index else "bars",
+                f"[bold]{escape(barred['evaluator'])}[/]: {escape(barred['reason'])}",
+            )
+        parts += [Text(""), Text(entry["oracleType"], style="bold"), Padding(grid, (0, 0, 0, 2))]
+    return Group(*parts)
 
 
 @boundary

@@ -308,6 +308,10 @@ def resolve_codec(path: Path, name: str | None, *, reading: bool) -> Codec:
         if marked is not None:
             return marked
     candidates = codecs_reading(path) if reading else codecs_writing(path)
+    if not candidates and reading and not path.exists():
+        # a missing folder has no extension to tell a format by, and a missing file with an
+        # unknown one none either: what is wrong is that it is not there
+        raise ParseError(path, "no such file or folder")
     if not candidates:
         known = sorted(
             {
