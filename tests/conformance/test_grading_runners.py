@@ -112,9 +112,12 @@ def test_deepeval_metric(
     assert (metric.error is None) == scored(verdict)
 
 
-def test_deepeval_evaluate_passes_no_row_without_a_verdict(tmp_path: Path) -> None:
+def test_deepeval_evaluate_passes_no_row_without_a_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """DeepEval's own evaluate() counts a test case whose metric gives None as passed: the
     metric makes such a row an error, so no row without a verdict passes there."""
+    monkeypatch.chdir(tmp_path)  # evaluate() writes its last run to .deepeval/ here
     deepeval = vendor("deepeval")
     configs = vendor("deepeval.evaluate.configs")
     dataset_module = vendor("deepeval.dataset")
