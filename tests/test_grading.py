@@ -292,3 +292,56 @@ def test_types_stay_apart() -> None:
     assert json_equal(1, 1.0)
     assert not output_equals("42", 42) and output_equals(42, "42")
     assert not output_equals({"a": 1}, "{a: 1}")
+
+
+# --- what the runners' scorers give --------------------------------------------------------------
+
+
+def test_a_scorer_gives_no_verdict_for_a_row_the_validator_finds_an_error_in() -> None:
+    from blueprint.grading.records import grade_record_row, row_error_codes
+
+    row = json.loads(json.dumps(ROWS["cs-refund-issue-valid"]))
+    assert row_error_codes(row) == []
+    recorded = Recorded(id=row["id"], tool_calls=REFUND)
+    assert grade_record_row(row, recorded).verdict == "pass"
+    del row["expected"]["calls"][0]["arguments"]  # an expected-shape error
+    found = grade_record_row(row, recorded)
+    assert (found.verdict, found.score) == ("invalid", None)
+    assert "expected-shape" in found.reason
+
+
+def test_scorers_count_no_starter_example_and_no_barred_row(tmp_path: Path) -> None:
+    from blueprint.convert import ConvertOptions, convert
+    from blueprint.integrations.langsmith import grade_example
+    from blueprint.integrations.promptfoo import get_assert
+    from conftest import EXAMPLES
+
+    examples = tmp_path / "examples.jsonl"
+    options = ConvertOptions(target_format="langsmith", graders="blueprint")
+    convert(EXAMPLES / "support-refunds.json", examples, options)
+    records = {
+        record["metadata"]["blueprint"]["id"]: record
+        for record in map(json.loads, examples.read_text("utf-8").splitlines())
+    }
+    quote = records["cs-refund-window-quote"]
+    answer = ROWS["cs-refund-window-quote"]["expected"]
+    assert grade_example({"output": answer}, quote)["score"] == 1.0
+    quote["metadata"]["blueprint"]["case"]["provenance"] = "starter-example"
+    feedback = grade_example({"output": answer}, quote)
+    assert (feedback["value"], feedback["score"]) == ("pass", None)
+    assert feedback["comment"].startswith("[starter example")
+    calls = records["cs-refund-issue-valid"]
+    calls["metadata"]["blueprint"]["case"]["evaluator"] = "llm-judge"
+    feedback = grade_example({"toolCalls": REFUND, "judge": {"pass": True}}, calls)
+    assert (feedback["value"], feedback["score"]) == ("invalid", None)
+    tests = tmp_path / "tests.yaml"
+    convert(
+        EXAMPLES / "support-refunds.json",
+        tests,
+        ConvertOptions(target_format="promptfoo", graders="blueprint"),
+    )
+    from blueprint.formats.promptfoo import read_yaml
+
+    test = next(t for t in read_yaml(tests) if t["metadata"]["id"] == "cs-refund-issue-valid")
+    assert get_assert(json.dumps(REFUND), {"test": test})["pass"] is True
+    assert get_assert("[]", {"test": test})["pass"] is False  # no call made: graded, a fail

@@ -268,7 +268,23 @@ def promptfoo_agrees(
 ) -> None:
     """promptfoo's own eval of each exported test on its recorded result (the echo provider
     returning it) passes and scores it as ``blueprint grade`` does."""
-    promptfoo_agrees(promptfoo, tmp_path, tests, cases)
+    suite = []
+    for row_id, result in cases:
+        test = json.loads(json.dumps(tests[row_id]))
+        test["vars"] = {**test["vars"], "recorded": recorded_text(result)}
+        suite.append(test)
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_bytes(
+        dump_yaml({"prompts": ["{{recorded}}"], "providers": ["echo"], "tests": suite})
+    )
+    results = {row["testIdx"]: row for row in promptfoo_eval(promptfoo, config)["results"]}
+    assert len(results) == len(cases)
+    for index, (row_id, result) in enumerate(cases):
+        verdict, score = reference(row_id, result)
+        found = results[index]
+        where = (row_id, result, found.get("error"), found["gradingResult"])
+        assert found["success"] == (verdict == "pass"), where
+        assert found["score"] == score, where
 
 
 def test_promptfoos_own_assertions_give_the_verdicts_grade_gives(

@@ -7,13 +7,16 @@ it back, exactly as importing the file would, so the scorer grades the row the s
 
 from __future__ import annotations
 
+import dataclasses
 from functools import cache
 from typing import Any, Final
 
+from blueprint.core.issues import ValidationReport
 from blueprint.formats import REGISTRY, Codec
-from blueprint.formats.base import UnreadableRow
-from blueprint.grading.semantics import Recorded
+from blueprint.formats.base import SourceRow, UnreadableRow
+from blueprint.grading.semantics import GradingOptions, Recorded, RowVerdict, grade_row
 from blueprint.io import jsonvalues
+from blueprint.validation.stream import StreamValidator, ValidationOptions
 
 
 class RecordError(ValueError):
@@ -37,6 +40,34 @@ def row_from_record(format_name: str, record: dict[str, Any]) -> dict[str, Any]:
         row: dict[str, Any] = item.data
         return row
     raise RecordError(f"the {format_name} record gives no row")
+
+
+def row_error_codes(row: dict[str, Any]) -> list[str]:
+    """The codes of the validator's errors in one row read alone (no set around it)."""
+    validator = StreamValidator(
+        ValidationReport(source="<record>", format="record"), ValidationOptions(row_ids=False)
+    )
+    validator.check_header(None)
+    found = validator.check_row(SourceRow(0, None, row), "record")
+    return list(dict.fromkeys(issue.code for issue in found if issue.severity == "error"))
+
+
+def grade_record_row(
+    row: dict[str, Any], recorded: Recorded, options: GradingOptions | None = None
+) -> RowVerdict:
+    """A runner's verdict for the row a record reads as: :func:`grade_row`, and ``invalid``
+    for a row the validator finds an error in, as ``blueprint grade`` gives it."""
+    verdict = grade_row(row, recorded, options)
+    codes = [] if verdict.verdict == "invalid" else row_error_codes(row)
+    if not codes:
+        return verdict
+    return dataclasses.replace(
+        verdict,
+        verdict="invalid",
+        score=None,
+        reason=f"the row is not valid ({', '.join(codes)}; run blueprint validate);"
+        " no verdict is given",
+    )
 
 
 #: where a runner's output object may hold each part of a recorded result

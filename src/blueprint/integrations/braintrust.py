@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from blueprint.grading import GradingOptions, grade_row
-from blueprint.grading.records import recorded_from, row_from_record
+from blueprint.grading import GradingOptions
+from blueprint.grading.records import grade_record_row, recorded_from, row_from_record
 
 try:
     from autoevals import Score
@@ -45,7 +45,7 @@ def grade_record(
     if metadata is not None:
         record["metadata"] = metadata
     row = row_from_record("braintrust", record)
-    verdict = grade_row(row, recorded_from(row["id"], output), options)
+    verdict = grade_record_row(row, recorded_from(row["id"], output), options)
     return Score(
         name=NAME,
         score=verdict.counted_score,

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from blueprint.grading import GradingOptions, Recorded, RowVerdict, grade_row
-from blueprint.grading.records import row_from_record
+from blueprint.grading import GradingOptions, Recorded, RowVerdict
+from blueprint.grading.records import grade_record_row, row_from_record
 
 try:
     from deepeval.metrics import BaseMetric
@@ -111,7 +111,7 @@ class OracleMetric(BaseMetric):  # type: ignore[misc]
     ) -> float | None:
         self.error = None
         row = row_from_record("deepeval", golden_record(test_case))
-        self.verdict = grade_row(row, recorded_result(row["id"], test_case), self.options)
+        self.verdict = grade_record_row(row, recorded_result(row["id"], test_case), self.options)
         self.score = self.verdict.counted_score
         self.reason = self.verdict.explained()
         self.success = self.score is not None and self.verdict.verdict == "pass"

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from blueprint.grading import GradingOptions, Recorded, grade_row
-from blueprint.grading.records import row_from_record
+from blueprint.grading import GradingOptions, Recorded
+from blueprint.grading.records import grade_record_row, row_from_record
 
 try:
     from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
@@ -82,7 +82,7 @@ def oracle_scorer(options: GradingOptions | None = None) -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score | None:
         row = row_from_record("inspect", sample_record(state, target))
-        verdict = grade_row(row, recorded_result(row["id"], state), options)
+        verdict = grade_record_row(row, recorded_result(row["id"], state), options)
         if verdict.counted_score is None:
             return None
         return Score(

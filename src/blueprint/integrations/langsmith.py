@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from blueprint.grading import GradingOptions, grade_row
-from blueprint.grading.records import recorded_from, row_from_record
+from blueprint.grading import GradingOptions
+from blueprint.grading.records import grade_record_row, recorded_from, row_from_record
 
 #: the feedback key LangSmith shows the verdicts under
 KEY = "blueprint_oracle"
@@ -41,7 +41,7 @@ def grade_example(
     """The feedback for one run: ``key``, ``score`` (None for no number), ``value`` (the
     verdict) and ``comment`` (the rule)."""
     row = row_from_record("langsmith", example_record(example))
-    verdict = grade_row(row, recorded_from(row["id"], outputs), options)
+    verdict = grade_record_row(row, recorded_from(row["id"], outputs), options)
     return {
         "key": KEY,
         "score": verdict.counted_score,

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from blueprint.grading import GradingOptions, RowVerdict, grade_row
-from blueprint.grading.records import recorded_output, row_from_record
+from blueprint.grading import GradingOptions, RowVerdict
+from blueprint.grading.records import grade_record_row, recorded_output, row_from_record
 
 try:
     import evals
@@ -39,7 +39,7 @@ def record_verdict(
 ) -> RowVerdict:
     """Grade one completion against its sample's row, and record the verdict."""
     row = row_from_record("openai-evals", sample)
-    verdict = grade_row(row, recorded_output(row["id"], sampled), options)
+    verdict = grade_record_row(row, recorded_output(row["id"], sampled), options)
     details = {
         "id": verdict.id,
         "verdict": verdict.verdict,

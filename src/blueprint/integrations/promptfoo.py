@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from blueprint.formats.promptfoo.codec import BLUEPRINT_ASSERTION
-from blueprint.grading import GradingOptions, grade_row
-from blueprint.grading.records import recorded_output, row_from_record
+from blueprint.grading import GradingOptions
+from blueprint.grading.records import grade_record_row, recorded_output, row_from_record
 
 #: the assertion the export writes
 ASSERTION: Final = BLUEPRINT_ASSERTION
@@ -38,7 +38,7 @@ def get_assert(
     if not isinstance(test, dict):
         raise ValueError("promptfoo gave no test in the assertion's context")
     row = row_from_record("promptfoo", test)
-    verdict = grade_row(row, recorded_output(row["id"], output), options)
+    verdict = grade_record_row(row, recorded_output(row["id"], output), options)
     if verdict.counted_score is None:
         raise ValueError(f"{row['id']}: {verdict.explained()}")
     return {
