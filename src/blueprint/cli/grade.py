@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -109,8 +110,8 @@ def grade_command(
         raise UsageError(f"--workdir {workdir}: no such folder")
     if not 0 <= pass_grade <= 1:
         raise UsageError(f"--pass-grade {pass_grade:g}: a grade is between 0 and 1")
-    if command_timeout <= 0:
-        raise UsageError("--command-timeout: a number of seconds above 0")
+    if not (math.isfinite(command_timeout) and command_timeout > 0):
+        raise UsageError(f"--command-timeout {command_timeout:g}: a number of seconds above 0")
     options = GradingOptions(
         arguments="exact" if arguments is ArgumentMatch.exact else "subset",
         pass_grade=pass_grade,

@@ -24,12 +24,12 @@ rules, in short (docs/grading.md has them in full):
 from __future__ import annotations
 
 import contextlib
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from blueprint.grading.commands import run_command
 from blueprint.io import jsonvalues
 
 Verdict = Literal["pass", "fail", "needs-judge", "needs-human", "not-run"]
@@ -496,20 +496,15 @@ def _command_check(
         if not options.allow_commands:
             return None, f"command {run!r}: no exit code recorded (--allow-commands runs it)"
         try:
-            # the user allowed this set's commands (--allow-commands)
-            done = subprocess.run(
-                run,
-                shell=True,
-                cwd=options.workdir or Path.cwd(),
-                capture_output=True,
-                timeout=options.command_timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
+            # the user allowed this set's commands (--allow-commands); nothing it starts
+            # outlives it, and its output is not kept
+            done = run_command(run, options.workdir or Path.cwd(), options.command_timeout)
+        except (OSError, ValueError) as error:
+            reason = getattr(error, "strerror", None) or error
+            return False, f"command {run!r} could not run: {reason}"
+        if done.timed_out:
             return False, f"command {run!r} ran past {options.command_timeout:g} s"
-        except OSError as error:
-            return False, f"command {run!r} could not run: {error.strerror or error}"
-        code, how = done.returncode, "run"
+        code, how = done.exit_code, "run"
     if isinstance(wanted, int) and not isinstance(wanted, bool) and code == wanted:
         return True, f"command {run!r} exits {code} ({how})"
     return False, f"command {run!r} exits {code}, not {wanted} ({how})"
