@@ -165,3 +165,63 @@ def test_the_command_timeout_is_a_finite_number_above_zero(tmp_path: Path, value
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
+
+
+# --- file checks in --workdir -----------------------------------------------------------------
+
+
+def test_file_checks_no_file_can_pass_fail_without_an_error(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "loop").symlink_to("loop")
+    (work / "a").symlink_to("b")
+    (work / "b").symlink_to("a")
+    (work / "out.txt").write_text("x", encoding="utf-8")
+    set_path = final_state_set(
+        tmp_path / "set.json",
+        {"kind": "file_exists", "path": "out\x00.txt"},
+        {"kind": "file_exists", "path": "loop"},
+        {"kind": "file_exists", "path": "loop/x"},
+        {"kind": "file_exists", "path": "a/b/c"},
+        {"kind": "file_exists", "path": "x" * 5000},
+        {"kind": "file_exists", "path": "out.txt"},
+    )
+    results = results_for(tmp_path / "results.jsonl", 6)
+    done = blueprint(
+        "grade", set_path, results, "--workdir", work, "--report", "json", cwd=tmp_path
+    )
+    assert done.returncode == 1, done.stderr
+    assert verdicts(done) == {
+        "row-1": "fail",
+        "row-2": "fail",
+        "row-3": "fail",
+        "row-4": "fail",
+        "row-5": "fail",
+        "row-6": "pass",
+    }
+
+
+@pytest.mark.parametrize("kind", ["loop", "file", "missing"])
+def test_a_workdir_that_is_no_folder_is_refused(tmp_path: Path, kind: str) -> None:
+    work = tmp_path / "work"
+    if kind == "loop":
+        work.symlink_to("work")
+    elif kind == "file":
+        work.write_text("x", encoding="utf-8")
+    set_path = final_state_set(tmp_path / "set.json", {"kind": "file_exists", "path": "x"})
+    results = results_for(tmp_path / "results.jsonl", 1)
+    done = blueprint("grade", set_path, results, "--workdir", work, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_command_with_a_nul_byte_fails_its_row(tmp_path: Path) -> None:
+    set_path = final_state_set(
+        tmp_path / "set.json", {"kind": "command", "run": "exit\x00 0", "exitCode": 0}
+    )
+    results = results_for(tmp_path / "results.jsonl", 1)
+    done = blueprint(
+        "grade", set_path, results, "--allow-commands", "--report", "json", cwd=tmp_path
+    )
+    assert done.returncode == 1, done.stderr
+    assert verdicts(done) == {"row-1": "fail"}

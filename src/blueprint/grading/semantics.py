@@ -477,12 +477,29 @@ def _file_check(
         return present, f"file {path} {'exists' if present else 'does not exist'} (recorded)"
     if options.workdir is None:
         return None, f"file {path}: no files recorded, and no --workdir to look in"
-    root = options.workdir.resolve()
-    target = (root / path).resolve()
-    if not target.is_relative_to(root):
-        return False, f"file {path} leads outside --workdir {options.workdir}"
-    present = target.exists()
-    return present, f"file {path} {'exists' if present else 'does not exist'} in {options.workdir}"
+    return _in_workdir(options.workdir, path)
+
+
+def _in_workdir(workdir: Path, path: str) -> tuple[bool | None, str]:
+    """Whether ``path`` names a file inside ``workdir`` (links resolved, confined to it). A
+    path no file can have (a NUL byte, a loop of links, a name too long) names none; one
+    that cannot be looked at (no permission) decides nothing."""
+    if "\x00" in path:
+        return False, f"file {path!r} cannot exist: a path holds no NUL byte"
+    try:
+        root = workdir.resolve()
+        target = (root / path).resolve()
+        if not target.is_relative_to(root):
+            return False, f"file {path} leads outside --workdir {workdir}"
+        target.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return False, f"file {path} does not exist in {workdir}"
+    except PermissionError as error:
+        return None, f"file {path}: cannot look in {workdir} ({error.strerror})"
+    except (OSError, RuntimeError, ValueError) as error:  # a loop of links, a name too long
+        reason = getattr(error, "strerror", None) or error
+        return False, f"file {path} does not exist in {workdir} ({reason})"
+    return True, f"file {path} exists in {workdir}"
 
 
 def _command_check(
