@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape as escape_markup
 
-from blueprint.core.errors import BlueprintError
+from blueprint.core.errors import BlueprintError, UsageError
 from blueprint.core.issues import Issue
 from blueprint.core.model import EVALUATOR_TYPES, ORACLE_TYPES, PROVENANCES
 from blueprint.formats import REGISTRY, ExportResult, SetSource, SourceRow, UnreadableRow
@@ -311,6 +311,7 @@ def boundary(command: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
+            refuse_undecodable(kwargs, command)
             # a command taking --allow-path passes it to every reader it runs, through here
             given: Any = kwargs.get("allow_path") or ()
             allowed = tuple(Path(folder) for folder in given)
@@ -336,6 +337,48 @@ def boundary(command: Callable[P, R]) -> Callable[P, R]:
             )
 
     return wrapper
+
+
+#: a character no UTF-8 text holds: what Python makes of a byte of the command line that is
+#: not UTF-8 (``\\udcff`` for 0xff)
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+#: arguments that may name a file, whose name may be any bytes: the rest are text
+_FILE_NAMES: Final = frozenset({"pack", "pack_name", "overlay"})
+
+
+def refuse_undecodable(arguments: dict[str, Any], command: Callable[..., Any]) -> None:
+    """Refuse (exit 2) text given on the command line that is not UTF-8 (a row id, a value
+    for --text): no set can hold it, and no writer could write it. Paths are let be: a file
+    name may be any bytes."""
+    for name, value in arguments.items():
+        if name in _FILE_NAMES:
+            continue
+        for item in value if isinstance(value, list | tuple) else (value,):
+            if isinstance(item, str) and _SURROGATE.search(item):
+                raise UsageError(
+                    f"{_option_of(command, name)} {item!a}: not UTF-8 text (the command line"
+                    " holds bytes that no set can hold as text)"
+                )
+
+
+def _option_of(command: Callable[..., Any], name: str) -> str:
+    """How a command's parameter is written on its command line (--text, or ROW)."""
+    import typing
+
+    try:
+        hint = typing.get_type_hints(command, include_extras=True).get(name)
+    except Exception:  # an annotation that does not resolve: the parameter's own name
+        hint = None
+    for meta in getattr(hint, "__metadata__", ()):
+        # in Annotated, typer takes an Option's first argument as its first name
+        names = [getattr(meta, "default", None), *(getattr(meta, "param_decls", None) or ())]
+        declared = [d for d in names if isinstance(d, str) and d.startswith("--")]
+        if declared:
+            return declared[0]
+        metavar = getattr(meta, "metavar", None)
+        if isinstance(metavar, str):
+            return metavar
+    return name.upper()
 
 
 def _fail(message: str, code: int, arguments: dict[str, Any]) -> NoReturn:

@@ -1,0 +1,93 @@
+"""The command line against hostile arguments and a hostile environment, as real child
+processes: bytes that are not UTF-8, numbers past any use, a standard output that is closed.
+Each ends in a clean exit code, never a traceback or an internal error (exit 3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES
+
+SET = EXAMPLES / "support-refunds.json"
+ROW = "cs-refund-window-quote"
+
+
+def blueprint(
+    *args: str | bytes | Path, cwd: Path, **options: object
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "blueprint", *args],
+        cwd=cwd,
+        capture_output=True,
+        timeout=120,
+        **options,  # type: ignore[call-overload]
+    )
+
+
+def clean(done: subprocess.CompletedProcess[bytes]) -> bool:
+    stderr = done.stderr.decode("utf-8", "replace")
+    return "Traceback" not in stderr and "internal error" not in stderr
+
+
+# --- text that is not UTF-8 -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        [b"--text", b"metadata.case.scenario=\xff\xfe late"],
+        [b"--text", b"metadata.case.scen\xffario=x"],
+        [b"--set", b'metadata.case.scenario="\xff"'],
+        [b"--unset", b"metadata.\xff"],
+    ],
+)
+def test_edit_refuses_text_that_is_not_utf8(tmp_path: Path, arguments: list[bytes]) -> None:
+    target = tmp_path / "set.json"
+    shutil.copy(SET, target)
+    before = target.read_bytes()
+    done = blueprint("edit", target, ROW, *arguments, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert clean(done)
+    assert target.read_bytes() == before
+
+
+def test_a_row_id_that_is_not_utf8_is_refused_as_json_too(tmp_path: Path) -> None:
+    target = tmp_path / "set.json"
+    shutil.copy(SET, target)
+    done = blueprint(
+        "edit", target, b"cs-\xff", "--text", "metadata.case.scenario=x", "--report", "json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2 and clean(done)
+    assert json.loads(done.stdout)["exitCode"] == 2
+
+
+def test_add_refuses_text_that_is_not_utf8(tmp_path: Path) -> None:
+    target = tmp_path / "set.json"
+    shutil.copy(SET, target)
+    before = target.read_bytes()
+    done = blueprint(
+        "add", target, "--family", "policy-lookup", "--id", "new-row", "--input", b"q\xff",
+        "--behavior", "b", "--provenance", "expert-authored",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2 and clean(done)
+    assert target.read_bytes() == before
+
+
+def test_a_file_name_that_is_not_utf8_is_still_a_file_name(tmp_path: Path) -> None:
+    name = b"set-\xff.json"
+    (tmp_path / os.fsdecode(name)).write_bytes(SET.read_bytes())
+    done = blueprint("validate", name, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    pack = b"pack-\xff.yaml"
+    done = blueprint("packs", "show", pack, cwd=tmp_path)
+    assert done.returncode in (1, 2) and clean(done)
+    assert b"not UTF-8 text" not in done.stderr  # it names a file, which may be any bytes
