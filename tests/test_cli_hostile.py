@@ -91,3 +91,39 @@ def test_a_file_name_that_is_not_utf8_is_still_a_file_name(tmp_path: Path) -> No
     done = blueprint("packs", "show", pack, cwd=tmp_path)
     assert done.returncode in (1, 2) and clean(done)
     assert b"not UTF-8 text" not in done.stderr  # it names a file, which may be any bytes
+
+
+# --- numbers past any use ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "option",
+    ["--resamples=1000000000", "--resamples=100001", "--resamples=99", "--seed=-1"],
+)
+def test_judge_report_bounds_its_bootstrap(tmp_path: Path, option: str) -> None:
+    done = blueprint(
+        "judge-report", EXAMPLES / "support-judged-labels.csv",
+        "--set", EXAMPLES / "support-judged.json", option,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert clean(done)
+
+
+def test_the_bootstrap_holds_a_bounded_batch_in_memory() -> None:
+    from blueprint.reports.judging import statistics
+
+    seen: list[tuple[int, ...]] = []
+
+    def statistic(indices: object, axis: int = -1) -> object:
+        import numpy as np
+
+        array = np.asarray(indices)
+        seen.append(array.shape)
+        return array.mean(axis=axis)
+
+    size = 50_000
+    options = statistics.BootstrapOptions(resamples=1000)
+    assert statistics._interval(statistic, size, options, vectorized=True) is not None
+    cells = max(shape[0] * shape[1] for shape in seen if len(shape) == 2)
+    assert cells <= statistics._BATCH_CELLS  # 1000 x 50,000 at once would be 400 MB
