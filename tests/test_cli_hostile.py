@@ -127,3 +127,85 @@ def test_the_bootstrap_holds_a_bounded_batch_in_memory() -> None:
     assert statistics._interval(statistic, size, options, vectorized=True) is not None
     cells = max(shape[0] * shape[1] for shape in seen if len(shape) == 2)
     assert cells <= statistics._BATCH_CELLS  # 1000 x 50,000 at once would be 400 MB
+
+
+# --- a standard output that is closed, or whose reader went away ------------------------------
+
+RESULTS = EXAMPLES / "support-refunds.results.jsonl"
+
+
+def closed(command: str, tmp_path: Path, streams: str = ">&-") -> subprocess.CompletedProcess[str]:
+    """``blueprint COMMAND`` from a shell with a standard stream closed (``>&-``)."""
+    return subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m blueprint {command} {streams}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "code"),
+    [
+        (f"validate {SET}", 0),  # its report goes to stderr: nothing is lost
+        (f"validate {SET} --report json", 2),
+        (f"validate {EXAMPLES / 'broken.json'} --report json", 2),
+        ("formats", 2),
+        ("evaluators rubric", 2),
+        (f"grade {SET} {RESULTS}", 2),
+        (f"grade {SET} {RESULTS} --report junit", 2),
+        (f"summary {SET}", 2),
+        ("--version", 2),
+        (f"validate {SET} --no-such-option", 2),
+    ],
+)
+def test_a_closed_standard_output_is_a_clean_exit(tmp_path: Path, command: str, code: int) -> None:
+    done = closed(command, tmp_path)
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert "Exception ignored" not in done.stderr
+
+
+def test_files_written_with_standard_output_closed_are_whole(tmp_path: Path) -> None:
+    """A file opened while descriptor 1 is free would take it: what a command then printed
+    (or a command it ran) would land in the file."""
+    done = closed(f"convert {SET} out.jsonl", tmp_path)
+    assert done.returncode == 0, done.stderr
+    again = subprocess.run(
+        [sys.executable, "-m", "blueprint", "diff", SET, tmp_path / "out.jsonl"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    done = closed(f"grade {SET} {RESULTS} -o report.json --report json", tmp_path, ">&- 2>&- <&-")
+    assert done.returncode == 0
+    assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["rows"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["formats"],
+        ["evaluators"],
+        ["validate", str(SET), "--report", "json"],
+        ["grade", str(SET), str(RESULTS)],
+    ],
+)
+def test_a_reader_that_went_away_is_a_clean_exit(tmp_path: Path, command: list[str]) -> None:
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "blueprint", *command],
+            cwd=tmp_path,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr

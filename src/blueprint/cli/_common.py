@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import inspect
 import json
@@ -50,8 +51,18 @@ def _visible(match: re.Match[str]) -> str:
 
 #: notes, progress and warnings about the run go to stderr; what a command was asked to
 #: produce (listings, machine output) goes to stdout
+class _StdoutConsole(Console):
+    """A console on stdout whose reader went away (``| head -1``) raises BrokenPipeError,
+    which the boundary reports as every failure to write stdout is reported (exit 2), where
+    rich alone would exit 1 in silence."""
+
+    def on_broken_pipe(self) -> None:
+        quiet_stdout()
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
 err = Console(stderr=True, highlight=False, soft_wrap=True)
-out = Console(highlight=False, soft_wrap=True)
+out = _StdoutConsole(highlight=False, soft_wrap=True)
 
 #: how wide a listing may grow when stdout is a pipe or a file: wide enough that no table is
 #: folded to fit, so every line reaches grep whole
@@ -66,7 +77,7 @@ def print_listing(listing: Any) -> None:
     ``blueprint evaluators | grep judge`` finds full lines.
     """
     # built per call: sys.stdout is whatever it is now (a test runner swaps it)
-    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    console = _StdoutConsole(file=sys.stdout, highlight=False, soft_wrap=True)
     if not console.is_terminal:
         console.width = PIPED_WIDTH
     console.print(listing)
@@ -326,6 +337,9 @@ def boundary(command: Callable[P, R]) -> Callable[P, R]:
             _fail(str(error), error.exit_code, kwargs)
         except StdoutError as error:
             _fail(str(error), 2, {})  # stdout is what failed: say it on stderr only
+        except BrokenPipeError as error:  # only stdout is a pipe Blueprint writes to
+            quiet_stdout()
+            _fail(str(stdout_failure(error)), 2, {})
         except OSError as error:  # the machine refused (disk full, permissions): not a bug
             _fail(str(error), 2, kwargs)
         except Exception as error:
@@ -393,6 +407,17 @@ def _fail(message: str, code: int, arguments: dict[str, Any]) -> NoReturn:
 
 class StdoutError(BlueprintError, OSError):
     """Standard output cannot be written (a full disk, a closed pipe)."""
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of a full disk or a
+    closed pipe does not end in a second error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def stdout_failure(error: OSError) -> StdoutError:
