@@ -209,3 +209,61 @@ def test_a_reader_that_went_away_is_a_clean_exit(tmp_path: Path, command: list[s
         os.close(write)
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+
+
+# --- no output replaces an input ----------------------------------------------------------------
+
+
+def _named(tmp_path: Path, target: Path, how: str, suffix: str | None = None) -> str:
+    """Another name for ``target``: itself, with ./, through a symbolic link or a hard link
+    (with ``suffix``, a name ending so: a report's extension, for a file that has another)."""
+    if how == "same" and suffix is None:
+        return target.name
+    if how == "dot" and suffix is None:
+        return f"./{target.name}"
+    name = f"{how}-{target.stem}{suffix or target.suffix}"
+    if how == "symlink":
+        (tmp_path / name).symlink_to(target.name)
+    else:
+        os.link(target, tmp_path / name)
+    return name
+
+
+JUDGE = ["judge-report", "labels.csv", "--set", "judged.json"]
+SPLIT = ["split", "set.json", "--ratios", "dev=0.5,test=0.5", "--seed", "1"]
+COMMANDS = {
+    "grade-set": (["grade", "set.json", "results.jsonl", "--report", "json"], "set.json", None),
+    "grade-results": (["grade", "set.json", "results.jsonl"], "results.jsonl", None),
+    "judge-report-set": (JUDGE, "judged.json", ".json"),
+    "judge-report-labels": (JUDGE, "labels.csv", ".json"),
+    "summary": (["summary", "set.json"], "set.json", None),
+    "risk": (["risk", "set.json", "--report", "markdown"], "set.json", None),
+    "render": (["render", "set.json"], "set.json", ".html"),
+    "merge-a": (["merge", "set.json", "other.json"], "set.json", None),
+    "merge-b": (["merge", "set.json", "other.json"], "other.json", None),
+    "split": (SPLIT, "set.json", None),
+    "sample": (["sample", "set.json", "2", "--seed", "1"], "set.json", None),
+    # the last set is dedupe's to rewrite (-o naming it is documented); a set before it is not
+    "dedupe": (["dedupe", "other.json", "set.json"], "other.json", None),
+    "convert": (["convert", "set.json"], "set.json", ".jsonl"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["same", "dot", "symlink", "hardlink"])
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_no_output_replaces_an_input(tmp_path: Path, name: str, how: str) -> None:
+    command, victim, suffix = COMMANDS[name]
+    shutil.copy(SET, tmp_path / "set.json")
+    shutil.copy(SET, tmp_path / "other.json")
+    shutil.copy(RESULTS, tmp_path / "results.jsonl")
+    shutil.copy(EXAMPLES / "support-judged.json", tmp_path / "judged.json")
+    shutil.copy(EXAMPLES / "support-judged-labels.csv", tmp_path / "labels.csv")
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    if suffix is not None and how in ("same", "dot"):
+        how = "hardlink"  # the file itself has no extension the command writes
+    output = _named(tmp_path, tmp_path / victim, how, suffix)
+    args = [*command, output] if name == "convert" else [*command, "-o", output]
+    done = blueprint(*args, "--force", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert clean(done)
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before

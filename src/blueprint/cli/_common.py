@@ -24,6 +24,8 @@ from blueprint.core.issues import Issue
 from blueprint.core.model import EVALUATOR_TYPES, ORACLE_TYPES, PROVENANCES
 from blueprint.formats import REGISTRY, ExportResult, SetSource, SourceRow, UnreadableRow
 from blueprint.formats.base import ROW_WATCHER, ReadOptions, reading_with
+from blueprint.formats.setfile import set_file_for
+from blueprint.io.samefile import refuse_writing_over
 
 #: characters a terminal acts on rather than shows: C0 controls but tab and newline, DEL, C1
 #: controls, and the bidirectional overrides that make text read in another order
@@ -210,6 +212,27 @@ def _counted(
         yield item
     if task is not None:
         bar.remove_task(task)
+
+
+def refuse_output_over_inputs(
+    output: Path | None, *inputs: Path | None, writes_set: bool = False, instead: str = ""
+) -> None:
+    """Refuse (exit 2, even with --force) an output that names a file the command reads: an
+    input, or the set file beside a canonical data file, by any name (a link, ``./``, a
+    hard link). A command that writes a set writes the set file beside it too."""
+    if output is None:
+        return
+    read: list[Path] = []
+    for given in inputs:
+        if given is None:
+            continue
+        read.append(given)
+        beside = set_file_for(given)
+        with contextlib.suppress(OSError):
+            if beside.is_file():
+                read.append(beside)
+    written = [output, set_file_for(output)] if writes_set else [output]
+    refuse_writing_over(written, read, instead=instead)
 
 
 def value_of(choice: StrEnum | None) -> str | None:

@@ -19,6 +19,7 @@ from blueprint.cli._common import (
     escape,
     out,
     print_json,
+    refuse_output_over_inputs,
     value_of,
     visible,
 )
@@ -112,6 +113,7 @@ def grade_command(
         raise UsageError(f"--pass-grade {pass_grade:g}: a grade is between 0 and 1")
     if not (math.isfinite(command_timeout) and command_timeout > 0):
         raise UsageError(f"--command-timeout {command_timeout:g}: a number of seconds above 0")
+    refuse_output_over_inputs(output, set_path, results)
     options = GradingOptions(
         arguments="exact" if arguments is ArgumentMatch.exact else "subset",
         pass_grade=pass_grade,
