@@ -1,0 +1,91 @@
+"""The studio against forged forms: a value a field cannot take is refused with a 4xx and a
+reason, and no file changes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from blueprint.studio.server import StudioOptions, build_studio
+from studio_sets import studio_set
+
+BASE = "http://127.0.0.1:8765"
+
+
+@pytest.fixture
+def set_path(tmp_path: Path) -> Path:
+    return studio_set(tmp_path)
+
+
+def client_for(set_path: Path, **options: Any) -> TestClient:
+    _, app = build_studio(StudioOptions(sets=[set_path], root=set_path.parent, **options), 8765)
+    return TestClient(app, base_url=BASE)
+
+
+def hidden(html: str) -> dict[str, str]:
+    return dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', html))
+
+
+def editor(client: TestClient, row_id: str) -> dict[str, str]:
+    fields = hidden(client.get(f"/sets/1/edit/{row_id}").text)
+    return {"csrf": fields["csrf"], "version": fields["version"], "action": "save"}
+
+
+# --- a value a field cannot take ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("metadata.case.oracleType", "../../evil"),
+        ("metadata.case.oracleType", "reference-answr"),
+        ("metadata.case.evaluator", "gpt-4-as-judge"),
+        ("metadata.case.provenance", "<script>"),
+        ("metadata.case.reversibility", "R9"),
+        ("metadata.case.blastRadius", "B4"),
+        ("metadata.case.caseFamily", "no-such-family"),
+    ],
+)
+def test_a_choice_takes_only_the_values_it_offers(set_path: Path, field: str, value: str) -> None:
+    client = client_for(set_path)
+    before = set_path.read_bytes()
+    answer = client.post(
+        "/sets/1/edit/lookup-1", data={**editor(client, "lookup-1"), f"f.{field}": value}
+    )
+    assert answer.status_code == 422, answer.text
+    assert "is not a value of" in answer.text
+    assert set_path.read_bytes() == before
+
+
+def test_a_choice_it_offers_is_saved(set_path: Path) -> None:
+    client = client_for(set_path)
+    form = {**editor(client, "lookup-1"), "f.metadata.case.reversibility": "R1"}
+    assert (
+        client.post("/sets/1/edit/lookup-1", data=form, follow_redirects=False).status_code == 303
+    )
+    assert '"reversibility": "R1"' in set_path.read_text(encoding="utf-8")
+
+
+def test_a_rows_own_value_that_is_no_longer_offered_may_stay(tmp_path: Path) -> None:
+    """A row whose family the set no longer defines keeps it when another field is saved,
+    from a form sent without the values first shown too."""
+    path = studio_set(tmp_path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["rows"][0]["metadata"]["case"]["caseFamily"] = "gone"
+    path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    client = client_for(path)
+    row_id = document["rows"][0]["id"]
+    form = {
+        **editor(client, row_id),
+        "f.metadata.case.caseFamily": "gone",
+        "f.metadata.case.actor": "a customer",
+    }
+    saved = client.post(f"/sets/1/edit/{row_id}", data=form, follow_redirects=False)
+    assert saved.status_code == 303, saved.text
+    case = json.loads(path.read_text(encoding="utf-8"))["rows"][0]["metadata"]["case"]
+    assert case["caseFamily"] == "gone" and case["actor"] == "a customer"
