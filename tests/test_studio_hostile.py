@@ -1,9 +1,10 @@
-"""The studio against forged forms: a value a field cannot take is refused with a 4xx and a
-reason, and no file changes."""
+"""The studio against forged forms: a value a field cannot take, a report written over a
+set. Each is refused with a 4xx and a reason, and no file changes."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from blueprint.studio.server import StudioOptions, build_studio
-from studio_sets import studio_set
+from studio_sets import judge_results, studio_set
 
 BASE = "http://127.0.0.1:8765"
 
@@ -89,3 +90,39 @@ def test_a_rows_own_value_that_is_no_longer_offered_may_stay(tmp_path: Path) -> 
     assert saved.status_code == 303, saved.text
     case = json.loads(path.read_text(encoding="utf-8"))["rows"][0]["metadata"]["case"]
     assert case["caseFamily"] == "gone" and case["actor"] == "a customer"
+
+
+# --- the report is never written over a set -----------------------------------------------------
+
+
+def labelled(set_path: Path) -> tuple[TestClient, str]:
+    client = client_for(set_path, judge_results=judge_results(set_path.parent))
+    csrf = hidden(client.get("/judge").text)["csrf"]
+    client.post("/judge/rater", data={"csrf": csrf, "rater": "ann"})
+    for number in range(1, 31):
+        label = "pass" if number % 2 == 0 else "fail"
+        client.post(
+            "/judge/label", data={"csrf": csrf, "case": f"tone-{number:02d}", "label": label}
+        )
+    return client, csrf
+
+
+def test_the_report_is_not_written_over_another_set_in_the_folder(set_path: Path) -> None:
+    client, csrf = labelled(set_path)
+    other = studio_set(set_path.parent, "other.json")  # a set the studio does not serve
+    os.link(set_path, set_path.parent / "hard.json")  # the served set, by another name
+    (set_path.parent / "notes.json").write_text('{"mine": true}\n', encoding="utf-8")
+    files = {path.name: path.read_bytes() for path in set_path.parent.iterdir()}
+    for output in ("other.json", "hard.json", "notes.json"):
+        answer = client.post("/judge/report", data={"csrf": csrf, "output": output, "force": "yes"})
+        assert answer.status_code == 422, (output, answer.text)
+    assert {path.name: path.read_bytes() for path in set_path.parent.iterdir()} == files
+    assert other.exists()
+
+
+def test_a_report_replaces_the_report_it_wrote(set_path: Path) -> None:
+    client, csrf = labelled(set_path)
+    data = {"csrf": csrf, "output": "studio.judge.json"}
+    assert client.post("/judge/report", data=data, follow_redirects=False).status_code == 303
+    again = client.post("/judge/report", data={**data, "force": "yes"}, follow_redirects=False)
+    assert again.status_code == 303
