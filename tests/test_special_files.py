@@ -30,11 +30,15 @@ def blueprint(*args: object, cwd: Path, env: dict[str, str] | None = None):
     )
 
 
+def _fifo(path: Path) -> Path:
+    if not path.exists():
+        os.mkfifo(path)
+    return path
+
+
 @pytest.fixture
 def fifo(tmp_path: Path) -> Path:
-    path = tmp_path / "set.json"
-    os.mkfifo(path)
-    return path
+    return _fifo(tmp_path / "set.json")
 
 
 @pytest.mark.parametrize(
@@ -50,14 +54,43 @@ def fifo(tmp_path: Path) -> Path:
         ["packs", "check", "{fifo}"],
         ["packs", "check", "/dev/zero"],
         ["dedupe", "{fifo}"],
+        ["grade", "{example}", "{fifo}"],
+        ["grade", "{fifo}", "{results}"],
+        ["grade", "{example}", "{fifo}", "--report", "json"],
+        ["judge-report", "{fifo}", "--set", "{judged}"],
+        ["judge-report", "{labels}", "--set", "{fifo}"],
+        ["studio", "{judged}", "--port", "0", "--judge-results", "{fifo}"],
+        ["studio", "{judged}", "--port", "0", "--judge-results", "{labels}", "--labels", "{csv}"],
     ],
 )
 def test_special_files_are_refused_not_read(tmp_path: Path, fifo: Path, command) -> None:
-    args = [part.format(fifo=fifo, example=EXAMPLES / "support-refunds.json") for part in command]
+    args = [
+        part.format(
+            fifo=fifo,
+            csv=_fifo(tmp_path / "labels.csv"),
+            example=EXAMPLES / "support-refunds.json",
+            results=EXAMPLES / "support-refunds.results.jsonl",
+            judged=EXAMPLES / "support-judged.json",
+            labels=EXAMPLES / "support-judged-labels.csv",
+        )
+        for part in command
+    ]
     done = blueprint(*args, cwd=tmp_path)
     assert done.returncode in (1, 2), done.stderr
     assert "Traceback" not in done.stderr
     assert "not a regular file" in done.stderr + done.stdout
+
+
+@pytest.mark.parametrize("name", ["results.jsonl", "results.json", "results.csv"])
+def test_results_that_are_a_link_to_a_device_are_refused_not_read(
+    tmp_path: Path, name: str
+) -> None:
+    # a committed symbolic link to /dev/zero would be read until memory ran out
+    (tmp_path / name).symlink_to("/dev/zero")
+    done = blueprint("grade", EXAMPLES / "support-refunds.json", name, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "not a regular file" in done.stderr
 
 
 def test_a_fifo_among_packs_is_named_and_the_others_listed(tmp_path: Path) -> None:

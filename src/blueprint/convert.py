@@ -31,6 +31,7 @@ from blueprint.formats.setfile import set_file_for
 from blueprint.formats.vendor import VendorCodec, exporting
 from blueprint.formats.vendor.codec import SCORED_FORMATS
 from blueprint.io.atomic import scratch_folder
+from blueprint.io.samefile import refuse_writing_over
 from blueprint.io.typedrows import is_typed_row, row_data
 from blueprint.validation.checks import RowView
 from blueprint.validation.stream import StreamValidator, ValidationOptions
@@ -242,15 +243,9 @@ class _Accepted:
 
 def _refuse_writing_over_the_input(source: Path, target: Path) -> None:
     """An output must not be the input, its set file, or a file the input's set file would
-    be: with --force, a conversion would otherwise replace what it is still reading."""
-    inputs = {source.resolve(), set_file_for(source).resolve()}
-    outputs = {target.resolve(), set_file_for(target).resolve()}
-    clash = inputs & outputs
-    if clash:
-        raise UsageError(
-            f"{target}: the output would replace {sorted(map(str, clash))[0]}, which the"
-            f" conversion reads from {source}; write to another file"
-        )
+    be, by any name (a link, a hard link): with --force, a conversion would otherwise
+    replace what it is still reading."""
+    refuse_writing_over([target, set_file_for(target)], [source, set_file_for(source)])
 
 
 @dataclass

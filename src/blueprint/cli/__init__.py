@@ -9,6 +9,7 @@ import itertools
 import os
 import signal
 import sys
+from pathlib import Path
 from types import FrameType
 from typing import Final
 
@@ -115,9 +116,52 @@ def _encodable_streams() -> None:
                 stream.reconfigure(errors=_ESCAPE)
 
 
+class _ClosedOutput(io.TextIOBase):
+    """Standard output when the command started with it closed (``>&-``): writing to it
+    fails as writing to a closed descriptor does, so a command that prints says so and exits
+    2, while one that prints nothing there runs as usual."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError("standard output is closed")
+
+    def flush(self) -> None:
+        pass
+
+
+def _closed_streams() -> None:
+    """A command started with a standard stream closed gets /dev/null in its place, so that
+    no file it opens takes descriptor 0, 1 or 2 (which a command it runs would then read or
+    write). Python leaves such a stream None: stdout becomes :class:`_ClosedOutput`, stdin and
+    stderr /dev/null."""
+    for descriptor in (0, 1, 2):
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            try:
+                opened = os.open(os.devnull, os.O_RDWR)
+            except OSError:
+                continue
+            if opened != descriptor:
+                os.dup2(opened, descriptor)
+                os.close(opened)
+    if sys.stdout is None:
+        sys.stdout = _ClosedOutput()
+    if sys.stderr is None:
+        sys.stderr = Path(os.devnull).open("w", encoding="utf-8")  # noqa: SIM115 - kept open
+    if sys.stdin is None:
+        sys.stdin = Path(os.devnull).open(encoding="utf-8")  # noqa: SIM115 - kept open
+
+
 def main() -> None:
     """The console script. A signal that stops it (SIGINT, SIGTERM, SIGHUP) removes its
     temporary files and exits with 128 + the signal's number, as a shell reports it."""
+    _closed_streams()
     _install_signal_handlers()
     _encodable_streams()
     try:
@@ -151,27 +195,17 @@ def _run() -> None:
         err.print("aborted")
         sys.exit(1)
     except OSError as error:  # stdout written outside a command's boundary (a parsing error)
-        from blueprint.cli._common import err, stdout_failure
+        from blueprint.cli._common import err, quiet_stdout, stdout_failure
 
-        _quiet_stdout()
+        quiet_stdout()
         err.print(f"[bold red]error:[/] {stdout_failure(error)}")
         sys.exit(2)
     try:
         sys.stdout.flush()
     except OSError as error:  # what the command printed could not all be written
-        from blueprint.cli._common import err, stdout_failure
+        from blueprint.cli._common import err, quiet_stdout, stdout_failure
 
-        _quiet_stdout()
+        quiet_stdout()
         err.print(f"[bold red]error:[/] {stdout_failure(error)}")
         sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
-
-
-def _quiet_stdout() -> None:
-    """Point stdout at /dev/null, so that the interpreter's last flush of a full disk or a
-    closed pipe does not end in a second error."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import inspect
 import json
@@ -18,11 +19,13 @@ import typer
 from rich.console import Console
 from rich.markup import escape as escape_markup
 
-from blueprint.core.errors import BlueprintError
+from blueprint.core.errors import BlueprintError, UsageError
 from blueprint.core.issues import Issue
 from blueprint.core.model import EVALUATOR_TYPES, ORACLE_TYPES, PROVENANCES
 from blueprint.formats import REGISTRY, ExportResult, SetSource, SourceRow, UnreadableRow
 from blueprint.formats.base import ROW_WATCHER, ReadOptions, reading_with
+from blueprint.formats.setfile import set_file_for
+from blueprint.io.samefile import refuse_writing_over
 
 #: characters a terminal acts on rather than shows: C0 controls but tab and newline, DEL, C1
 #: controls, and the bidirectional overrides that make text read in another order
@@ -50,8 +53,18 @@ def _visible(match: re.Match[str]) -> str:
 
 #: notes, progress and warnings about the run go to stderr; what a command was asked to
 #: produce (listings, machine output) goes to stdout
+class _StdoutConsole(Console):
+    """A console on stdout whose reader went away (``| head -1``) raises BrokenPipeError,
+    which the boundary reports as every failure to write stdout is reported (exit 2), where
+    rich alone would exit 1 in silence."""
+
+    def on_broken_pipe(self) -> None:
+        quiet_stdout()
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
 err = Console(stderr=True, highlight=False, soft_wrap=True)
-out = Console(highlight=False, soft_wrap=True)
+out = _StdoutConsole(highlight=False, soft_wrap=True)
 
 #: how wide a listing may grow when stdout is a pipe or a file: wide enough that no table is
 #: folded to fit, so every line reaches grep whole
@@ -63,7 +76,8 @@ def listing_console(*, stderr: bool = False) -> Console:
     note about the run), at the terminal's width in a terminal, and at :data:`PIPED_WIDTH`
     piped or redirected."""
     # built per call: sys.stdout is whatever it is now (a test runner swaps it)
-    console = Console(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=True)
+    kind = Console if stderr else _StdoutConsole
+    console = kind(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=True)
     if not console.is_terminal:
         console.width = PIPED_WIDTH
     return console
@@ -209,6 +223,27 @@ def _counted(
         bar.remove_task(task)
 
 
+def refuse_output_over_inputs(
+    output: Path | None, *inputs: Path | None, writes_set: bool = False, instead: str = ""
+) -> None:
+    """Refuse (exit 2, even with --force) an output that names a file the command reads: an
+    input, or the set file beside a canonical data file, by any name (a link, ``./``, a
+    hard link). A command that writes a set writes the set file beside it too."""
+    if output is None:
+        return
+    read: list[Path] = []
+    for given in inputs:
+        if given is None:
+            continue
+        read.append(given)
+        beside = set_file_for(given)
+        with contextlib.suppress(OSError):
+            if beside.is_file():
+                read.append(beside)
+    written = [output, set_file_for(output)] if writes_set else [output]
+    refuse_writing_over(written, read, instead=instead)
+
+
 def value_of(choice: StrEnum | None) -> str | None:
     return None if choice is None else choice.value
 
@@ -319,6 +354,7 @@ def boundary(command: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
+            refuse_undecodable(kwargs, command)
             # a command taking --allow-path passes it to every reader it runs, through here
             given: Any = kwargs.get("allow_path") or ()
             allowed = tuple(Path(folder) for folder in given)
@@ -333,6 +369,9 @@ def boundary(command: Callable[P, R]) -> Callable[P, R]:
             _fail(str(error), error.exit_code, kwargs)
         except StdoutError as error:
             _fail(str(error), 2, {})  # stdout is what failed: say it on stderr only
+        except BrokenPipeError as error:  # only stdout is a pipe Blueprint writes to
+            quiet_stdout()
+            _fail(str(stdout_failure(error)), 2, {})
         except OSError as error:  # the machine refused (disk full, permissions): not a bug
             _fail(str(error), 2, kwargs)
         except Exception as error:
@@ -344,6 +383,48 @@ def boundary(command: Callable[P, R]) -> Callable[P, R]:
             )
 
     return wrapper
+
+
+#: a character no UTF-8 text holds: what Python makes of a byte of the command line that is
+#: not UTF-8 (``\\udcff`` for 0xff)
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+#: arguments that may name a file, whose name may be any bytes: the rest are text
+_FILE_NAMES: Final = frozenset({"pack", "pack_name", "overlay"})
+
+
+def refuse_undecodable(arguments: dict[str, Any], command: Callable[..., Any]) -> None:
+    """Refuse (exit 2) text given on the command line that is not UTF-8 (a row id, a value
+    for --text): no set can hold it, and no writer could write it. Paths are let be: a file
+    name may be any bytes."""
+    for name, value in arguments.items():
+        if name in _FILE_NAMES:
+            continue
+        for item in value if isinstance(value, list | tuple) else (value,):
+            if isinstance(item, str) and _SURROGATE.search(item):
+                raise UsageError(
+                    f"{_option_of(command, name)} {item!a}: not UTF-8 text (the command line"
+                    " holds bytes that no set can hold as text)"
+                )
+
+
+def _option_of(command: Callable[..., Any], name: str) -> str:
+    """How a command's parameter is written on its command line (--text, or ROW)."""
+    import typing
+
+    try:
+        hint = typing.get_type_hints(command, include_extras=True).get(name)
+    except Exception:  # an annotation that does not resolve: the parameter's own name
+        hint = None
+    for meta in getattr(hint, "__metadata__", ()):
+        # in Annotated, typer takes an Option's first argument as its first name
+        names = [getattr(meta, "default", None), *(getattr(meta, "param_decls", None) or ())]
+        declared = [d for d in names if isinstance(d, str) and d.startswith("--")]
+        if declared:
+            return declared[0]
+        metavar = getattr(meta, "metavar", None)
+        if isinstance(metavar, str):
+            return metavar
+    return name.upper()
 
 
 def _fail(message: str, code: int, arguments: dict[str, Any]) -> NoReturn:
@@ -358,6 +439,17 @@ def _fail(message: str, code: int, arguments: dict[str, Any]) -> NoReturn:
 
 class StdoutError(BlueprintError, OSError):
     """Standard output cannot be written (a full disk, a closed pipe)."""
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of a full disk or a
+    closed pipe does not end in a second error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def stdout_failure(error: OSError) -> StdoutError:

@@ -160,11 +160,13 @@ def _load_any(name: str) -> tuple[Pack | Overlay, str]:
 @packs_app.command("show")
 @boundary
 def packs_show(
-    name: Annotated[str, typer.Argument(help="A pack or overlay id, or a pack file.")],
+    pack_name: Annotated[
+        str, typer.Argument(metavar="NAME", help="A pack or overlay id, or a pack file.")
+    ],
     report: Report = SimpleReport.text,
 ) -> None:
     """Show a pack's case families with oracle type, evaluator, severity and row counts."""
-    pack, kind = _load_any(name)
+    pack, kind = _load_any(pack_name)
     families = _family_json(pack)
     if report is SimpleReport.json:
         print_json({**_summary(pack, kind), "caseFamilies": families})

@@ -38,6 +38,7 @@ from blueprint.cli._common import (
     escape,
     print_export,
     print_json,
+    refuse_output_over_inputs,
     value_of,
 )
 from blueprint.cli._editing import (
@@ -481,6 +482,7 @@ def merge_command(
     (unless --keep or --suffix) or a case family is defined differently (unless --keep and
     both grade its rows the same).
     """
+    refuse_output_over_inputs(output, a, b, writes_set=True)
     options = MergeOptions(
         source_format=value_of(source_format),
         target_format=value_of(target_format),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,6 +19,7 @@ from blueprint.cli._common import (
     escape,
     out,
     print_json,
+    refuse_output_over_inputs,
     value_of,
     visible,
 )
@@ -122,8 +124,9 @@ def grade_command(
         raise UsageError(f"--workdir {workdir}: no such folder")
     if not 0 <= pass_grade <= 1:
         raise UsageError(f"--pass-grade {pass_grade:g}: a grade is between 0 and 1")
-    if command_timeout <= 0:
-        raise UsageError("--command-timeout: a number of seconds above 0")
+    if not (math.isfinite(command_timeout) and command_timeout > 0):
+        raise UsageError(f"--command-timeout {command_timeout:g}: a number of seconds above 0")
+    refuse_output_over_inputs(output, set_path, results)
     options = GradingOptions(
         arguments="exact" if arguments is ArgumentMatch.exact else "subset",
         pass_grade=pass_grade,

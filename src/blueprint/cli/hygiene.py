@@ -43,6 +43,7 @@ from blueprint.cli._common import (
     print_export,
     print_json,
     print_listing,
+    refuse_output_over_inputs,
     value_of,
 )
 from blueprint.core.errors import UsageError
@@ -108,6 +109,8 @@ def dedupe_command(
     (also after -o wrote the set without its exact repeats), 2 when a file cannot be read.
     """
     DuplicateOptions(threshold=threshold)  # a bad threshold is refused before any reading
+    # -o may name the last set (the one it writes, without its repeats), never one before it
+    refuse_output_over_inputs(output, *sets[:-1], writes_set=True)
     fmt = value_of(source_format)
     written: DedupeResult | None = None
     if output is not None:
@@ -265,6 +268,9 @@ def split_command(
     """
     if (output is None) == (not in_place):
         raise UsageError("give either -o/--output or --in-place, once")
+    refuse_output_over_inputs(
+        output, file, writes_set=True, instead="--in-place rewrites the set itself"
+    )
     options = SplitOptions(
         ratios=parse_ratios(ratios),
         seed=seed,
@@ -332,6 +338,7 @@ def sample_command(
     The sample keeps the set's order and its set-level fields, with only the case families
     its rows use.
     """
+    refuse_output_over_inputs(output, file, writes_set=True)
     result = sample_set(
         file,
         output,

@@ -19,6 +19,7 @@ from blueprint.cli._common import (
     escape,
     print_json,
     print_listing,
+    refuse_output_over_inputs,
     value_of,
 )
 from blueprint.core.errors import UsageError
@@ -117,6 +118,7 @@ def judge_report_command(
             )
     if point and kind != "json":
         raise UsageError("--point needs the report written as JSON: -o REPORT.json")
+    refuse_output_over_inputs(output, labels, set_path)
     project = load_project(config)
     given = project.config.judge_thresholds.given()
     flags = {

@@ -25,6 +25,7 @@ from blueprint.cli._common import (
     err,
     escape,
     print_json,
+    refuse_output_over_inputs,
     value_of,
 )
 from blueprint.core.errors import OutputExistsError, UsageError
@@ -311,6 +312,7 @@ def summary_command(
     """A set at a glance: rows by oracle type, evaluator, case family, provenance and split;
     linked-concern coverage; the action-risk matrix; what each vendor export leaves out; and
     the retired cases."""
+    refuse_output_over_inputs(output, file)
     summary = summarize(
         file,
         SummaryOptions(
@@ -348,6 +350,7 @@ def risk_command(
     """The action-risk matrix: reversibility (R0-R3) by blast radius (B0-B3), and the
     high-risk cases (R3, B3, or R2+ with B2+) that lack an escalation expectation or an
     expert reviewer."""
+    refuse_output_over_inputs(output, file)
     summary = summarize(
         file, SummaryOptions(value_of(source_format), exports=False, rows_per_family=0)
     )
@@ -397,6 +400,7 @@ def render_command(
     if rows_per_family < 0:
         raise UsageError(f"--rows-per-family {rows_per_family}: give 0 or more")
     page_kind(output)  # a wrong extension is refused before the set is read
+    refuse_output_over_inputs(output, file)
     if output.exists() and not force:
         # refused before the work of summarizing; the atomic write checks again
         raise OutputExistsError(output)

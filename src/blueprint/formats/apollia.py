@@ -44,7 +44,7 @@ from blueprint.formats.vendor import (
     WriteContext,
     imported_row,
 )
-from blueprint.io import jsonvalues
+from blueprint.io import jsonvalues, tomlload
 from blueprint.io.toml_positions import KeyPath, Positions
 
 SUITE_KEYS: Final = ("name", "tasks")
@@ -313,9 +313,11 @@ def read_suite(path: Path) -> tuple[dict[str, Any], list[tuple[int | None, Any] 
     """The suite's set-level fields and its tasks (a bad task as an UnreadableRow)."""
     text = read_text(path)
     try:
-        document = tomllib.loads(text)
+        document = tomlload.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise _decode_error(path, error) from None
+    except tomlload.TomlError as error:  # nested deeper than max_depth
+        raise ParseError(path, error.reason, line=error.line, column=error.column) from None
     except ValueError as error:  # an integer longer than Python converts (4,300 digits)
         raise ParseError(
             path, f"not valid TOML here: a number too long to read ({error})"

@@ -24,6 +24,7 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Array, InlineTable, Table, Whitespace
 
 from blueprint.formats.native import same
+from blueprint.io import limits, tomlload
 
 
 def rewrite(
@@ -37,9 +38,11 @@ def rewrite(
     """``text`` edited to hold ``records`` as its array of tables ``list_key`` and the
     top-level values of ``head`` (``table_of`` writes a new table, ``value_of`` a new
     value); None when the file's tasks cannot be matched to the records by id."""
+    if tomlload.nesting_overflow(text, limits.current().max_depth) is not None:
+        return None  # tomlkit would recurse as deep: written anew instead
     try:
         document = tomlkit.parse(text)
-    except TOMLKitError:
+    except (TOMLKitError, RecursionError):
         return None
     tables = document.get(list_key)
     if not isinstance(tables, AoT) or not records:

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from blueprint.core.errors import ParseError
+from blueprint.formats import refuse_special_file
 from blueprint.grading.records import recorded_output
 from blueprint.grading.semantics import Recorded
-from blueprint.io import jsonvalues
+from blueprint.io import jsonvalues, limits
 
 #: the keys of a recorded result that grading reads
 FIELDS: Final = ("id", "output", "toolCalls", "finalState", "judge")
@@ -49,16 +50,7 @@ def _items(path: Path) -> Iterator[tuple[int | None, Any]]:
             "an Inspect .eval log is a compressed archive Blueprint does not open; convert it"
             " with: inspect log convert LOG.eval --to json --output-dir DIR",
         )
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ParseError(path, "no such file") from None
-    except IsADirectoryError:
-        raise ParseError(path, "it is a folder, not a results file") from None
-    except UnicodeDecodeError as error:
-        raise ParseError(path, f"not UTF-8 text ({error.reason})") from None
-    except OSError as error:
-        raise ParseError(path, error.strerror or str(error)) from None
+    text = _text(path)
     suffix = path.suffix.lower()
     if suffix == ".csv":
         yield from _csv_items(path, text)
@@ -92,6 +84,35 @@ def _items(path: Path) -> Iterator[tuple[int | None, Any]]:
             yield number, loads(line)
         except jsonvalues.JSONError as error:
             raise ParseError(path, error.reason, line=number, column=error.column) from None
+
+
+def _text(path: Path) -> str:
+    """The whole results file as text. A pipe, a device or a socket is refused before it is
+    opened (a FIFO waits for a writer forever, /dev/zero never ends), and so is a file over
+    ``max_file_bytes``, as every other reader refuses them."""
+    refuse_special_file(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise ParseError(path, "no such file") from None
+    except OSError as error:
+        raise ParseError(path, f"cannot read: {error.strerror or error}") from None
+    if limits.exceeded("max_file_bytes", size):
+        raise ParseError(
+            path,
+            f"the file has {size} bytes, more than the limit of"
+            f" {limits.current().max_file_bytes} ({limits.hint('max_file_bytes')})",
+        )
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ParseError(path, "no such file") from None
+    except IsADirectoryError:
+        raise ParseError(path, "it is a folder, not a results file") from None
+    except UnicodeDecodeError as error:
+        raise ParseError(path, f"not UTF-8 text ({error.reason})") from None
+    except OSError as error:
+        raise ParseError(path, error.strerror or str(error)) from None
 
 
 def _csv_items(path: Path, text: str) -> Iterator[tuple[int | None, Any]]:

@@ -29,7 +29,6 @@ rules, in short (docs/grading.md has them in full):
 from __future__ import annotations
 
 import contextlib
-import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +36,7 @@ from typing import Any, Final, Literal
 
 from blueprint.core.admissibility import ADMISSIBILITY
 from blueprint.core.model import EVALUATOR_TYPES, STARTER_PROVENANCES
+from blueprint.grading.commands import run_command
 from blueprint.io import jsonvalues
 
 Verdict = Literal["pass", "fail", "needs-judge", "needs-human", "not-run", "invalid"]
@@ -533,12 +533,29 @@ def _file_check(
         return present, f"file {path} {'exists' if present else 'does not exist'} (recorded)"
     if options.workdir is None:
         return None, f"file {path}: no files recorded, and no --workdir to look in"
-    root = options.workdir.resolve()
-    target = (root / path).resolve()
-    if not target.is_relative_to(root):
-        return False, f"file {path} leads outside --workdir {options.workdir}"
-    present = target.exists()
-    return present, f"file {path} {'exists' if present else 'does not exist'} in {options.workdir}"
+    return _in_workdir(options.workdir, path)
+
+
+def _in_workdir(workdir: Path, path: str) -> tuple[bool | None, str]:
+    """Whether ``path`` names a file inside ``workdir`` (links resolved, confined to it). A
+    path no file can have (a NUL byte, a loop of links, a name too long) names none; one
+    that cannot be looked at (no permission) decides nothing."""
+    if "\x00" in path:
+        return False, f"file {path!r} cannot exist: a path holds no NUL byte"
+    try:
+        root = workdir.resolve()
+        target = (root / path).resolve()
+        if not target.is_relative_to(root):
+            return False, f"file {path} leads outside --workdir {workdir}"
+        target.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return False, f"file {path} does not exist in {workdir}"
+    except PermissionError as error:
+        return None, f"file {path}: cannot look in {workdir} ({error.strerror})"
+    except (OSError, RuntimeError, ValueError) as error:  # a loop of links, a name too long
+        reason = getattr(error, "strerror", None) or error
+        return False, f"file {path} does not exist in {workdir} ({reason})"
+    return True, f"file {path} exists in {workdir}"
 
 
 def file_key(path: str) -> str:
@@ -571,20 +588,15 @@ def _command_check(
         if not options.allow_commands:
             return None, f"command {run!r}: no exit code recorded (--allow-commands runs it)"
         try:
-            # the user allowed this set's commands (--allow-commands)
-            done = subprocess.run(
-                run,
-                shell=True,
-                cwd=options.workdir or Path.cwd(),
-                capture_output=True,
-                timeout=options.command_timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
+            # the user allowed this set's commands (--allow-commands); nothing it starts
+            # outlives it, and its output is not kept
+            done = run_command(run, options.workdir or Path.cwd(), options.command_timeout)
+        except (OSError, ValueError) as error:
+            reason = getattr(error, "strerror", None) or error
+            return False, f"command {run!r} could not run: {reason}"
+        if done.timed_out:
             return False, f"command {run!r} ran past {options.command_timeout:g} s"
-        except OSError as error:
-            return False, f"command {run!r} could not run: {error.strerror or error}"
-        code, how = done.returncode, "run"
+        code, how = done.exit_code, "run"
     if isinstance(wanted, int) and not isinstance(wanted, bool) and code == wanted:
         return True, f"command {run!r} exits {code} ({how})"
     return False, f"command {run!r} exits {code}, not {wanted} ({how})"

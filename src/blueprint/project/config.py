@@ -8,7 +8,6 @@ unknown key, a wrong type or an unknown issue code is an error naming the file a
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from blueprint.core.errors import BlueprintError, ParseError
 from blueprint.formats import REGISTRY, refuse_special_file
 from blueprint.formats.base import confined, outside_reason
-from blueprint.io import limits
+from blueprint.io import limits, tomlload
 from blueprint.io.toml_positions import KeyPath, Positions
 from blueprint.validation.stream import ValidationOptions, resolve_codes
 
@@ -319,7 +318,7 @@ def find_config(start: Path) -> Path | None:
 
 def _has_tool_table(path: Path) -> bool:
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        document = tomlload.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         # a broken pyproject.toml (TOMLDecodeError is a ValueError, as is a number too long)
         # that may hold our table is reported when it is loaded
@@ -352,7 +351,9 @@ def read_config(path: Path) -> ProjectConfig:
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read the configuration: {error}") from None
     try:
-        document = tomllib.loads(text)
+        document = tomlload.loads(text)
+    except tomlload.TomlError as error:  # nested deeper than max_depth
+        raise ConfigError(f"{path}: {error}") from None
     except ValueError as error:  # TOMLDecodeError, or a number too long to read
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
     prefix: KeyPath = ()

@@ -4,7 +4,7 @@ makes (:class:`FieldChange`), so a save in the studio and the command write the 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
@@ -124,7 +124,7 @@ def shown_fields(
     fields it changed as typed, the others as ``row`` has them now (after a conflict, the
     row as another save left it), so that saving again writes only what this person typed."""
     shown: list[ShownField] = []
-    problems = read_form(row, typed)[1] if typed is not None else {}
+    problems = read_form(row, typed, families)[1] if typed is not None else {}
     for spec in FIELDS:
         value = value_at(row, spec.path)
         mode = _shown_mode(spec, value)
@@ -204,11 +204,13 @@ def touched(spec: FieldSpec, form: Mapping[str, str]) -> bool:
 
 
 def read_form(
-    row: Mapping[str, Any], form: Mapping[str, str]
+    row: Mapping[str, Any], form: Mapping[str, str], families: Sequence[str] = ()
 ) -> tuple[list[FieldChange], dict[str, str]]:
     """The changes a submitted editor form makes to ``row``, and what could not be read, by
     field name (nothing is saved while there is any). Only fields a person changed count
-    (:func:`touched`), and of those only the ones whose value differs from the row's."""
+    (:func:`touched`), and of those only the ones whose value differs from the row's. A
+    choice takes only the values its list offers (``families`` for the case family): the
+    row's own value, and none, besides; anything else a form sends is refused."""
     changes: list[FieldChange] = []
     problems: dict[str, str] = {}
     for spec in FIELDS:
@@ -220,6 +222,12 @@ def read_form(
         raw = _lines(form[spec.name])
         if spec.original_name not in form and raw == _lines(_as_text(spec, current, mode)):
             continue  # a form made without originals, sent back as the row would show it
+        if spec.kind == "choice":
+            offered = families if spec.path[-1] == "caseFamily" else spec.choices
+            if raw and raw not in offered and raw != current:
+                shown = ", ".join(offered) if offered else "none in this set"
+                problems[spec.name] = f"{raw!r} is not a value of {spec.label} ({shown})"
+                continue
         try:
             value = _value(spec, raw, "text" if spec.kind == "choice" else mode)
         except ValueError as error:

@@ -5,6 +5,8 @@ at it."""
 from __future__ import annotations
 
 import re
+import stat
+from pathlib import Path
 from typing import Final
 
 from starlette.requests import Request
@@ -13,6 +15,9 @@ from starlette.responses import RedirectResponse, Response
 from blueprint.authoring.rowedit import point_at_judge_report
 from blueprint.core.errors import BlueprintError
 from blueprint.formats.setfile import set_file_for
+from blueprint.io import jsonvalues
+from blueprint.io.samefile import same_file
+from blueprint.reports.judging import REPORT_VERSION
 from blueprint.studio.labelling import (
     Label,
     LabellingSession,
@@ -23,6 +28,32 @@ from blueprint.studio.pages import Pages, Refused, inside, quoted, remember, rem
 
 RATER_COOKIE: Final = "blueprint_studio_rater"
 SCORE: Final = re.compile(r"-?[0-9]{1,9}")
+#: the largest file the studio reads to see whether it is a judge report it may replace
+_REPORT_BYTES: Final = 64 * 1024 * 1024
+
+
+def _not_a_report(output: Path) -> str | None:
+    """Why the report may not be written over what ``output`` is now, or None: an existing
+    file is replaced only when it is a judge report (a set in the folder, or any other file,
+    never), and only a regular file."""
+    try:
+        mode = output.lstat().st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"{output}: cannot look at it ({error.strerror})"
+    why = f"{output} is there and is not a judge report: the studio replaces only a report"
+    if not stat.S_ISREG(mode) or output.stat().st_size > _REPORT_BYTES:
+        return why
+    try:
+        document = jsonvalues.loads(output.read_bytes())
+    except (OSError, ValueError):
+        return why
+    version = document.get("reportVersion") if isinstance(document, dict) else None
+    family = REPORT_VERSION.rsplit("/", 1)[0] + "/"  # any version of the report
+    if not (isinstance(version, str) and version.startswith(family)):
+        return why
+    return None
 
 
 class LabelPages(Pages):
@@ -114,8 +145,11 @@ class LabelPages(Pages):
         kept = {session.results_path, session.labels_path}
         for served in self.studio.workspace:
             kept |= {served.path, set_file_for(served.path)}
-        if any(output == path.resolve() for path in kept):
+        if any(same_file(output, path) for path in kept):
             raise Refused(422, f"{output} is a set, the judge results or the labels: not a report")
+        refusal = _not_a_report(output)
+        if refusal is not None:
+            raise Refused(422, refusal)
         try:
             session.write_report(output, force=typed.get("force") == "yes")
         except (BlueprintError, OSError) as error:

@@ -70,7 +70,7 @@ class ReviewPages(Pages):
     def check(self, loaded: StudioSet, row: StudioRow, typed: dict[str, str]) -> dict[str, Any]:
         """The row as typed: its findings (the validator over the set with the row replaced,
         so cross-row rules count too) and its diff against git HEAD."""
-        changes, problems = forms.read_form(row.data, typed)
+        changes, problems = forms.read_form(row.data, typed, sorted(loaded.families))
         try:
             edited = apply_changes(row.data, changes)
         except EditRefused as error:
@@ -126,7 +126,7 @@ class ReviewPages(Pages):
                 " (convert it to .json, .jsonl or .csv first)"
             )
             return self.editor(request, loaded, row, typed=typed, status=409, refused=message)
-        changes, problems = forms.read_form(row.data, typed)
+        changes, problems = forms.read_form(row.data, typed, sorted(loaded.families))
         if problems:
             return self.editor(request, loaded, row, typed=typed, status=422)
         row_id = str(row.id)

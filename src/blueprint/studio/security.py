@@ -6,7 +6,11 @@ forms that only its own pages can send, and pages that load nothing from elsewhe
 - **Token**: bound beyond loopback, every request needs the token printed at start, given
   once as ``?token=`` (then kept in an HTTP-only cookie).
 - **Forms**: a POST must come from the studio's own origin (``Origin``/``Referer``,
-  ``Sec-Fetch-Site``) and carry the process's CSRF token, which only its pages hold.
+  ``Sec-Fetch-Site``) and carry the process's CSRF token, which only its pages hold. A body
+  is a form (URL-encoded, or multipart without files) of at most ``max_body`` bytes: a
+  request from another site, one with another kind of body, or one declared larger is
+  refused before any of its body is read, and a body that grows past the bound while it is
+  read (sent in chunks, with no length declared) is refused there.
 - **Pages**: a Content-Security-Policy that allows scripts, styles, images and requests from
   the studio itself only.
 """
@@ -21,6 +25,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from starlette.datastructures import URL, QueryParams
+from starlette.exceptions import HTTPException
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -29,6 +34,11 @@ CSRF_FIELD: Final = "csrf"
 CSRF_HEADER: Final = "x-csrf-token"
 SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]")
+#: the bodies a studio form sends: a page's form, and the editor's live check (FormData)
+FORM_TYPES: Final = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
+#: the largest request body the studio reads: a row's editor sends each field twice (as
+#: typed and as first shown), and rows are far smaller than this
+MAX_BODY_BYTES: Final = 16 * 1024 * 1024
 
 CONTENT_SECURITY_POLICY: Final = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
@@ -55,6 +65,8 @@ class Guard:
     #: the access token, required beyond loopback (None on loopback)
     token: str | None = None
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    #: the largest request body read
+    max_body: int = MAX_BODY_BYTES
 
     @classmethod
     def for_binding(cls, host: str, port: int) -> Guard:
@@ -102,6 +114,8 @@ class GuardMiddleware:
         if refusal is not None:
             await refusal(scope, receive, send)
             return
+        if scope["method"] not in SAFE_METHODS:
+            receive = _bounded(receive, self.guard.max_body)
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -148,7 +162,44 @@ class GuardMiddleware:
             sent = headers.get("origin") or _origin_of(headers.get("referer"))
             if sent is not None and sent != origin:
                 return _refused(403, f"a request from {sent} cannot change anything here")
+            return self._body_refusal(headers)
         return None
+
+    def _body_refusal(self, headers: dict[str, str]) -> Response | None:
+        """A body the studio will not read: not a form, or declared larger than it takes."""
+        kind = headers.get("content-type", "").partition(";")[0].strip().lower()
+        if kind and kind not in FORM_TYPES:
+            return _refused(415, f"the studio takes forms, not {kind}")
+        length = headers.get("content-length")
+        if length is not None:
+            if not length.strip().isdigit():
+                return _refused(400, f"Content-Length {length!r} is not a number of bytes")
+            if int(length) > self.guard.max_body:
+                return _refused(
+                    413,
+                    f"a form of {int(length):,} bytes is more than the studio takes"
+                    f" ({self.guard.max_body:,})",
+                )
+        return None
+
+
+def _bounded(receive: Receive, limit: int) -> Receive:
+    """``receive`` that stops a body at ``limit`` bytes: past it, a 413 (raised where the
+    form is read, so nothing more of it is read or kept)."""
+    taken = 0
+
+    async def bounded() -> Message:
+        nonlocal taken
+        message = await receive()
+        if message["type"] == "http.request":
+            taken += len(message.get("body", b""))
+            if taken > limit:
+                raise HTTPException(
+                    413, f"a form of more than {limit:,} bytes is more than the studio takes"
+                )
+        return message
+
+    return bounded
 
 
 def _origin_of(referer: str | None) -> str | None:
