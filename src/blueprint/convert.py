@@ -292,6 +292,7 @@ def roundtrip(
             " Blueprint key to leave out"
         )
     original_source = open_set(path, source_format)
+    _refuse_a_file_its_vendor_refuses(original_source)
     original = collect(original_source, str(path))
     header, _ = complete_header(original_source)
     native = original_source.format == codec.name and isinstance(codec, VendorCodec)
@@ -356,6 +357,19 @@ def roundtrip(
         if not any(r == row_id and _covers(lossy, lost) for r, lost in actual)
     ]
     return RoundtripResult(via, export, diff, undeclared, unobserved, vendor_changes)
+
+
+def _refuse_a_file_its_vendor_refuses(source: SetSource) -> None:
+    """Refuse, as convert does, a vendor file that breaks its vendor's own rules (an omk
+    file in the legacy shape, without its schemaVersion): the vendor would not read the
+    original, so no round trip of it is exact."""
+    broken = [
+        note for note in source.notes if note.code == "vendor-format" and note.severity == "error"
+    ]
+    if broken:
+        report = ValidationReport(source=str(source.path), format=source.format)
+        report.issues.extend(broken)
+        raise ConversionRefused(source.path, report, done="round-tripped")
 
 
 @contextmanager

@@ -164,7 +164,7 @@ class ConversionRefused(BlueprintError, ValueError):
 
     exit_code = 1
 
-    def __init__(self, path: Path, report: Any) -> None:
+    def __init__(self, path: Path, report: Any, *, done: str = "converted") -> None:
         self.path = path
         self.report = report
         errors = [issue for issue in report.issues if issue.severity == "error"]
@@ -173,7 +173,9 @@ class ConversionRefused(BlueprintError, ValueError):
         )
         more = f" and {len(errors) - 3} more" if len(errors) > 3 else ""
         what = f"{len(errors)} error(s): {shown}{more}" if errors else "parts that cannot be read"
+        # a round trip has no --allow-invalid: what it refuses, no flag lets through
+        anyway = ", or pass --allow-invalid to write it anyway" if done == "converted" else ""
         super().__init__(
-            f"{path}: not converted, the set is not valid ({what}); run blueprint validate to"
-            " see every finding, or pass --allow-invalid to write it anyway"
+            f"{path}: not {done}, the set is not valid ({what}); run blueprint validate to"
+            f" see every finding{anyway}"
         )
