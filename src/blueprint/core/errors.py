@@ -158,6 +158,21 @@ class EveryRowExcluded(EmptyExportRefused):
         )
 
 
+class NoRowsRead(BlueprintError, ValueError):
+    """A conversion read a vendor file that gives no row, so it wrote nothing: a file of no
+    records is no export, and records none of which became a row would all be lost.
+    ``summary`` says where the file's records went."""
+
+    exit_code = 1
+
+    def __init__(self, path: Path, summary: str, *, done: str = "converted") -> None:
+        self.path = path
+        self.summary = summary
+        super().__init__(
+            f"{path}: not {done}, no row was read from it ({summary}), so there is nothing to write"
+        )
+
+
 class ConversionRefused(BlueprintError, ValueError):
     """A conversion read a set that is not valid, so it wrote nothing. ``report`` holds the
     validation report of what was read."""

@@ -135,7 +135,8 @@ class HuggingfaceCodec(VendorCodec):
         layout = layout_of(path)
         state = _State(json_columns=layout.json_columns)
         items: list[tuple[SourceRow | UnreadableRow, int | None]] = []
-        for item in self.rows(self._records(path, layout, state), state):
+        read = self.rows(self._records(path, layout, state), state)
+        for item in read:
             if isinstance(item, UnreadableRow) and item.file is None:
                 item = replace(item, file=state.file)  # its line is in that data file
             items.append((item, state.position if isinstance(item, SourceRow) else None))
@@ -150,7 +151,7 @@ class HuggingfaceCodec(VendorCodec):
             else UnreadableRow(index, item.line, item.column, item.reason, item.file)
             for index, (item, _) in enumerate(items)
         ]
-        return self.source(path, self._header(layout), iter(rows))
+        return self.source(path, self._header(layout), iter(rows), read.count)
 
     def _header(self, layout: Layout) -> dict[str, Any] | None:
         """The set-level fields: Blueprint's, from the card; else what the card says, kept."""
