@@ -153,6 +153,12 @@ class VendorCodec:
         (field, reason); None to go by the mapping file's grading rules."""
         return None
 
+    def holds_media(self, row: ExportRow, context: WriteContext) -> bool:
+        """Whether the record gives the model an image, audio, video or document in this
+        row's input as what it is, where the format's prompt is otherwise text (the mapping
+        says why, as ``media``)."""
+        return False
+
     def framing(self, path: Path, context: WriteContext) -> Framing:
         return JSON_ARRAY if context.form == "json" else JSON_LINES
 
@@ -466,6 +472,12 @@ class VendorCodec:
             if row.human_only and not context.options.include_human_review:
                 tally.exclude(HUMAN_REVIEW, row)
                 return None
+        # whoever grades it, the model gets the record's input: media, where the format's
+        # prompt is text, as its JSON text
+        media = tally.mapping.media is not None and not isinstance(row.input, str)
+        if media and not self.holds_media(row, context):
+            tally.weaken_media(row)
+        if not natively_graded:
             if context.options.graders == "blueprint":
                 # Blueprint's scorer enforces every rule but what a judge or a person decides
                 if row.evaluator == "llm-judge" or row.oracle_type == "rubric":
