@@ -188,8 +188,10 @@ class HuggingfaceCodec(VendorCodec):
     ) -> Iterator[tuple[int | None, Any] | UnreadableRow]:
         first = next(iter(layout.configs))
         read = 0
+        current = None
         for config, split, file in _files_of(layout):
-            if config != state.config or not read:
+            if config != current:  # a row without an id is numbered within its config
+                current = config
                 state.prefix = "" if config == first else f"{config}-"
                 state.offset = read
             state.json_columns = layout.json_columns_of(config)
