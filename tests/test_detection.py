@@ -131,6 +131,61 @@ def test_arrays_of_langsmith_examples_and_braintrust_records_are_read(tmp_path: 
     assert resolve_codec(records, None, reading=True).name == "braintrust"
 
 
+#: a record as Braintrust's UI downloads a dataset: the record, and what its server stored
+BRAINTRUST_EXPORT = {
+    "id": "6f1c0b2e",
+    "_xact_id": "1000194521",
+    "created": "2025-01-05T10:00:00.000Z",
+    "project_id": "p-1",
+    "dataset_id": "d-1",
+    "input": "Where do I send returns?",
+    "expected": "To the returns centre",
+    "metadata": {"topic": "returns"},
+    "tags": ["returns"],
+    "span_id": "6f1c0b2e",
+    "root_span_id": "6f1c0b2e",
+    "is_root": True,
+    "origin": None,
+    "comments": None,
+    "audit_data": [],
+    "facets": {},
+    "classifications": None,
+}
+
+
+@pytest.mark.parametrize("name", ["dataset.json", "dataset.jsonl"])
+def test_a_braintrust_ui_export_is_read_as_braintrust(tmp_path: Path, name: str) -> None:
+    # its comments key is a golden's too: Braintrust's stored fields settle it
+    path = tmp_path / name
+    records = [BRAINTRUST_EXPORT, {**BRAINTRUST_EXPORT, "id": "7a", "span_id": "7a"}]
+    if name.endswith(".jsonl"):
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    else:
+        path.write_text(json.dumps(records, indent=2), "utf-8")
+    assert resolve_codec(path, None, reading=True).name == "braintrust"
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "input,context,__expected",  # context and name are a golden's columns too
+        "question,name,__expected1,__expected2",
+        "id,input,__expected",  # an id column is a Blueprint CSV's too
+        "id,input,expected,__description",
+        "input,__metadata:id,__metadata:tags[]",
+    ],
+)
+def test_a_promptfoo_csv_is_told_by_its_double_underscore_columns(
+    tmp_path: Path, header: str
+) -> None:
+    path = tmp_path / "tests.csv"
+    cells = ",".join(f'"{column.strip("_")}"' for column in header.split(","))
+    path.write_text(f"{header}\n{cells}\n", encoding="utf-8")
+    assert resolve_codec(path, None, reading=True).name == "promptfoo"
+
+
 def test_a_csv_of_plain_columns_fits_nothing(tmp_path: Path) -> None:
     path = tmp_path / "plain.csv"
     path.write_text("question,answer\nwhat,that\n", encoding="utf-8")

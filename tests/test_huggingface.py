@@ -357,17 +357,86 @@ def test_a_folder_without_configs_has_the_splits_of_its_file_names() -> None:
     assert source.header["extensions"]["huggingface"]["card"]["license"] == "mit"
 
 
-def test_a_card_with_several_configs_reads_the_default_one() -> None:
+def test_a_card_with_several_configs_reads_every_one() -> None:
     source = CODEC.open(SUBSETS)
     rows = [item.data for item in source.rows]
-    assert (rows[0]["input"], rows[0]["expected"]) == (
-        "What is the capital of France?",
-        "Paris",
-    )
+    assert [(r["id"], r["input"], r["expected"]) for r in rows] == [
+        ("train-1", "What is the capital of France?", "Paris"),
+        ("train-2", "How many legs does a spider have?", "8"),
+        ("train-3", "Which planet is known as the red planet?", "Mars"),
+        ("additional_data-train-1", "What is 12 times 12?", "144"),
+    ]
     assert {r["metadata"]["split"] for r in rows} == {"train"}
-    assert rows[0]["metadata"]["case"]["extensions"]["huggingface"]["record"] == {"difficulty": 1}
+    kept = [r["metadata"]["case"]["extensions"]["huggingface"] for r in rows]
+    assert [k["config"] for k in kept] == ["main_data"] * 3 + ["additional_data"]
+    assert kept[0]["record"] == {"difficulty": 1}
     assert source.header is not None
-    assert source.header["extensions"]["huggingface"]["configsNotRead"] == ["additional_data"]
+    assert source.header["extensions"]["huggingface"] == {
+        "configs": ["main_data", "additional_data"],
+        "defaultConfig": "main_data",
+    }
+    assert source.records is not None and source.records.read == 4
+
+
+def test_several_configs_are_written_back_as_several(tmp_path: Path) -> None:
+    folder = tmp_path / "out"
+    result = convert(SUBSETS, folder, ConvertOptions(target_format="huggingface"))
+    assert result.export.rows == 4
+    card = yaml.safe_load((folder / "README.md").read_text(encoding="utf-8").split("---")[1])
+    assert [(c["config_name"], c.get("default"), c["data_files"]) for c in card["configs"]] == [
+        ("main_data", True, [{"split": "train", "path": "data/main_data/train.jsonl"}]),
+        (
+            "additional_data",
+            None,
+            [{"split": "train", "path": "data/additional_data/train.jsonl"}],
+        ),
+    ]
+    assert [info["config_name"] for info in card["dataset_info"]] == [
+        "main_data",
+        "additional_data",
+    ]
+    assert data_lines(folder / "data" / "additional_data" / "train.jsonl")[0]["answer"] == "144"
+    # each config keeps its own columns: a column of one is not added to the other
+    other = tmp_path / "other"
+    shutil.copytree(SUBSETS, other)
+    (other / "additional_data.jsonl").write_text(
+        json.dumps({"question": "Name a prime.", "answer": "7", "source": "quiz"}) + "\n",
+        encoding="utf-8",
+    )
+    written = tmp_path / "written"
+    convert(other, written, ConvertOptions(target_format="huggingface"))
+    assert "source" not in data_lines(written / "data" / "main_data" / "train.jsonl")[0]
+    assert "difficulty" not in data_lines(written / "data" / "additional_data" / "train.jsonl")[0]
+    result = roundtrip(other, "huggingface")
+    assert result.exact and result.vendor_changes == []
+
+
+def test_a_row_written_in_blueprint_goes_to_the_default_config(tmp_path: Path) -> None:
+    rows = read_back(SUBSETS)
+    added = {
+        "id": "new",
+        "input": "What is 2+2?",
+        "expected": "4",
+        "metadata": {"case": {**rows[0]["metadata"]["case"], "caseId": "new"}, "split": "train"},
+    }
+    del added["metadata"]["case"]["extensions"]
+    header = CODEC.open(SUBSETS).header
+    assert header is not None
+    folder = tmp_path / "out"
+    CODEC.write(
+        {**HEADER, **header},
+        iter([rows[3], added, *rows[:3]]),
+        folder,
+        WriteOptions(),
+    )
+    main = data_lines(folder / "data" / "main_data" / "train.jsonl")
+    assert main[0]["question"] is None and main[0]["input"] == "What is 2+2?"
+    back = read_back(folder)
+    assert [row["id"] for row in back] == [
+        rows[3]["id"],
+        "new",
+        *(row["id"] for row in rows[:3]),
+    ]  # the order the set had, though the configs interleave
 
 
 @pytest.mark.parametrize("folder", [COT, SUBSETS], ids=lambda p: p.name)
@@ -388,7 +457,7 @@ def test_an_edited_imported_row_writes_its_edit_in_the_original_column(tmp_path:
     rows[0]["expected"] = "Paris, France"
     folder = tmp_path / "edited"
     CODEC.write(HEADER, iter(rows), folder, WriteOptions())
-    lines = data_lines(folder / "data" / "train.jsonl")
+    lines = data_lines(folder / "data" / "main_data" / "train.jsonl")
     assert lines[0]["answer"] == "Paris, France"
     assert lines[0]["question"] == "What is the capital of France?"
     assert lines[0]["difficulty"] == 1
@@ -702,3 +771,20 @@ def test_a_parquet_folder_goes_back_as_parquet(tmp_path: Path) -> None:
     back = pq.read_table(again / "data" / "test.parquet")
     assert back.column("ideal").to_pylist() == [["red", "blue"], ["apple"]]
     assert back.column("tags").to_pylist() == [{"level": 1}, {"level": 2}]
+
+
+def test_one_named_config_keeps_its_name(tmp_path: Path) -> None:
+    folder = tmp_path / "named"
+    folder.mkdir()
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n- config_name: plain_text\n  data_files: qa.jsonl\n---\n",
+        encoding="utf-8",
+    )
+    (folder / "qa.jsonl").write_text('{"question": "2+2?", "answer": "4"}\n', encoding="utf-8")
+    (read,) = read_back(folder)
+    assert read["metadata"]["case"]["extensions"]["huggingface"]["config"] == "plain_text"
+    out = tmp_path / "out"
+    convert(folder, out, ConvertOptions(target_format="huggingface"))
+    assert [c["config_name"] for c in front_matter(out)["configs"]] == ["plain_text"]
+    result = roundtrip(folder, "huggingface")
+    assert result.exact and result.vendor_changes == []

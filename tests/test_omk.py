@@ -790,6 +790,29 @@ def test_a_file_omk_refuses_is_converted_only_when_asked(tmp_path: Path) -> None
     assert any("omk's loader will refuse" in note for note in written.export.notes)
 
 
+@pytest.mark.parametrize(
+    "legacy",
+    [BASE["samples"], {"samples": BASE["samples"]}],
+    ids=["array", "no-schema-version"],
+)
+@pytest.mark.parametrize("via", ["omk", "json"])
+def test_a_round_trip_refuses_a_legacy_file_as_convert_does(
+    tmp_path: Path, legacy: Any, via: str
+) -> None:
+    # omk no longer reads it, so no round trip of it is exact: both commands say so alike
+    path = write_json(tmp_path / "eval-samples.json", legacy)
+    converted = runner.invoke(
+        app, ["convert", str(path), str(tmp_path / "o.json"), "--from", "omk"]
+    )
+    tripped = runner.invoke(app, ["roundtrip", str(path), "--from", "omk", "--via", via])
+    assert converted.exit_code == tripped.exit_code == 1
+    for result in (converted, tripped):
+        assert "vendor-format" in result.output and "exact" not in result.output
+    finding = converted.output.split("not valid (")[1].split(");")[0]
+    assert finding in tripped.output.replace("\n", "")
+    assert "not round-tripped" in tripped.output and "--allow-invalid" not in tripped.output
+
+
 # --- detection and the CLI ---------------------------------------------------------------------
 
 

@@ -512,3 +512,89 @@ def test_fields_dropped_together_are_tallied_as_dropped_one_by_one(
             one_by_one.drop(path, one_by_one.mapping.row_loss_reason(path, oracle_type), lost)
     assert together.dropped == one_by_one.dropped
     assert list(together.dropped) == list(one_by_one.dropped)  # the report's order
+
+
+# --- images, audio, video and documents in an input --------------------------------------------
+
+IMAGE = {"type": "image", "image": "https://example.com/receipt.png"}
+AUDIO = {"type": "audio", "audio": "data:audio/wav;base64,UklGRg==", "format": "wav"}
+
+
+def media_rows() -> list[dict[str, Any]]:
+    # the expected value names a card, so that ome (which checks cards) writes every row
+    chat = row("chat-image", expected=["receipt-card"])
+    chat["input"] = [
+        {"role": "user", "content": [{"type": "text", "text": "What is the total?"}, IMAGE]}
+    ]
+    named = row("named-audio-document", expected=["receipt-card"])
+    named["input"] = {
+        "question": "Does the call match the contract?",
+        "call": AUDIO,
+        "contract": {"type": "document", "document": "contract.pdf"},
+    }
+    plain = row("plain", expected=["receipt-card"])
+    plain["input"] = {"question": "no media here", "kind": {"type": "image"}}  # no image in it
+    return [chat, named, plain]
+
+
+#: what each export says of them: the formats whose model takes text only report every media
+#: row; the ones that carry the input as it is report none; Inspect carries chat messages with
+#: content parts (its own) and reports the rest
+MEDIA_WEAKENED = {
+    "promptfoo": {"chat-image": "image", "named-audio-document": "audio and document"},
+    "deepeval": {"chat-image": "image", "named-audio-document": "audio and document"},
+    "openai-evals": {"chat-image": "image", "named-audio-document": "audio and document"},
+    "omk": {"chat-image": "image", "named-audio-document": "audio and document"},
+    "ome": {"chat-image": "image", "named-audio-document": "audio and document"},
+    "apollia": {"chat-image": "image", "named-audio-document": "audio and document"},
+    "inspect": {"named-audio-document": "audio and document"},
+    "langsmith": {},
+    "braintrust": {},
+    "huggingface": {},
+}
+
+
+def test_every_vendor_format_says_what_it_does_with_media() -> None:
+    assert set(MEDIA_WEAKENED) == set(VENDORS)
+
+
+@pytest.mark.parametrize("fmt", VENDORS)
+def test_media_a_text_only_model_cannot_take_is_reported_weakened(fmt: str, tmp_path: Path) -> None:
+    source = write_json(tmp_path / "set.json", document(*media_rows()))
+    result = convert(source, vendor_target(tmp_path, fmt), ConvertOptions(target_format=fmt))
+    media = {
+        row_id: item.reason.split(" content in the input: ")[0]
+        for item in result.export.lossy
+        if item.kind == "weakened"
+        and item.field == "input"
+        and "content in the input" in item.reason
+        for row_id in item.row_ids
+    }
+    excluded = {i for item in result.export.lossy if item.kind == "excluded" for i in item.row_ids}
+    expected = {k: v for k, v in MEDIA_WEAKENED[fmt].items() if k not in excluded}
+    assert media == expected
+    if expected:
+        reason = next(i.reason for i in result.export.lossy if "content in the input" in i.reason)
+        assert reason.endswith(load_mapping(fmt).media or "")
+
+
+def test_inspect_gives_the_model_chat_content_parts_as_they_are(tmp_path: Path) -> None:
+    source = write_json(tmp_path / "set.json", document(*media_rows()))
+    for suffix in (".jsonl", ".csv"):
+        target = tmp_path / f"samples{suffix}"
+        result = convert(source, target, ConvertOptions(target_format="inspect"))
+        weakened = {
+            i
+            for item in result.export.lossy
+            if item.kind == "weakened" and "content in the input" in item.reason
+            for i in item.row_ids
+        }
+        if suffix == ".jsonl":
+            first = json.loads(target.read_text(encoding="utf-8").splitlines()[0])
+            assert first["input"] == media_rows()[0]["input"]  # the message, not its JSON text
+            assert weakened == {"named-audio-document"}
+        else:  # a cell holds text: the chat row is left out, the other's media go as text
+            excluded = {
+                i for item in result.export.lossy if item.kind == "excluded" for i in item.row_ids
+            }
+            assert "chat-image" in excluded and weakened == {"named-audio-document"}

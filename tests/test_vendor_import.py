@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
+from blueprint.cli import app
 from blueprint.convert import ConvertOptions, convert, data_rows
-from blueprint.formats import REGISTRY, resolve_codec
+from blueprint.core.errors import NoRowsRead, ParseError
+from blueprint.formats import REGISTRY, MergedRecord, UnreadableRow, resolve_codec
 from blueprint.formats.vendor import importing
 from blueprint.formats.vendor.importing import _UniqueIds
 from blueprint.io import firstseen
@@ -316,3 +324,283 @@ def test_repeats_forgotten_past_the_memory_are_renamed_the_same(ids: list[str]) 
         patch.setattr(importing, "_REMEMBERED_CHARACTERS", 2)  # and at every long one
         renamed = _settled(ids)
     assert renamed == _renamed_by_a_set(ids)
+
+
+# --- every record accounted for -------------------------------------------------------------
+
+
+def _lines(*records: object) -> str:
+    return "".join(json.dumps(record) + "\n" for record in records)
+
+
+def _huggingface(folder: Path) -> Path:
+    (folder / "data").mkdir(parents=True)
+    (folder / "data" / "test.jsonl").write_text(
+        _lines({"question": "2+2?", "answer": "4"}, ["not", "a", "row"]), "utf-8"
+    )
+    return folder
+
+
+_OME_GOOD = {"id": "c1", "prompt": "fix the UI", "expectedCards": ["browser"]}
+_OMK_GOOD = {"sample_id": "s1", "prompt": "p", "assertions": [{"type": "contains", "value": "x"}]}
+
+#: for each vendor format: a file holding one record it reads as a row and one it cannot place
+#: (what its reader says of that one, and the line it is on)
+UNPLACEABLE = {
+    "promptfoo": (
+        "tests.yaml",
+        "- vars: {question: '2+2?'}\n  assert: [{type: equals, value: '4'}]\n- 42\n",
+        "item 2 is integer",
+        3,
+    ),
+    "deepeval": (
+        "goldens.json",
+        '[\n  {"input": "2+2?", "expected_output": "4"},\n  ["a", "list"]\n]\n',
+        "item 2 is array",
+        3,
+    ),
+    "langsmith": (
+        "examples.jsonl",
+        _lines({"inputs": {"q": "2+2?"}, "outputs": {"a": "4"}}, {"inputs": "2+2?"}),
+        "has an inputs object",
+        2,
+    ),
+    "braintrust": (
+        "records.jsonl",
+        _lines({"input": "2+2?", "expected": "4"}, 42),
+        "item 2 is integer",
+        2,
+    ),
+    "inspect": (
+        "samples.jsonl",
+        _lines({"input": "2+2?", "target": "4"}, "a text"),
+        "item 2 is string",
+        2,
+    ),
+    "openai-evals": (
+        "samples.jsonl",
+        _lines({"input": "2+2?", "ideal": "4"}, None),
+        "item 2 is null",
+        2,
+    ),
+    "huggingface": ("dataset", _huggingface, "item 2 is array", 2),
+    "omk": (
+        "eval-samples.json",
+        json.dumps(
+            {"schemaVersion": "omk.eval-sample-set/v2", "samples": [_OMK_GOOD, "a text"]},
+            indent=2,
+        ),
+        "item 2 is string",
+        None,
+    ),
+    "ome": (
+        "suite.json",
+        json.dumps(
+            {
+                "name": "suite",
+                "cases": [
+                    _OME_GOOD,
+                    {**_OME_GOOD, "id": "c2", "allowedExtraCards": [f"k{n}" for n in range(9)]},
+                ],
+            },
+            indent=2,
+        ),
+        "allows 9 optional cards",
+        11,
+    ),
+    "apollia": (
+        "suite.toml",
+        'name = "s"\n\n[[tasks]]\nid = "a"\nprompt = "p"\n\n[[tasks]]\nid = "b"\n',
+        "the task has no prompt",
+        7,
+    ),
+}
+
+
+def _unplaceable(tmp_path: Path, fmt: str) -> tuple[Path, str, int | None]:
+    name, content, reason, line = UNPLACEABLE[fmt]
+    path = tmp_path / name
+    if callable(content):
+        content(path)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path, reason, line
+
+
+def test_every_vendor_format_has_a_file_with_a_record_it_cannot_place() -> None:
+    vendors = {name for name, codec in REGISTRY.items() if not codec.lossless and codec.can_read}
+    assert set(UNPLACEABLE) == vendors
+
+
+@pytest.mark.parametrize("fmt", sorted(UNPLACEABLE))
+def test_a_record_the_format_cannot_place_is_counted_and_named(fmt: str, tmp_path: Path) -> None:
+    path, reason, line = _unplaceable(tmp_path, fmt)
+    source = REGISTRY[fmt].open(path)
+    items = list(source.rows)
+    count = source.records
+    assert count is not None
+    assert (count.read, count.rows, count.refused, count.merged) == (2, 1, 1, {})
+    assert count.accounted
+    (refusal,) = count.refusals
+    assert refusal.startswith("record 2") and reason in refusal
+    if line is not None:
+        assert f"(line {line})" in refusal
+    summary = count.summary()
+    assert summary.startswith("2 ") and "1 row, 1 refused (record 2" in summary
+    # the unreadable row is the refusal the validator and convert name, with its line
+    (unread,) = [item for item in items if isinstance(item, UnreadableRow)]
+    assert reason in unread.reason and unread.line == line
+    result = CliRunner().invoke(
+        app, ["convert", str(path), str(tmp_path / "out.json"), "--from", fmt, "--to", "json"]
+    )
+    assert result.exit_code == 2, result.output
+    assert reason in " ".join(result.output.split())
+    assert not (tmp_path / "out.json").exists()
+
+
+def _records_in(path: Path) -> int | None:
+    """How many records a vendor file holds, counted from its structure alone (not by the
+    reader): the lines of JSON Lines, the rows of a CSV, the items of the list of records a
+    document holds; None where that takes the vendor's own reading (a promptfoo config that
+    includes other files)."""
+    suffix = path.suffix.lower()
+    text = path.read_text(encoding="utf-8")
+    if suffix == ".jsonl":
+        return sum(1 for line in text.splitlines() if line.strip())
+    if suffix == ".csv":
+        rows = csv.reader(io.StringIO(text, newline=""))
+        return sum(1 for cells in list(rows)[1:] if any(cell.strip() for cell in cells))
+    if suffix == ".toml":
+        return len(tomllib.loads(text).get("tasks", []))
+    document = json.loads(text) if suffix == ".json" else yaml.safe_load(text)
+    if isinstance(document, list):
+        return len(document)
+    for key in ("examples", "samples", "cases", "tests"):
+        if key in document:
+            records = document[key]
+            if key == "tests" and any(isinstance(test, str) for test in records):
+                return None  # tests in other files
+            return len(records)
+    return 1  # one object: Inspect reads it as one sample, promptfoo as one test
+
+
+def _fixtures() -> list[tuple[str, Path]]:
+    found = []
+    for folder in sorted(NATIVE.iterdir()):
+        codec = REGISTRY[folder.name]
+        if folder.name == "huggingface":
+            continue  # a folder: its data files are counted by test_huggingface
+        for path in sorted(folder.rglob("*")):
+            if path.suffix.lower() in codec.read_extensions and "schema" not in path.parts:
+                found.append((folder.name, path))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("fmt", "path"), _fixtures(), ids=lambda value: str(getattr(value, "name", value))
+)
+def test_every_record_of_a_vendor_file_is_accounted_for(fmt: str, path: Path) -> None:
+    try:
+        source = REGISTRY[fmt].open(path)
+    except ParseError:
+        return  # not a file of the format's records (a vars file, a cards file)
+    rows = list(source.rows)
+    count = source.records
+    assert count is not None and count.accounted, count
+    assert count.rows == sum(1 for row in rows if not isinstance(row, UnreadableRow))
+    expected = _records_in(path)
+    if expected is not None:
+        assert count.read == expected, count.summary()
+
+
+def test_a_conversion_says_where_the_records_of_its_source_went(tmp_path: Path) -> None:
+    path = tmp_path / "records.jsonl"
+    path.write_text(_lines({"input": "a", "expected": "b"}, {"input": "c", "expected": "d"}))
+    result = CliRunner().invoke(
+        app, ["convert", str(path), str(tmp_path / "out.json"), "--report", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["records"] == {
+        "what": "Braintrust record",
+        "read": 2,
+        "rows": 2,
+        "merged": 0,
+        "mergedBy": {},
+        "refused": 0,
+        "refusals": [],
+    }
+    assert "read from braintrust: 2 Braintrust records read: 2 rows" in report["notes"]
+    # a canonical source's every record is a row: nothing to account for
+    again = CliRunner().invoke(
+        app,
+        ["convert", str(tmp_path / "out.json"), str(tmp_path / "again.jsonl"), "--report", "json"],
+    )
+    assert json.loads(again.stdout)["records"] is None
+
+
+def test_records_merged_into_other_rows_are_counted_by_reason() -> None:
+    codec = REGISTRY["braintrust"]
+    records = [
+        (1, {"input": "a"}),
+        MergedRecord(2, "a follow-up turn, merged into the row before it"),
+        MergedRecord(3, "a follow-up turn, merged into the row before it"),
+        (4, {"input": "b"}),
+    ]
+    rows = codec.rows(records)
+    assert [item.index for item in rows] == [0, 1]  # merged records take no row index
+    count = rows.count
+    assert (count.read, count.rows, count.merged_count) == (4, 2, 2) and count.accounted
+    assert count.summary() == (
+        "4 Braintrust records read: 2 rows, 2 merged"
+        " (2: a follow-up turn, merged into the row before it)"
+    )
+
+
+def test_a_vendor_file_whose_records_give_no_row_is_not_converted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "records.jsonl"
+    path.write_text(_lines({"input": "a"}, {"input": "b"}), encoding="utf-8")
+    merged = [MergedRecord(1, "a follow-up turn"), MergedRecord(2, "a follow-up turn")]
+    monkeypatch.setattr(type(REGISTRY["braintrust"]), "records", lambda self, path: merged)
+    for target in ("out.jsonl", "out.json"):
+        result = CliRunner().invoke(
+            app, ["convert", str(path), str(tmp_path / target), "--to", "inspect"]
+        )
+        assert result.exit_code == 1, result.output
+        message = " ".join(result.output.split())
+        assert "no row was read from it (2 Braintrust records read: 0 rows, 2 merged" in message
+        assert "nothing to write" in message and not (tmp_path / target).exists()
+    tripped = CliRunner().invoke(app, ["roundtrip", str(path), "--via", "json"])
+    assert tripped.exit_code == 1 and "no row was read" in " ".join(tripped.output.split())
+    with pytest.raises(NoRowsRead):
+        convert(path, tmp_path / "out.json", ConvertOptions(source_format="braintrust"))
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "fmt"),
+    [
+        ("records.json", "[]\n", "braintrust"),
+        ("suite.json", '{"name": "s", "cases": []}\n', "ome"),
+        ("promptfooconfig.yaml", "prompts: ['{{q}}']\nproviders: [echo]\n", "promptfoo"),
+    ],
+)
+def test_a_vendor_file_of_no_records_converts_and_says_so(
+    tmp_path: Path, name: str, content: str, fmt: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    result = convert(path, tmp_path / "out.json", ConvertOptions(source_format=fmt))
+    assert result.records is not None and result.records.read == 0
+    assert result.export.rows == 0
+    said = f"{path}: it holds no {REGISTRY[fmt].record_noun}, so {tmp_path / 'out.json'} holds none"
+    assert said in result.notes
+
+
+def test_a_canonical_set_of_no_rows_converts_and_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "set.json"
+    path.write_text('{"schemaVersion": "blueprint.eval-set/v1", "name": "s", "rows": []}')
+    result = convert(path, tmp_path / "out.jsonl", ConvertOptions(target_format="braintrust"))
+    assert result.export.rows == 0
+    assert any("the set has no rows" in note for note in result.notes)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from blueprint.core.errors import ConversionRefused, UsageError
+from blueprint.core.errors import ConversionRefused, NoRowsRead, UsageError
 from blueprint.core.issues import CODES, ValidationReport
 from blueprint.core.model import SCHEMA_VERSION
 from blueprint.diff import SetDiff, collect, diff_sets
@@ -19,6 +19,7 @@ from blueprint.formats import (
     FOLDER,
     ExportResult,
     LossyField,
+    RecordCount,
     SetSource,
     StrPath,
     UnreadableRow,
@@ -72,6 +73,8 @@ class ConvertResult:
     notes: list[str] = field(default_factory=list)
     #: what validating the set on its way through found
     report: ValidationReport | None = None
+    #: for a vendor source: where each of its records went (a row, a merge, a refusal)
+    records: RecordCount | None = None
 
     @property
     def valid(self) -> bool:
@@ -175,6 +178,7 @@ def convert(
                 checked.append(data)
             yield from checked
         validator.report_reading()
+        _refuse_no_rows(source)
         if not report.valid and not options.allow_invalid:
             # raised inside the writer's loop, so the output is never committed
             raise ConversionRefused(source_path, report)
@@ -215,13 +219,28 @@ def convert(
             f"{target_path} holds {writer.name}, which its extension does not say;"
             f" read it back with --from {writer.name}"
         )
+    if source.records is not None and source.records.read:
+        notes.append(f"read from {reader.name}: {source.records.summary()}")
+    elif source.records is not None or not report.rows:
+        what = source.records.summary() if source.records else "the set has no rows"
+        notes.append(f"{source_path}: {what}, so {target_path} holds none")
+        notes.append(f"{source_path}: the set has no rows, so {target_path} holds none")
     if derived:
         listed = ", ".join(f"{path} ({count} rows)" for path, count in derived.most_common())
         notes.append(
             f"read from {reader.name}: values derived on import, to review: {listed}"
             " (blueprint validate lists them as derived-value)"
         )
-    return ConvertResult(source_path, reader.name, export, notes, report)
+    return ConvertResult(source_path, reader.name, export, notes, report, source.records)
+
+
+def _refuse_no_rows(source: SetSource, done: str = "converted") -> None:
+    """Refuse a vendor file that holds records none of which became a row: a conversion of
+    it would exit as if it had worked, writing an empty file. (A file of no records is an
+    empty set, converted to an empty file, and the notes say so.)"""
+    records = source.records
+    if records is not None and records.read and not records.rows:
+        raise NoRowsRead(source.path, records.summary(), done=done)
 
 
 class _Accepted:
@@ -287,7 +306,9 @@ def roundtrip(
             " Blueprint key to leave out"
         )
     original_source = open_set(path, source_format)
+    _refuse_a_file_its_vendor_refuses(original_source)
     original = collect(original_source, str(path))
+    _refuse_no_rows(original_source, "round-tripped")
     header, _ = complete_header(original_source)
     native = original_source.format == codec.name and isinstance(codec, VendorCodec)
     suffix = path.suffix.lower() if path.suffix.lower() in codec.write_forms else None
@@ -351,6 +372,19 @@ def roundtrip(
         if not any(r == row_id and _covers(lossy, lost) for r, lost in actual)
     ]
     return RoundtripResult(via, export, diff, undeclared, unobserved, vendor_changes)
+
+
+def _refuse_a_file_its_vendor_refuses(source: SetSource) -> None:
+    """Refuse, as convert does, a vendor file that breaks its vendor's own rules (an omk
+    file in the legacy shape, without its schemaVersion): the vendor would not read the
+    original, so no round trip of it is exact."""
+    broken = [
+        note for note in source.notes if note.code == "vendor-format" and note.severity == "error"
+    ]
+    if broken:
+        report = ValidationReport(source=str(source.path), format=source.format)
+        report.issues.extend(broken)
+        raise ConversionRefused(source.path, report, done="round-tripped")
 
 
 @contextmanager

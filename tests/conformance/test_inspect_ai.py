@@ -218,3 +218,31 @@ def test_inspect_loads_the_same_samples_after_a_round_trip(path: Path, tmp_path:
     exported = tmp_path / f"exported{path.suffix}"
     convert(imported, exported, ConvertOptions(target_format="inspect"))
     assert _samples(exported) == _samples(path)
+
+
+def test_json_dataset_reads_chat_content_parts_as_inspect_content(tmp_path: Path) -> None:
+    """An image, audio, video or document in a chat message goes as Inspect's own content
+    part, which json_dataset reads as that content, not as text."""
+    dataset_module = vendor("inspect_ai.dataset")
+    content = vendor("inspect_ai._util.content")
+    parts = [
+        {"type": "text", "text": "Do these agree?"},
+        {"type": "image", "image": "https://example.com/receipt.png", "detail": "low"},
+        {"type": "audio", "audio": "data:audio/wav;base64,UklGRg==", "format": "wav"},
+        {"type": "video", "video": "https://example.com/clip.mp4", "format": "mp4"},
+        {"type": "document", "document": "contract.pdf", "mime_type": "application/pdf"},
+    ]
+    media = row("media", "reference-answer", "yes")
+    media["input"] = [{"role": "user", "content": parts}]
+    target = tmp_path / "samples.jsonl"
+    result = export([media], target)
+    assert not [item for item in result.lossy if item.field == "input"]
+    (sample,) = dataset_module.json_dataset(str(target))
+    kinds = [type(part) for part in sample.input[0].content]
+    assert kinds == [
+        content.ContentText,
+        content.ContentImage,
+        content.ContentAudio,
+        content.ContentVideo,
+        content.ContentDocument,
+    ]

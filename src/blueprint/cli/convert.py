@@ -129,6 +129,8 @@ def convert_command(
                 **export,
                 # the conversion's notes and the export's, both (the export's key held only its own)
                 "notes": [*result.notes, *export["notes"]],
+                # where each record of a vendor source went: a row, a merge or a refusal
+                "records": result.records.to_json() if result.records else None,
             }
         )
     if not result.valid:

@@ -81,6 +81,9 @@ def _print_mapping(name: str) -> None:
     for rule in grading.weakened:
         scope = ", ".join(rule.oracle_types or ["every oracle type"])
         print_listing(f"[magenta]weakened[/] {escape(rule.field)} ({scope}): {escape(rule.reason)}")
+    if mapping.media:
+        what = "images, audio, video, documents"
+        print_listing(f"[magenta]weakened[/] input ({what}): {escape(mapping.media)}")
 
 
 @boundary

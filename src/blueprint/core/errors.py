@@ -158,13 +158,28 @@ class EveryRowExcluded(EmptyExportRefused):
         )
 
 
+class NoRowsRead(BlueprintError, ValueError):
+    """A conversion read a vendor file that gives no row, so it wrote nothing: a file of no
+    records is no export, and records none of which became a row would all be lost.
+    ``summary`` says where the file's records went."""
+
+    exit_code = 1
+
+    def __init__(self, path: Path, summary: str, *, done: str = "converted") -> None:
+        self.path = path
+        self.summary = summary
+        super().__init__(
+            f"{path}: not {done}, no row was read from it ({summary}), so there is nothing to write"
+        )
+
+
 class ConversionRefused(BlueprintError, ValueError):
     """A conversion read a set that is not valid, so it wrote nothing. ``report`` holds the
     validation report of what was read."""
 
     exit_code = 1
 
-    def __init__(self, path: Path, report: Any) -> None:
+    def __init__(self, path: Path, report: Any, *, done: str = "converted") -> None:
         self.path = path
         self.report = report
         errors = [issue for issue in report.issues if issue.severity == "error"]
@@ -173,7 +188,9 @@ class ConversionRefused(BlueprintError, ValueError):
         )
         more = f" and {len(errors) - 3} more" if len(errors) > 3 else ""
         what = f"{len(errors)} error(s): {shown}{more}" if errors else "parts that cannot be read"
+        # a round trip has no --allow-invalid: what it refuses, no flag lets through
+        anyway = ", or pass --allow-invalid to write it anyway" if done == "converted" else ""
         super().__init__(
-            f"{path}: not converted, the set is not valid ({what}); run blueprint validate to"
-            " see every finding, or pass --allow-invalid to write it anyway"
+            f"{path}: not {done}, the set is not valid ({what}); run blueprint validate to"
+            f" see every finding{anyway}"
         )

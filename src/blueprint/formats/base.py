@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol, TypeAlias
+from typing import Any, ClassVar, Final, Literal, Protocol, TypeAlias
 
 from blueprint.core.errors import ParseError
 from blueprint.core.issues import Issue
@@ -51,6 +51,92 @@ class UnreadableRow:
         """The error that stops a command at this row of the set read from ``set_path``: it
         names the file the row is written in, and the row's line and column there."""
         return ParseError(self.file or set_path, self.reason, line=self.line, column=self.column)
+
+
+@dataclass(frozen=True, slots=True)
+class MergedRecord:
+    """A record of a vendor file that gives no row of its own because the format documents
+    that it goes into another's (a reader yields it among its records, and it is counted,
+    never silently dropped)."""
+
+    line: int | None
+    #: where it went and why, the same text for every record merged alike
+    reason: str
+    #: the record itself, as the vendor reads it (a comparison of two files still sees it)
+    record: Any = None
+
+
+#: refused records a count names; the rest are counted only, so memory stays flat
+_NAMED_REFUSALS: Final = 5
+#: merge reasons a count keeps apart; past them, merges are counted under one
+_MERGE_REASONS: Final = 32
+
+
+@dataclass
+class RecordCount:
+    """Where each record of a vendor file went, counted while its rows are read (complete
+    once they are consumed): a row, a documented merge into another row, or a refusal with
+    its reason (an unreadable row). Counts and the first few refusals by name, never a list
+    of every record, so memory stays flat however large the file."""
+
+    #: what a record is, for messages ("promptfoo test case", "golden")
+    what: str = "record"
+    read: int = 0
+    rows: int = 0
+    refused: int = 0
+    #: records merged into another row, by the reason
+    merged: dict[str, int] = field(default_factory=dict)
+    #: the first refused records, each with where it is and why
+    refusals: list[str] = field(default_factory=list)
+
+    def refuse(self, line: int | None, reason: str, file: Path | None = None) -> None:
+        self.refused += 1
+        if len(self.refusals) < _NAMED_REFUSALS:
+            where = f"record {self.read}" + (f" (line {line})" if line else "")
+            if file is not None:
+                where += f" of {file.name}"
+            self.refusals.append(f"{where}: {reason}")
+
+    def merge(self, reason: str) -> None:
+        if reason not in self.merged and len(self.merged) >= _MERGE_REASONS:
+            reason = "merged for other reasons"
+        self.merged[reason] = self.merged.get(reason, 0) + 1
+
+    @property
+    def merged_count(self) -> int:
+        return sum(self.merged.values())
+
+    @property
+    def accounted(self) -> bool:
+        """Whether every record read went somewhere: a row, a merge or a refusal."""
+        return self.read == self.rows + self.merged_count + self.refused
+
+    def summary(self) -> str:
+        """One line: "12 goldens read: 10 rows, 1 merged (why), 1 refused (which, why)"."""
+        if not self.read:
+            return f"it holds no {self.what}"
+        parts = [f"{self.rows} row{'s' if self.rows != 1 else ''}"]
+        if self.merged:
+            reasons = "; ".join(f"{count}: {reason}" for reason, count in self.merged.items())
+            parts.append(f"{self.merged_count} merged ({reasons})")
+        if self.refused:
+            named = "; ".join(self.refusals)
+            unnamed = self.refused - len(self.refusals)
+            more = f"; and {unnamed} more" if unnamed else ""
+            parts.append(f"{self.refused} refused ({named}{more})")
+        what = self.what if self.read == 1 else f"{self.what}s"
+        return f"{self.read} {what} read: {', '.join(parts)}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "what": self.what,
+            "read": self.read,
+            "rows": self.rows,
+            "merged": self.merged_count,
+            "mergedBy": dict(self.merged),
+            "refused": self.refused,
+            "refusals": list(self.refusals),
+        }
 
 
 #: set by a front end to watch the rows of every set opened while it is set (the command
@@ -96,6 +182,10 @@ class SetSource:
     #: found them before decoding any row (a streamed JSON document of objects): a pool of
     #: processes reads the rows from there (see blueprint.validation.parallel)
     row_places: RowPlaces | None = None
+    #: for a vendor file: where each of its records went (a row, a merge, a refusal),
+    #: complete once the rows are consumed; None for the canonical formats, whose every
+    #: record is a row
+    records: RecordCount | None = None
 
     def __post_init__(self) -> None:
         watcher = ROW_WATCHER.get()

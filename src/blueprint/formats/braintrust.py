@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Final
 
 from blueprint.formats._io import read_json_lines
 from blueprint.formats.native import ABSENT, NativeShape
-from blueprint.formats.sniffing import Fit, first_line_object, json_head
+from blueprint.formats.sniffing import BRAINTRUST_STORED, Fit, first_line_object, json_head
 from blueprint.formats.vendor import (
     HUMAN_REVIEW,
     ExportRow,
@@ -184,7 +184,5 @@ _OTHER_ANSWERS: Final = frozenset({"target", "ideal", "criteria"})
 #: and, for a file named as Braintrust records, a chat fine-tuning file's messages too
 _OTHER_MARKS: Final = _OTHER_ANSWERS | {"messages"}
 
-#: fields only a record Braintrust stored has
-_STORED_MARKS: Final = frozenset(
-    {"_xact_id", "span_id", "root_span_id", "_pagination_key", "project_id", "dataset_id"}
-)
+#: fields only a record Braintrust stored has (its UI's and API's exports)
+_STORED_MARKS: Final = BRAINTRUST_STORED | {"project_id", "dataset_id"}

@@ -43,7 +43,13 @@ from blueprint.formats.cells import (
     encode_list_cell,
     formula_like,
 )
-from blueprint.formats.sniffing import OTHER_SEPARATORS, Fit, csv_header, header_separator
+from blueprint.formats.sniffing import (
+    OTHER_SEPARATORS,
+    Fit,
+    csv_header,
+    header_separator,
+    promptfoo_columns,
+)
 from blueprint.formats.spreadsheet import FormulaGuard
 from blueprint.io import jsonvalues, limits
 from blueprint.io.atomic import AtomicOutputs
@@ -195,8 +201,11 @@ class CsvCodec:
 
 
 def _blueprint_columns(columns: list[str]) -> bool:
-    """Whether a header's columns are evidently Blueprint's."""
-    return "id" in columns or any(column.startswith(("case.", "metadata.")) for column in columns)
+    """Whether a header's columns are evidently Blueprint's: an id column or case profile
+    columns, and none of the columns only promptfoo's tests files have (``__expected``)."""
+    return (
+        "id" in columns or any(column.startswith(("case.", "metadata.")) for column in columns)
+    ) and not promptfoo_columns(columns)
 
 
 # --- reading ---------------------------------------------------------------------------------

@@ -17,7 +17,14 @@ from typing import Any, ClassVar, Final
 from blueprint.core.errors import ParseError
 from blueprint.formats._io import read_json_lines, read_text
 from blueprint.formats.native import ABSENT, NativeShape
-from blueprint.formats.sniffing import Fit, csv_header, first_line_object, json_head
+from blueprint.formats.sniffing import (
+    BRAINTRUST_STORED,
+    Fit,
+    csv_header,
+    first_line_object,
+    json_head,
+    promptfoo_columns,
+)
 from blueprint.formats.vendor import (
     STARTER_NOTE,
     ExportRow,
@@ -310,6 +317,10 @@ class DeepevalCodec(VendorCodec):
         else:
             outline = json_head(head)
             keys = set(outline.keys) if outline.kind == "array" else set()
+        if keys & BRAINTRUST_STORED:
+            return Fit.no(f"{why}; span_id, root_span_id or facets are Braintrust's stored fields")
+        if suffix == ".csv" and promptfoo_columns(list(keys)):
+            return Fit.no(f"{why}; __expected, __description or __metadata are promptfoo's")
         if ("input" in keys and keys & GOLDEN_KEYS) or {"scenario", "turns"} <= keys:
             return Fit.yes()
         return Fit.no(why)

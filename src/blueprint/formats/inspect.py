@@ -27,9 +27,7 @@ from blueprint.formats._io import read_json_lines, read_text
 from blueprint.formats.answers import (
     answer_text,
     answers_of,
-    chat_messages,
     criteria_text,
-    prompt_of,
 )
 from blueprint.formats.base import ExportResult, UnreadableRow, WriteOptions
 from blueprint.formats.mapping import load_mapping
@@ -72,6 +70,23 @@ _MESSAGE_KEYS: Final = {
     "assistant": frozenset({"role", "content"}),
     "tool": frozenset({"role", "content", "tool_call_id", "function"}),
 }
+#: the content parts Inspect reads in a message's content list, by type: the keys each may
+#: have, with the values a key must take (None: any text)
+_PARTS: Final[dict[str, dict[str, frozenset[str] | None]]] = {
+    "text": {"text": None},
+    "image": {"image": None, "detail": frozenset({"auto", "low", "high", "original"})},
+    "audio": {"audio": None, "format": frozenset({"wav", "mp3"})},
+    "video": {"video": None, "format": frozenset({"mp4", "mpeg", "mov"})},
+    "document": {"document": None, "filename": None, "mime_type": None},
+}
+#: and the keys each must have
+_PART_NEEDS: Final = {
+    "text": frozenset({"text"}),
+    "image": frozenset({"image"}),
+    "audio": frozenset({"audio", "format"}),
+    "video": frozenset({"video", "format"}),
+    "document": frozenset({"document"}),
+}
 #: CSV columns Inspect reads as JSON text
 _JSON_COLUMNS: Final = frozenset({"metadata", "files", "checkpoint"})
 
@@ -84,6 +99,57 @@ _SHAPE: Final = NativeShape(
     },
     grading=("target",),
 )
+
+
+def _part(part: Any) -> bool:
+    """Whether a value is a content part Inspect reads (text, an image, audio, a video, a
+    document), with no key it would refuse."""
+    if not isinstance(part, dict):
+        return False
+    kind = part.get("type")
+    if not isinstance(kind, str) or kind not in _PARTS:
+        return False
+    keys = _PARTS[kind]
+    if not _PART_NEEDS[kind] <= part.keys():
+        return False
+    for key, value in part.items():
+        if key == "type":
+            continue
+        if key not in keys or not isinstance(value, str):
+            return False
+        allowed = keys[key]
+        if allowed is not None and value not in allowed:
+            return False
+    return True
+
+
+def _messages(value: Any) -> bool:
+    """Whether a value is a list of chat messages Inspect reads as such: each a role it
+    knows, its content text or a list of content parts it reads (text, image, audio, video,
+    document), and no key it would ignore."""
+    if not isinstance(value, list) or not value:
+        return False
+    for message in value:
+        if not isinstance(message, dict) or message.get("role") not in _MESSAGE_KEYS:
+            return False
+        if not set(message) <= _MESSAGE_KEYS[message["role"]]:
+            return False
+        content = message.get("content")
+        if not (isinstance(content, str) or (content and isinstance(content, list))):
+            return False
+        if isinstance(content, list) and not all(_part(part) for part in content):
+            return False
+        if not all(isinstance(v, str) for k, v in message.items() if k != "content"):
+            return False
+    return True
+
+
+def _prompt(value: Any) -> Any:
+    """An input as Inspect takes it: text or chat messages as they are, anything else as its
+    JSON text."""
+    if isinstance(value, str) or _messages(value):
+        return value
+    return jsonvalues.dumps_text(value)
 
 
 def _target(row: ExportRow) -> str | list[str]:
@@ -274,13 +340,13 @@ class InspectCodec(VendorCodec):
     def blueprint_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
         return {
             "id": row.id,
-            "input": prompt_of(row.input, _MESSAGE_KEYS),
+            "input": _prompt(row.input),
             "target": _target(row),
             "metadata": row.labels(),
         }
 
     def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
-        record: dict[str, Any] = {"id": row.id, "input": prompt_of(row.input, _MESSAGE_KEYS)}
+        record: dict[str, Any] = {"id": row.id, "input": _prompt(row.input)}
         target = _target(row)
         if not _no_target(target):
             record["target"] = target
@@ -293,15 +359,19 @@ class InspectCodec(VendorCodec):
             return "empty-input"
         return None
 
+    def holds_media(self, row: ExportRow, context: WriteContext) -> bool:
+        # chat messages with content parts go as they are, but a CSV cell holds only text
+        return context.form != "csv" and _messages(row.input)
+
     def weakened(self, row: ExportRow, context: WriteContext) -> list[tuple[str, str]] | None:
         extra = []
-        if isinstance(row.input, list) and not chat_messages(row.input, _MESSAGE_KEYS):
+        if isinstance(row.input, list) and not _messages(row.input):
             extra.append(
                 (
                     "input",
                     "a list that is not chat messages Inspect reads (a role of system, user,"
-                    " assistant or tool, text content, no other keys) goes as its JSON text, so"
-                    " the model sees JSON",
+                    " assistant or tool, text content or Inspect's content parts, no other"
+                    " keys) goes as its JSON text, so the model sees JSON",
                 )
             )
         if context.form == "csv":

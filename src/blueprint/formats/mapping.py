@@ -184,6 +184,12 @@ class VendorMapping(BaseModel):
         description="Kinds of rows left out of an export by default, with the reason.",
     )
     grading: Grading
+    media: str | None = Field(
+        default=None,
+        description="Why an image, audio, video or document in a row's input (a content part"
+        " such as Inspect's) does not reach the vendor's model as what it is; absent for a"
+        " format whose records carry the input as it is.",
+    )
     notes: list[str] = Field(default_factory=list)
     example: str = Field(description="A worked example, in Markdown, for the docs.")
 

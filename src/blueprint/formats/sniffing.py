@@ -217,6 +217,39 @@ def json_head(head: bytes) -> JsonHead:
     return JsonHead("other")
 
 
+#: the columns promptfoo's CSV reader gives a meaning of its own (every other column is a
+#: var): no other format's CSV has them
+_PROMPTFOO_COLUMNS: Final = frozenset(
+    {"__description", "__prefix", "__suffix", "__metric", "__threshold", "__providerOutput"}
+)
+_PROMPTFOO_PREFIXES: Final = ("__expected", "__metadata", "__config:")
+
+
+def promptfoo_columns(columns: list[str]) -> bool:
+    """Whether a CSV header has a column only promptfoo's tests files have (``__expected``,
+    ``__expected2``, ``__description``, ``__metadata:topic``...)."""
+    return any(
+        column in _PROMPTFOO_COLUMNS or column.startswith(_PROMPTFOO_PREFIXES) for column in columns
+    )
+
+
+#: fields only a record Braintrust's server stored has: its exports (the UI's JSON download,
+#: the API's fetch) carry them, no other format's records do
+BRAINTRUST_STORED: Final = frozenset(
+    {
+        "_xact_id",
+        "_pagination_key",
+        "span_id",
+        "root_span_id",
+        "span_parents",
+        "is_root",
+        "facets",
+        "classifications",
+        "audit_data",
+    }
+)
+
+
 def csv_header(head: bytes, separator: str = ",") -> list[str]:
     """The column names of a CSV file's first line (as the csv module reads them)."""
     text = text_of(head)

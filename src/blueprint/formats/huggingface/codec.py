@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,6 +23,7 @@ from blueprint.formats.huggingface.layout import (
     _JSON_SUFFIXES,
     _PARQUET_SUFFIXES,
     DATA_FOLDER,
+    DEFAULT_CONFIG,
     DEFAULT_SPLIT,
     Layout,
     layout_of,
@@ -81,6 +83,12 @@ class _State:
     record is handed to the shared vendor machinery, which reads it synchronously)."""
 
     json_columns: frozenset[str] = frozenset()
+    #: the config (subset) the record at hand is in (reading) or goes to (writing)
+    config: str = DEFAULT_CONFIG
+    #: reading: what a row of this config without an id is named by ("" in the first
+    #: config, its name in the others), and how many records the configs before it held
+    prefix: str = ""
+    offset: int = 0
     #: the split the record at hand is in (reading) or goes to (writing)
     split: str = DEFAULT_SPLIT
     #: for a record Blueprint did not write: which column plays which role
@@ -133,9 +141,10 @@ class HuggingfaceCodec(VendorCodec):
 
     def open(self, path: Path) -> SetSource:
         layout = layout_of(path)
-        state = _State(json_columns=layout.json_columns)
+        state = _State()
         items: list[tuple[SourceRow | UnreadableRow, int | None]] = []
-        for item in self.rows(self._records(path, layout, state), state):
+        read = self.rows(self._records(path, layout, state), state)
+        for item in read:
             if isinstance(item, UnreadableRow) and item.file is None:
                 item = replace(item, file=state.file)  # its line is in that data file
             items.append((item, state.position if isinstance(item, SourceRow) else None))
@@ -143,14 +152,14 @@ class HuggingfaceCodec(VendorCodec):
             items.sort(key=lambda pair: pair[1] or 0)
         # a line number says where a row is only when there is one data file (an unreadable
         # row's message names its file)
-        one_file = sum(len(files) for files in layout.splits.values()) == 1
+        one_file = len(layout.files()) == 1
         rows: list[SourceRow | UnreadableRow] = [
             SourceRow(index, item.line if one_file else None, item.data)
             if isinstance(item, SourceRow)
             else UnreadableRow(index, item.line, item.column, item.reason, item.file)
             for index, (item, _) in enumerate(items)
         ]
-        return self.source(path, self._header(layout), iter(rows))
+        return self.source(path, self._header(layout), iter(rows), read.count)
 
     def _header(self, layout: Layout) -> dict[str, Any] | None:
         """The set-level fields: Blueprint's, from the card; else what the card says, kept."""
@@ -164,33 +173,43 @@ class HuggingfaceCodec(VendorCodec):
             kept["card"] = jsonable(rest)
         if card is not None and card.body.strip():
             kept["body"] = card.body
-        if layout.other_configs:
-            # the card's other configs are not read: the set says which, so nobody is misled
-            kept["configsNotRead"] = layout.other_configs
-        files = [file for files in layout.splits.values() for file in files]
-        if any(file.name.lower().endswith(_PARQUET_SUFFIXES) for file in files):
+        if list(layout.configs) != [DEFAULT_CONFIG]:
+            # every config is read (each row says its own): their order, and the default
+            kept["configs"] = list(layout.configs)
+            default = _default_config(card.meta.get("configs") if card else None)
+            if default is not None:
+                kept["defaultConfig"] = default
+        if any(file.name.lower().endswith(_PARQUET_SUFFIXES) for file in layout.files()):
             kept["dataFormat"] = "parquet"
         return {"extensions": {self.name: kept}} if kept else None
 
     def _records(
         self, folder: Path, layout: Layout, state: _State
     ) -> Iterator[tuple[int | None, Any] | UnreadableRow]:
-        for split, files in layout.splits.items():
-            for file in files:
-                for item in self._file_records(file):
-                    state.split, state.position, state.columns = split, None, {}
-                    state.file = file
-                    if isinstance(item, UnreadableRow):
-                        yield item  # open() names the file it is in
+        first = next(iter(layout.configs))
+        read = 0
+        current = None
+        for config, split, file in _files_of(layout):
+            if config != current:  # a row without an id is numbered within its config
+                current = config
+                state.prefix = "" if config == first else f"{config}-"
+                state.offset = read
+            state.json_columns = layout.json_columns_of(config)
+            for item in self._file_records(file):
+                read += 1
+                state.config, state.split, state.position, state.columns = config, split, None, {}
+                state.file = file
+                if isinstance(item, UnreadableRow):
+                    yield item  # open() names the file it is in
+                    continue
+                line, record = item
+                if isinstance(record, dict):
+                    try:
+                        record = self._as_record(record, state)
+                    except ValueError as error:
+                        yield UnreadableRow(0, line, None, str(error))
                         continue
-                    line, record = item
-                    if isinstance(record, dict):
-                        try:
-                            record = self._as_record(record, state)
-                        except ValueError as error:
-                            yield UnreadableRow(0, line, None, str(error))
-                            continue
-                    yield line, record
+                yield line, record
 
     def _file_records(self, file: Path) -> Iterable[tuple[int | None, Any] | UnreadableRow]:
         name = file.name.lower()
@@ -258,8 +277,13 @@ class HuggingfaceCodec(VendorCodec):
             row_id = str(row_id)
             derived["id"] = f"made text from the number in the column {columns.get('id', 'id')}"
         if not isinstance(row_id, str) or not row_id:
-            row_id = f"{state.split}-{position + 1}"
-            derived["id"] = "the row has no id column; named by split and position"
+            row_id = f"{state.prefix}{state.split}-{position - state.offset + 1}"
+            derived["id"] = (
+                f"the row has no id column; named by its config ({state.config}), split and"
+                " position"
+                if state.prefix
+                else "the row has no id column; named by split and position"
+            )
         elif "id" in columns and "id" not in derived:
             derived["id"] = f"taken from the column {columns['id']}"
         value = record.get("input")
@@ -296,10 +320,16 @@ class HuggingfaceCodec(VendorCodec):
         self, record: dict[str, Any], position: int, ids: _UniqueIds, suite: Any
     ) -> dict[str, Any]:
         row = super().row_of(record, position, ids, suite)
-        columns = suite.columns if isinstance(suite, _State) else {}
-        if payload_of(record.get(NAMESPACE)) is None and columns:
+        state = suite if isinstance(suite, _State) else _State()
+        if payload_of(record.get(NAMESPACE)) is None and state.columns:
             # the columns the roles came from, so the export writes them back there
-            row["metadata"]["case"]["extensions"][self.name]["columns"] = columns
+            row["metadata"]["case"]["extensions"][self.name]["columns"] = state.columns
+        extensions = row["metadata"]["case"].get("extensions")
+        ours = extensions.get(self.name) if isinstance(extensions, dict) else None
+        if state.config != DEFAULT_CONFIG and isinstance(ours, dict):
+            # the config (subset) it is in, so the export writes it back there (a row
+            # written from Blueprint goes to the default config, and has no such extension)
+            ours["config"] = state.config
         return row
 
     # --- writing -----------------------------------------------------------------------------
@@ -347,10 +377,13 @@ class HuggingfaceCodec(VendorCodec):
         tally = ExportTally(load_mapping(self.name))
         derived = options.derived_fields
         tally.set_written = set(header)
+        default = _written_default(header)
         with scratch_folder("huggingface") as spools:
-            table = _Table(spools)
+            # a table a config: each has its own columns, as datasets reads each alone
+            tables: dict[str, _Table] = {}
             blueprint_mode = interleaved = False
-            previous: str | None = None
+            previous: tuple[str, str] | None = None
+            seen: set[tuple[str, str]] = set()
             for chunk in in_batches(export_rows(rows, self.name, header, options.accepted)):
                 made = []
                 for row in chunk:
@@ -362,21 +395,38 @@ class HuggingfaceCodec(VendorCodec):
                 for split, row, record, position in made:
                     extension = row.extension(self.name)
                     blueprint_mode = blueprint_mode or extension is None
+                    config = _config_of(extension, default)
+                    table = tables.get(config)
+                    if table is None:
+                        folder = spools / str(len(tables))
+                        folder.mkdir()
+                        table = tables[config] = _Table(folder)
                     table_row = from_roles(record, (extension or {}).get("columns"))
-                    # reading goes split by split: where splits interleave, the payload says
-                    # where each row stood (kept in every spooled row, left out at the end
-                    # when the splits did not interleave)
+                    # reading goes config by config and split by split: where they
+                    # interleave, the payload says where each row stood (kept in every
+                    # spooled row, left out at the end when they did not interleave)
                     payload = _payload(table_row)
                     if payload is not None:
                         payload[_POSITION] = position
-                    interleaved = interleaved or (split != previous and split in table.sizes)
-                    previous = split
+                    key = (config, split)
+                    if key != previous:
+                        # back to a split, or to a config, left before
+                        left = previous is not None and previous[0] != config
+                        if key in seen or (left and table.sizes):
+                            interleaved = True
+                        seen.add(key)
+                        previous = key
                     table.add(split, table_row)
-            if not table.sizes:
-                table.add_split(DEFAULT_SPLIT)
-            table.settle(blueprint=blueprint_mode or not tally.written)
+            if not tables:
+                folder = spools / "0"
+                folder.mkdir()
+                tables[default] = _Table(folder)
+                tables[default].add_split(DEFAULT_SPLIT)
+            for table in tables.values():
+                table.settle(blueprint=blueprint_mode or not tally.written)
             own = {key: value for key, value in header.items() if key not in derived}
-            card = _card_text(header, own, table, data_format, tally)
+            placed = _placed_files(tables, data_format)
+            card = _card_text(header, own, tables, placed, default)
 
             def unplaced(table_row: dict[str, Any]) -> None:
                 payload = _payload(table_row)
@@ -386,10 +436,13 @@ class HuggingfaceCodec(VendorCodec):
             with AtomicFolder(path, force=options.force, follow_links=options.in_place) as folder:
                 (folder / DATA_FOLDER).mkdir()
                 files = [path / CARD]
-                for split, file_name in table.files(data_format).items():
-                    target = folder / DATA_FOLDER / file_name
-                    table.write(target, split, data_format, None if interleaved else unplaced)
-                    files.append(path / DATA_FOLDER / file_name)
+                for config, table in tables.items():
+                    for split, file_name in placed[config].items():
+                        target = folder / file_name
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        fix = None if interleaved else unplaced
+                        table.write(target, split, data_format, fix)
+                        files.append(path / file_name)
                 (folder / CARD).write_text(card, encoding="utf-8", newline="\n")
                 return tally.finish(header, files, options)
 
@@ -398,19 +451,77 @@ class HuggingfaceCodec(VendorCodec):
     def native_records(self, path: Path) -> list[Any]:
         layout = layout_of(path)
         found: list[Any] = []
-        for split, files in layout.splits.items():
-            for file in files:
-                for item in self._file_records(file):
-                    if isinstance(item, UnreadableRow):
-                        raise ParseError(file, item.reason, line=item.line, column=item.column)
-                    record = dict(item[1])
-                    for name in layout.json_columns & set(record):
-                        if isinstance(record[name], str):
-                            record[name] = jsonvalues.loads(record[name])
-                    if payload_of({NAMESPACE: record.get(NAMESPACE)}) is not None:
-                        record.pop(NAMESPACE)
-                    found.append({"split": split, "row": record})
+        for config, split, file in _files_of(layout):
+            json_columns = layout.json_columns_of(config)
+            for item in self._file_records(file):
+                if isinstance(item, UnreadableRow):
+                    raise ParseError(file, item.reason, line=item.line, column=item.column)
+                record = dict(item[1])
+                for name in json_columns & set(record):
+                    if isinstance(record[name], str):
+                        record[name] = jsonvalues.loads(record[name])
+                if payload_of({NAMESPACE: record.get(NAMESPACE)}) is not None:
+                    record.pop(NAMESPACE)
+                where = {"config": config} if config != DEFAULT_CONFIG else {}
+                found.append({**where, "split": split, "row": record})
         return found
 
     def compare_native(self, original: Path, exported: Path) -> list[str]:
         return compare_records(self.native_records(original), self.native_records(exported))
+
+
+def _files_of(layout: Layout) -> Iterator[tuple[str, str, Path]]:
+    """Every data file of a folder, with its config and split, in the card's order."""
+    for config, splits in layout.configs.items():
+        for split, files in splits.items():
+            for file in files:
+                yield config, split, file
+
+
+def _default_config(configs: Any) -> str | None:
+    """The config a card marks ``default: true``, if any."""
+    for config in configs if isinstance(configs, list) else []:
+        if isinstance(config, dict) and config.get("default") is True:
+            name = config.get("config_name", DEFAULT_CONFIG)
+            return name if isinstance(name, str) else None
+    return None
+
+
+def _written_default(header: dict[str, Any]) -> str:
+    """The config a row that names none is written to: the default of the folder the set
+    was read from (or its first config), else ``default``."""
+    extensions = header.get("extensions")
+    ours = extensions.get("huggingface") if isinstance(extensions, dict) else None
+    ours = ours if isinstance(ours, dict) else {}
+    default = ours.get("defaultConfig")
+    configs = ours.get("configs")
+    if not isinstance(default, str) and isinstance(configs, list) and configs:
+        default = configs[0]
+    return default if isinstance(default, str) and default else DEFAULT_CONFIG
+
+
+def _config_of(extension: dict[str, Any] | None, default: str) -> str:
+    config = (extension or {}).get("config")
+    return config if isinstance(config, str) and config else default
+
+
+def _placed_files(tables: dict[str, _Table], data_format: str) -> dict[str, dict[str, str]]:
+    """Where each config's splits are written, inside the folder: ``data/<split>`` for one
+    config, ``data/<config>/<split>`` for several (folder names that differ only in case,
+    or that a file system would refuse, made apart)."""
+    if len(tables) == 1:
+        ((config, table),) = tables.items()
+        return {config: {s: f"{DATA_FOLDER}/{n}" for s, n in table.files(data_format).items()}}
+    placed: dict[str, dict[str, str]] = {}
+    used: set[str] = set()
+    for config, table in tables.items():
+        stem = re.sub(r"[^\w.-]+", "_", config).strip(".") or "config"
+        name, number = stem, 2
+        while name.lower() in used:
+            name, number = f"{stem}-{number}", number + 1
+        used.add(name.lower())
+        placed[config] = {
+            split: f"{DATA_FOLDER}/{name}/{file_name}"
+            for split, file_name in table.files(data_format).items()
+        }
+    return placed

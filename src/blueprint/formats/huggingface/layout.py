@@ -27,17 +27,37 @@ SPLIT_KEYWORDS: Final = {
 }
 
 
+#: the config of a folder whose card declares none, as ``datasets`` names it
+DEFAULT_CONFIG: Final = "default"
+
+
 @dataclass
 class Layout:
-    """What a folder holds: the splits and their files, and what the card says of them."""
+    """What a folder holds: its configs (subsets), each with its splits and their files, and
+    what the card says of them."""
 
-    splits: dict[str, list[Path]]
+    #: every config the card declares, in its order, each with its splits and their files;
+    #: one config, ``default``, for a folder whose card declares none
+    configs: dict[str, dict[str, list[Path]]]
     card: Card | None
-    json_columns: frozenset[str] = frozenset()
-    #: the config read, when the card declares several
-    config: str | None = None
-    #: the other configs the card declares (not read)
-    other_configs: list[str] = field(default_factory=list)
+    #: the columns Blueprint wrote as JSON text, by config (see :meth:`json_columns_of`)
+    json_columns: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    @property
+    def several(self) -> bool:
+        """Whether the card declares more than one config."""
+        return len(self.configs) > 1
+
+    @property
+    def splits(self) -> dict[str, list[Path]]:
+        """The splits of a folder of one config (the first config's, where it has several)."""
+        return next(iter(self.configs.values()))
+
+    def files(self) -> list[Path]:
+        return [file for splits in self.configs.values() for f in splits.values() for file in f]
+
+    def json_columns_of(self, config: str) -> frozenset[str]:
+        return self.json_columns.get(config, self.json_columns.get("", frozenset()))
 
 
 def _inside(folder: Path, pattern: str, card: Path) -> list[Path]:
@@ -120,22 +140,30 @@ def layout_of(folder: Path) -> Layout:
     if configs is not None:
         if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
             raise ParseError(card_path, "configs is a list of configurations")
-        chosen = next((c for c in configs if c.get("default") is True), None)
-        chosen = chosen or next((c for c in configs if c.get("config_name") == "default"), None)
-        chosen = chosen or (configs[0] if configs else None)
-        if chosen is not None:
-            layout.config = str(chosen.get("config_name", "default"))
-            layout.other_configs = [str(c.get("config_name")) for c in configs if c is not chosen]
-            if "data_files" not in chosen:
-                raise ParseError(card_path, f"the config {layout.config!r} names no data_files")
-            layout.splits = _declared_splits(folder, chosen["data_files"], card_path)
-    if not layout.splits:
-        layout.splits = _inferred_splits(folder)
-    if not layout.splits:
+        # every config is read, each a subset of the set's rows: none is skipped unsaid
+        for config in configs:
+            name = config.get("config_name", DEFAULT_CONFIG)
+            if not isinstance(name, str) or not name:
+                raise ParseError(card_path, f"a config's config_name is not text: {name!r}")
+            if name in layout.configs:
+                raise ParseError(card_path, f"the card declares the config {name!r} twice")
+            if "data_files" not in config:
+                raise ParseError(card_path, f"the config {name!r} names no data_files")
+            layout.configs[name] = _declared_splits(folder, config["data_files"], card_path)
+    if not layout.configs:
+        splits = _inferred_splits(folder)
+        if splits:
+            layout.configs[DEFAULT_CONFIG] = splits
+    if not layout.configs:
         raise ParseError(folder, "the folder holds no data files (JSON Lines or Parquet)")
     ours = card.meta.get(NAMESPACE) if card is not None else None
-    if isinstance(ours, dict) and isinstance(ours.get("jsonColumns"), list):
-        layout.json_columns = frozenset(str(name) for name in ours["jsonColumns"])
+    written = ours.get("jsonColumns") if isinstance(ours, dict) else None
+    if isinstance(written, list):  # one list for every config ("": any config)
+        layout.json_columns[""] = frozenset(str(name) for name in written)
+    elif isinstance(written, dict):  # a list for each config
+        for config, names in written.items():
+            if isinstance(names, list):
+                layout.json_columns[str(config)] = frozenset(str(name) for name in names)
     return layout
 
 

@@ -6,9 +6,8 @@ from typing import Any, Final
 
 from blueprint.formats.huggingface.card import _CARD_KEYS, CARD_FORMAT, dump_front_matter
 from blueprint.formats.huggingface.columns import _Table
-from blueprint.formats.huggingface.layout import DATA_FOLDER, DEFAULT_SPLIT
+from blueprint.formats.huggingface.layout import DEFAULT_SPLIT
 from blueprint.formats.mapping import NAMESPACE
-from blueprint.formats.vendor import ExportTally
 
 #: the payload key saying where a row stood in the set, when splits interleave
 _POSITION: Final = "at"
@@ -25,10 +24,12 @@ def _recorded_format(header: dict[str, Any]) -> str | None:
 def _card_text(
     header: dict[str, Any],
     own: dict[str, Any],
-    table: _Table,
-    data_format: str,
-    tally: ExportTally,
+    tables: dict[str, _Table],
+    placed: dict[str, dict[str, str]],
+    default: str,
 ) -> str:
+    """The card: what the set's card said, the configs (one, or each subset the rows are
+    in, the default first marked so) with their splits and features, and the set."""
     extensions = header.get("extensions")
     ours = extensions.get("huggingface") if isinstance(extensions, dict) else None
     ours = ours if isinstance(ours, dict) else {}
@@ -41,33 +42,47 @@ def _card_text(
     name = header.get("name")
     if isinstance(name, str) and "pretty_name" not in meta:
         meta["pretty_name"] = name
-    files = table.files(data_format)
-    meta["configs"] = [
-        {
-            "config_name": "default",
-            "data_files": [
-                {"split": split, "path": f"{DATA_FOLDER}/{file_name}"}
-                for split, file_name in files.items()
-            ],
+    several = len(tables) > 1
+    meta["configs"] = []
+    for config, files in placed.items():
+        entry: dict[str, Any] = {
+            "config_name": config,
+            "data_files": [{"split": split, "path": path} for split, path in files.items()],
         }
-    ]
-    features = table.features()
-    if features is not None:
-        meta["dataset_info"] = {"features": features}
+        if several and config == default:
+            entry["default"] = True
+        meta["configs"].append(entry)
+    features = {config: table.features() for config, table in tables.items()}
+    if not several:
+        (only,) = features.values()
+        if only is not None:
+            meta["dataset_info"] = {"features": only}
+    elif all(found is not None for found in features.values()):
+        meta["dataset_info"] = [
+            {"config_name": config, "features": found} for config, found in features.items()
+        ]
+    json_columns: Any = (
+        next(iter(tables.values())).json
+        if not several
+        else {config: table.json for config, table in tables.items()}
+    )
     meta[NAMESPACE] = {
         "format": CARD_FORMAT,
         "defaultSplit": DEFAULT_SPLIT,
-        "jsonColumns": table.json,
+        "jsonColumns": json_columns,
         "set": own,
     }
     body = ours.get("body") if isinstance(ours.get("body"), str) else None
     if body is None:
-        body = _card_body(header, table, files)
+        body = _card_body(header, tables, placed)
     return "---\n" + dump_front_matter(meta) + "---\n" + body
 
 
-def _card_body(header: dict[str, Any], table: _Table, files: dict[str, str]) -> str:
+def _card_body(
+    header: dict[str, Any], tables: dict[str, _Table], placed: dict[str, dict[str, str]]
+) -> str:
     name = header.get("name") if isinstance(header.get("name"), str) else "golden set"
+    several = len(tables) > 1
     lines = [f"# {name}", ""]
     description = header.get("description")
     if isinstance(description, str) and description.strip():
@@ -78,15 +93,21 @@ def _card_body(header: dict[str, Any], table: _Table, files: dict[str, str]) -> 
         "",
         "## Splits",
         "",
-        "| split | rows | file |",
-        "|---|---|---|",
+        "| config | split | rows | file |" if several else "| split | rows | file |",
+        "|---|---|---|---|" if several else "|---|---|---|",
     ]
-    lines += [
-        f"| {split} | {table.sizes[split]} | {DATA_FOLDER}/{file_name} |"
-        for split, file_name in files.items()
-    ]
-    counts = table.oracle_types
-    starters = table.starters
+    for config, table in tables.items():
+        lines += [
+            f"| {config} | {split} | {table.sizes[split]} | {path} |"
+            if several
+            else f"| {split} | {table.sizes[split]} | {path} |"
+            for split, path in placed[config].items()
+        ]
+    counts: dict[str, int] = {}
+    for table in tables.values():
+        for oracle, count in table.oracle_types.items():
+            counts[oracle] = counts.get(oracle, 0) + count
+    starters = sum(table.starters for table in tables.values())
     if counts:
         lines += ["", "## Oracle types", "", "| oracle type | rows |", "|---|---|"]
         lines += [f"| {oracle} | {count} |" for oracle, count in sorted(counts.items())]
@@ -105,8 +126,9 @@ def _card_body(header: dict[str, Any], table: _Table, files: dict[str, str]) -> 
         "- `blueprint`: the whole case profile (and what the other columns cannot say), as JSON",
         "  text; Blueprint reads it back to restore each row exactly.",
     ]
-    if table.json:
-        listed = ", ".join(f"`{name}`" for name in table.json)
+    json_columns = list(dict.fromkeys(n for table in tables.values() for n in table.json))
+    if json_columns:
+        listed = ", ".join(f"`{name}`" for name in json_columns)
         lines += [
             "",
             f"Columns holding JSON text (decode them with `json.loads`): {listed}. Arrow needs",
@@ -126,7 +148,8 @@ def _card_body(header: dict[str, Any], table: _Table, files: dict[str, str]) -> 
         "import json",
         "from datasets import load_dataset",
         "",
-        'cases = load_dataset("path/to/this/folder")',
+        'cases = load_dataset("path/to/this/folder")'
+        + ("  # the default config; name another as the second argument" if several else ""),
         "for row in cases[next(iter(cases))]:",
         '    case = json.loads(row["blueprint"])["case"]',
         '    print(row["id"], row["oracle_type"], case["expectedBehavior"])',

@@ -122,7 +122,8 @@ class PromptfooCodec(VendorCodec):
             header = {"extensions": {"promptfoo": kept}}
             if suite.description is not ABSENT:
                 header = {"description": suite.description, **header}
-        return self.source(path, header, _placed(self.rows(loaded.tests, suite), loaded.origins))
+        rows = self.rows(loaded.tests, suite)
+        return self.source(path, header, _placed(rows, loaded.origins), rows.count)
 
     def native_row(self, record: dict[str, Any], position: int, suite: Any) -> dict[str, Any]:
         suite = suite or Suite()

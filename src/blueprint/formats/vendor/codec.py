@@ -11,6 +11,8 @@ from blueprint.core.model import SCHEMA_VERSION
 from blueprint.formats import native
 from blueprint.formats.base import (
     ExportResult,
+    MergedRecord,
+    RecordCount,
     SetSource,
     SourceRow,
     UnreadableRow,
@@ -105,6 +107,11 @@ class VendorCodec:
     def extensions(self) -> tuple[str, ...]:
         return tuple(self.write_forms)
 
+    @property
+    def record_noun(self) -> str:
+        """What one of its records is called ("Braintrust record", "golden")."""
+        return self.what.split(" ", 1)[-1]
+
     # --- to implement ------------------------------------------------------------------------
 
     def records(self, path: Path) -> Records:
@@ -145,6 +152,12 @@ class VendorCodec:
         """The rules this row's record leaves unenforced, when the mapping file cannot say
         (field, reason); None to go by the mapping file's grading rules."""
         return None
+
+    def holds_media(self, row: ExportRow, context: WriteContext) -> bool:
+        """Whether the record gives the model an image, audio, video or document in this
+        row's input as what it is, where the format's prompt is otherwise text (the mapping
+        says why, as ``media``)."""
+        return False
 
     def framing(self, path: Path, context: WriteContext) -> Framing:
         return JSON_ARRAY if context.form == "json" else JSON_LINES
@@ -215,10 +228,15 @@ class VendorCodec:
         return self.source(path, self.header_of(path), self.rows(records))
 
     def source(
-        self, path: Path, header: dict[str, Any] | None, rows: Iterator[SourceRow | UnreadableRow]
+        self,
+        path: Path,
+        header: dict[str, Any] | None,
+        rows: Iterator[SourceRow | UnreadableRow],
+        count: RecordCount | None = None,
     ) -> SetSource:
         """A source for a vendor file; set-level fields it has are completed with the ones
-        the schema requires (the name taken from the file name, and said to be made up)."""
+        the schema requires (the name taken from the file name, and said to be made up).
+        ``count`` says where its records went, when ``rows`` are not :meth:`rows`' own."""
         made_up: set[str] = set()
         if header is not None:
             if "name" not in header:
@@ -227,31 +245,56 @@ class VendorCodec:
             if "schemaVersion" not in header:
                 header = {"schemaVersion": SCHEMA_VERSION, **header}
                 made_up.add("schemaVersion")
+        if count is None:
+            count = getattr(rows, "count", None)
         return SetSource(
-            path=path, format=self.name, header=header, rows=rows, made_up=frozenset(made_up)
+            path=path,
+            format=self.name,
+            header=header,
+            rows=rows,
+            made_up=frozenset(made_up),
+            records=count,
         )
 
-    def rows(self, records: Records, suite: Any = None) -> Iterator[SourceRow | UnreadableRow]:
+    def rows(self, records: Records, suite: Any = None) -> CountedRows:
+        """The rows of a file's records, counting where each record goes (``.count``): a
+        row, a merge the reader declared, or a refusal (an unreadable row)."""
+        count = RecordCount(self.record_noun)
+        return CountedRows(self._rows(records, suite, count), count)
+
+    def _rows(
+        self, records: Records, suite: Any, count: RecordCount
+    ) -> Iterator[SourceRow | UnreadableRow]:
         ids = _UniqueIds()
-        for index, item in enumerate(records):
+        index = 0  # the row's, which a merged record does not take
+        for item in records:
+            count.read += 1
+            if isinstance(item, MergedRecord):
+                count.merge(item.reason)
+                continue
             if isinstance(item, UnreadableRow):
+                count.refuse(item.line, item.reason, item.file)
                 yield UnreadableRow(index, item.line, item.column, item.reason, item.file)
+                index += 1
                 continue
             line, record = item
             problem = (
-                f"{self.what} is a JSON object; item {index + 1} is {jsonvalues.json_type(record)}"
+                f"{self.what} is a JSON object; item {count.read} is {jsonvalues.json_type(record)}"
                 if not isinstance(record, dict)
                 else self.problem(record)
             )
+            if not problem:
+                try:
+                    row = self.row_of(record, count.read - 1, ids, suite)
+                except ValueError as error:  # e.g. a damaged blueprint payload
+                    problem = str(error)
             if problem:
+                count.refuse(line, problem)
                 yield UnreadableRow(index, line, None, problem)
-                continue
-            try:
-                row = self.row_of(record, index, ids, suite)
-            except ValueError as error:  # e.g. a damaged blueprint payload
-                yield UnreadableRow(index, line, None, str(error))
-                continue
-            yield SourceRow(index, line, row)
+            else:
+                count.rows += 1
+                yield SourceRow(index, line, row)
+            index += 1
 
     def row_of(
         self, record: dict[str, Any], position: int, ids: _UniqueIds, suite: Any
@@ -429,6 +472,12 @@ class VendorCodec:
             if row.human_only and not context.options.include_human_review:
                 tally.exclude(HUMAN_REVIEW, row)
                 return None
+        # whoever grades it, the model gets the record's input: media, where the format's
+        # prompt is text, as its JSON text
+        media = tally.mapping.media is not None and not isinstance(row.input, str)
+        if media and not self.holds_media(row, context):
+            tally.weaken_media(row)
+        if not natively_graded:
             if context.options.graders == "blueprint":
                 # Blueprint's scorer enforces every rule but what a judge or a person decides
                 if row.evaluator == "llm-judge" or row.oracle_type == "rubric":
@@ -625,7 +674,8 @@ class VendorCodec:
         for item in self.records(path):
             if isinstance(item, UnreadableRow):
                 raise ParseError(path, item.reason, line=item.line, column=item.column)
-            found.append(self.without_payload(item[1]))
+            record = item.record if isinstance(item, MergedRecord) else item[1]
+            found.append(self.without_payload(record))
         return found
 
     def _as_written(self, record: dict[str, Any]) -> dict[str, Any]:
@@ -653,6 +703,23 @@ class VendorCodec:
     def compare_native(self, original: Path, exported: Path) -> list[str]:
         """What differs, for the vendor, between a file and the export of what it held."""
         return compare_records(self.native_records(original), self.native_records(exported))
+
+
+class CountedRows:
+    """A vendor file's rows as they are read, and the count of where its records went
+    (complete once the rows are consumed). Iterating gives the reading itself."""
+
+    __slots__ = ("_rows", "count")
+
+    def __init__(self, rows: Iterator[SourceRow | UnreadableRow], count: RecordCount) -> None:
+        self._rows = rows
+        self.count = count
+
+    def __iter__(self) -> Iterator[SourceRow | UnreadableRow]:
+        return self._rows
+
+    def __next__(self) -> SourceRow | UnreadableRow:
+        return next(self._rows)
 
 
 #: the context native records are regenerated in while reading (nothing is written)

@@ -193,6 +193,54 @@ def _require_valid(data: Any, index: int, format_name: str) -> None:
         )
 
 
+#: the content parts that carry an image, audio, video or a document, by their type: Inspect's
+#: (``{"type": "image", "image": ...}``), OpenAI's chat and response parts (``image_url``,
+#: ``input_audio``, ``file``) and Anthropic's (``{"type": "image", "source": ...}``)
+MEDIA_TYPES: Final = {
+    "image": "image",
+    "image_url": "image",
+    "input_image": "image",
+    "audio": "audio",
+    "input_audio": "audio",
+    "video": "video",
+    "document": "document",
+    "file": "document",
+    "input_file": "document",
+}
+#: the keys that hold a part's media (one of them is there, besides its type)
+_MEDIA_KEYS: Final = frozenset(MEDIA_TYPES) | {"source", "url", "data", "file_data", "file_id"}
+_KINDS: Final = ("image", "audio", "video", "document")
+
+
+def media_in(value: Any) -> tuple[str, ...]:
+    """The kinds of media (image, audio, video, document) an input holds as content parts,
+    in that order; () for text, and for an input with none.
+
+    Every object and list in the input is looked at once, without recursion (an export asks
+    of every row whose input is not text: a microsecond or so for a chat or an object of
+    named inputs)."""
+    if type(value) is not dict and type(value) is not list:
+        return ()
+    found: set[str] = set()
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    while stack:
+        item = pop()
+        if type(item) is dict:
+            if "type" in item:
+                kind = MEDIA_TYPES.get(item["type"]) if type(item["type"]) is str else None
+                if kind is not None and not _MEDIA_KEYS.isdisjoint(item):
+                    found.add(kind)
+                    continue
+            items: Iterable[Any] = item.values()
+        else:
+            items = item
+        for each in items:
+            if type(each) is dict or type(each) is list:
+                push(each)
+    return tuple(kind for kind in _KINDS if kind in found) if found else ()
+
+
 @dataclass
 class ExportTally:
     """What an export left out, dropped or weakened, by kind, for the lossy report (the
@@ -247,6 +295,17 @@ class ExportTally:
     def weaken_rule(self, path: str, reason: str, row: ExportRow) -> None:
         """A rule this row's record leaves unenforced, which the codec found itself."""
         _named(self.weakened, (path, reason)).append(row.id)
+
+    def weaken_media(self, row: ExportRow) -> None:
+        """For a format whose model takes text only (the mapping's ``media``): an image,
+        audio, video or document in the row's input, which its model gets as JSON text."""
+        reason = self.mapping.media
+        if reason is None:
+            return
+        kinds = media_in(row.input)
+        if kinds:
+            listed = kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} and {kinds[-1]}"
+            self.weaken_rule("input", f"{listed} content in the input: {reason}", row)
 
     def merge(self, other: ExportTally) -> None:
         """Take in what an export tried aside found (its exclusions, drops and weakenings)."""

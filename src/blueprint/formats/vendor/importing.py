@@ -10,7 +10,7 @@ from typing import Any, Final
 from blueprint.core.errors import ParseError
 from blueprint.core.model import EXPECTED_SHAPES, OMITTED_FIELDS, fits
 from blueprint.formats._io import read_text
-from blueprint.formats.base import UnreadableRow
+from blueprint.formats.base import MergedRecord, UnreadableRow
 from blueprint.formats.canonical_json import element_lines
 from blueprint.formats.mapping import NAMESPACE
 from blueprint.formats.native import ABSENT
@@ -105,7 +105,9 @@ def _strip_payload(metadata: Any) -> Any:
 # --- reading ---------------------------------------------------------------------------------
 
 
-Records = Iterable[tuple[int | None, Any] | UnreadableRow]
+#: what a reader gives a record by record: (its line, the record), a record that cannot be
+#: read, or one the format merges into another's row (counted, never silently dropped)
+Records = Iterable[tuple[int | None, Any] | UnreadableRow | MergedRecord]
 
 
 def imported_row(
