@@ -243,6 +243,33 @@ def test_an_equality_promptfoo_does_not_require_as_written_is_no_answer(
     assert inferred.oracle == "rubric" and inferred.expected is ABSENT
 
 
+@pytest.mark.parametrize(
+    "checks",
+    [
+        [{"type": "equals", "value": "GRUB"}],
+        [{"type": "factuality", "value": "grub"}],
+        [{"type": "tool-call-f1", "value": ["search"]}],
+        [{"type": "icontains", "value": "grub"}, {"type": "not-contains", "value": "x"}],
+    ],
+    ids=["equals", "factuality", "tool-call-f1", "substring"],
+)
+def test_checks_after_the_tests_transform_are_no_answer_for_the_output(
+    checks: list[dict[str, Any]],
+) -> None:
+    inferred = infer(checks, {}, "output.toUpperCase()")
+    assert inferred.oracle == "rubric" and inferred.expected is ABSENT
+    criteria = [
+        *inferred.case["evaluationCriteria"],
+        *inferred.case.get("unacceptableBehavior", []),
+    ]
+    if checks[0]["type"] != "factuality":
+        assert inferred.evaluator is None
+        assert all("after the test's transform of the output" in text for text in criteria)
+    assert '"output.toUpperCase()"' in inferred.case["passLogic"]
+    (caveat,) = inferred.caveats
+    assert "none is an answer for the output itself" in caveat
+
+
 def test_a_value_that_is_a_var_is_the_vars_text() -> None:
     inferred = infer([{"type": "equals", "value": "{{ answer }}"}], {"answer": "grub"})
     assert (inferred.oracle, inferred.expected) == ("reference-answer", "grub")

@@ -158,15 +158,20 @@ class PromptfooCodec(VendorCodec):
             *(own if isinstance(own, list) else []),
         ]
         inference = infer(
-            assertions, variables if isinstance(variables, dict) else {"input": variables}
+            assertions,
+            variables if isinstance(variables, dict) else {"input": variables},
+            _output_transform(record.get("options"), suite),
         )
         derived.update(inference.derived)
-        derived["metadata.case.oracleType"] = (
-            "inferred from the assertions ("
-            + ", ".join(str(a.get("type")) for a in _flat(assertions))
-            + ")"
-            if assertions
-            else "the test has no assertion, so nothing checks it automatically"
+        derived["metadata.case.oracleType"] = "; ".join(
+            [
+                "inferred from the assertions ("
+                + ", ".join(str(a.get("type")) for a in _flat(assertions))
+                + ")"
+                if assertions
+                else "the test has no assertion, so nothing checks it automatically",
+                *inference.caveats,
+            ]
         )
         case = dict(inference.case)
         if inference.evaluator:
@@ -439,9 +444,11 @@ class PromptfooCodec(VendorCodec):
         variables = input_from_vars(row.input, authored=False)
         if isinstance(row.input, dict) and set(row.input) == {"prompt", "vars"}:
             variables = row.input["vars"]
+        record = (row.extension(self.name) or {}).get("record")
         inference = infer(
             [*(defaults if isinstance(defaults, list) else []), *checks],
             variables if isinstance(variables, dict) else {"input": variables},
+            _output_transform(record.get("options") if isinstance(record, dict) else None, suite),
         )
         case = row.case
         said = (
@@ -723,6 +730,17 @@ def _pairs(
 def _compact(record: dict[str, Any]) -> bool:
     payload = payload_of(record.get("metadata"))
     return payload is not None and kept_form(payload)
+
+
+def _output_transform(options: Any, suite: Suite) -> Any:
+    """The transform promptfoo applies to a test's output before its checks, or None: its
+    options merged over its defaultTest's, key by key, then their transform or postprocess."""
+    defaults = suite.defaults.get("options")
+    merged = {
+        **(defaults if isinstance(defaults, dict) else {}),
+        **(options if isinstance(options, dict) else {}),
+    }
+    return merged.get("transform") or merged.get("postprocess") or None
 
 
 def _merge_defaults(test: dict[str, Any], defaults: dict[str, Any]) -> None:
