@@ -110,6 +110,9 @@ ORACLES = {
     "model-graded-factuality": ("reference-answer", "llm-judge"),
     "tool-call-f1": ("expected-tool-calls", "exact-or-programmatic"),
     **{kind: ("rubric", "llm-judge") for kind in RUBRIC},
+    # the schema lists human, but promptfoo 0.121's runner has no check of that name: it
+    # ends the test with an error ("Unknown assertion type: human"), checking nothing
+    "human": ("expected-behavior-only", None),
 }
 #: a value that suits the check, where "grub" does not
 VALUES: dict[str, Any] = {
@@ -268,6 +271,24 @@ def test_checks_after_the_tests_transform_are_no_answer_for_the_output(
     assert '"output.toUpperCase()"' in inferred.case["passLogic"]
     (caveat,) = inferred.caveats
     assert "none is an answer for the output itself" in caveat
+
+
+def test_a_check_of_an_unknown_type_is_said_and_checks_nothing() -> None:
+    inferred = infer([{"type": "containsAny", "value": ["grub"]}], {})
+    assert (inferred.oracle, inferred.evaluator) == ("expected-behavior-only", None)
+    assert "did you mean contains-any?" in inferred.caveats[0]
+    assert "ends the test with an error" in inferred.case["passLogic"]
+    # beside known checks, the row is what they check; promptfoo still errs on the test
+    mixed = infer(
+        [
+            {"type": "equals", "value": "grub"},
+            {"type": "assert-set", "assert": [{"type": "not-containsAny", "value": ["x"]}]},
+        ],
+        {},
+    )
+    assert (mixed.oracle, mixed.expected) == ("reference-answer", "grub")
+    assert "not-containsAny (did you mean not-contains-any?)" in mixed.caveats[0]
+    assert assertions.unknown_types([{"type": "select-best"}, {"type": "max-score"}]) == []
 
 
 def test_a_value_that_is_a_var_is_the_vars_text() -> None:

@@ -134,3 +134,47 @@ def test_a_check_after_a_transform_is_no_answer_for_the_output(
 
 def _verdicts(results: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return sorted((row["testIdx"], row["success"], row.get("failureReason")) for row in results)
+
+
+def test_checks_promptfoo_does_not_run_are_said_on_import(promptfoo: str, tmp_path: Path) -> None:
+    """A config's top-level assert is no key promptfoo reads: its tests run with no check and
+    pass. An assertion type promptfoo does not know (containsAny, human) ends its test with
+    an error, whatever else the test checks. The import says both, on each row."""
+    config = tmp_path / "promptfooconfig.yaml"
+    suite = {
+        "prompts": ["{{output}}"],
+        "providers": ["echo"],
+        "assert": [{"type": "equals", "value": "never"}],
+        "tests": [
+            {"vars": {"output": "grub"}},
+            {"vars": {"output": "grub"}, "assert": [{"type": "containsAny", "value": ["x"]}]},
+            {
+                "vars": {"output": "grub"},
+                "assert": [
+                    {"type": "contains", "value": "grub"},
+                    {"type": "containsAny", "value": ["grub"], "weight": 0},
+                ],
+            },
+            {"vars": {"output": "grub"}, "assert": [{"type": "human"}]},
+            {"vars": {"output": "grub"}, "assert": [{"type": "contains", "value": "grub"}]},
+        ],
+    }
+    config.write_bytes(dump_yaml(suite))
+    results = sorted(promptfoo_eval(promptfoo, config)["results"], key=lambda r: r["testIdx"])
+    errors = [bool(row.get("error")) and row["failureReason"] == 2 for row in results]
+    assert errors == [False, True, True, True, False]
+    assert results[0]["success"] and results[0]["gradingResult"]["reason"] == "No assertions"
+    rows = list(data_rows(REGISTRY["promptfoo"].open(config)))
+    notes = [
+        row["metadata"]["case"]["extensions"]["blueprint-import"]["derived"][
+            "metadata.case.oracleType"
+        ]
+        for row in rows
+    ]
+    assert all("top-level assert" in note for note in notes)
+    assert ["ends the test with an error" in note for note in notes] == errors
+    assert "promptfoo runs it with no check and passes it" in notes[0]
+    assert "did you mean contains-any?" in notes[1]
+    oracles = [row["metadata"]["case"]["oracleType"] for row in rows]
+    unchecked, rubric = "expected-behavior-only", "rubric"
+    assert oracles == [unchecked, unchecked, rubric, unchecked, rubric]

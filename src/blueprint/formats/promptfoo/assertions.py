@@ -235,6 +235,65 @@ _NOT_IGNORED: Final = frozenset(
 )
 
 
+#: the assertion types promptfoo 0.121 runs (its ASSERTION_HANDLERS); with any other type
+#: among a test's assertions (containsAny, human), promptfoo ends the test with an error
+#: ("Unknown assertion type: ...") and runs none of its checks
+_KNOWN: Final = frozenset(
+    {
+        "agent-rubric", "answer-relevance", "bleu", "classifier", "contains", "contains-all",
+        "contains-any", "contains-html", "contains-json", "contains-sql", "contains-xml",
+        "context-faithfulness", "context-recall", "context-relevance",
+        "conversation-relevance", "cost", "equals", "factuality", "finish-reason", "g-eval",
+        "gleu", "guardrails", "icontains", "icontains-all", "icontains-any", "is-html",
+        "is-json", "is-refusal", "is-sql", "is-valid-function-call",
+        "is-valid-openai-function-call", "is-valid-openai-tools-call", "is-xml", "javascript",
+        "latency", "levenshtein", "llm-rubric", "meteor", "model-graded-closedqa",
+        "model-graded-factuality", "moderation", "perplexity", "perplexity-score", "pi",
+        "python", "regex", "ruby", "rouge-n", "search-rubric", "skill-used", "similar",
+        "similar:cosine", "similar:dot", "similar:euclidean", "starts-with", "tool-call-f1",
+        "trajectory:goal-success", "trajectory:tool-args-match", "trajectory:step-count",
+        "trajectory:tool-sequence", "trajectory:tool-used", "trace-error-spans",
+        "trace-span-count", "trace-span-duration", "webhook", "word-count",
+    }
+)  # fmt: skip
+
+
+def unknown_types(assertions: list[Any]) -> list[str]:
+    """The assertion types among ``assertions`` (assert-sets opened) that promptfoo does not
+    know, each once: with any, promptfoo ends the test with an error."""
+    found: list[str] = []
+    for item in _flat(assertions):
+        kind = item.get("type")
+        if not isinstance(kind, str) or kind in found:
+            continue
+        base = kind.removeprefix("not-")
+        handled = base.startswith(("select-", "promptfoo:redteam:")) or base == "max-score"
+        if base not in _KNOWN and not handled:
+            found.append(kind)
+    return found
+
+
+def _spelled(kind: str) -> str:
+    """The type promptfoo knows that an unknown one looks like a spelling of, as a hint."""
+    kebab = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|_", "-", kind).lower()
+    base = kebab.removeprefix("not-")
+    return f" (did you mean {kebab}?)" if kebab != kind and base in _KNOWN else ""
+
+
+def _known(assertions: list[Any], unknown: list[str]) -> list[Any]:
+    """``assertions`` without those of an ``unknown`` type (inside assert-sets too)."""
+    kept: list[Any] = []
+    for item in assertions:
+        if isinstance(item, dict) and item.get("type") in unknown:
+            continue
+        if isinstance(item, dict) and item.get("type") == "assert-set":
+            inner = item.get("assert")
+            if isinstance(inner, list):
+                item = {**item, "assert": _known(inner, unknown)}
+        kept.append(item)
+    return kept
+
+
 def _flat(assertions: list[Any]) -> list[dict[str, Any]]:
     """Assertions with assert-sets opened up, for telling what grades a test."""
     found: list[dict[str, Any]] = []
@@ -335,7 +394,7 @@ class Inference:
     case: dict[str, Any] = field(default_factory=dict)
     derived: dict[str, str] = field(default_factory=dict)
     #: what the row's oracle type must be read with: what promptfoo makes of the test that
-    #: its assertions alone do not say (a transform of the output)
+    #: its assertions alone do not say (an unknown type, a transform of the output)
     caveats: list[str] = field(default_factory=list)
 
 
@@ -690,7 +749,9 @@ def infer(assertions: list[Any], variables: dict[str, Any], transform: Any = Non
     ``transform`` is the test's own transform of the output (its options.transform, or its
     defaultTest's), which promptfoo applies before every check: the checks grade the output
     as it leaves it, so none is an answer for the output itself, and the row is a rubric of
-    what they check after it.
+    what they check after it. An assertion of a type promptfoo does not know (containsAny)
+    ends the test with an error before any check runs: the row is what its other checks
+    check, or expected-behavior-only when none is left, and the caveat says so.
     """
     flat = _flat(assertions)
     if not flat:
@@ -699,6 +760,21 @@ def infer(assertions: list[Any], variables: dict[str, Any], transform: Any = Non
     case: dict[str, Any] = {"passLogic": f"promptfoo grades it with: {listed}"}
     derived = {"metadata.case.passLogic": "a description of the test's promptfoo assertions"}
     caveats: list[str] = []
+    unknown = unknown_types(assertions)
+    if unknown:
+        strange = ", ".join(f"{kind}{_spelled(kind)}" for kind in unknown)
+        caveats.append(
+            f"promptfoo 0.121 knows no assertion type {strange}: it ends the test with an error"
+            f' ("Unknown assertion type: {unknown[0]}") and runs none of its checks'
+        )
+        case["passLogic"] = (
+            f"promptfoo ends the test with an error, running none of its checks: it knows no"
+            f" assertion type {strange}. Its assertions: {listed}"
+        )
+        assertions = _known(assertions, unknown)
+        if not _flat(assertions):
+            caveats.append("no other check is left, so nothing checks it automatically")
+            return Inference("expected-behavior-only", ABSENT, None, case, derived, caveats)
     transformed = transform is not None
     if transformed:
         shown = _quoted(transform, short=True)

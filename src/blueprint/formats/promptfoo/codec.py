@@ -169,8 +169,10 @@ class PromptfooCodec(VendorCodec):
                 + ", ".join(str(a.get("type")) for a in _flat(assertions))
                 + ")"
                 if assertions
-                else "the test has no assertion, so nothing checks it automatically",
+                else "the test has no assertion, so nothing checks it automatically: promptfoo"
+                " runs it with no check and passes it",
                 *inference.caveats,
+                *_ignored_assertions(suite),
             ]
         )
         case = dict(inference.case)
@@ -741,6 +743,18 @@ def _output_transform(options: Any, suite: Suite) -> Any:
         **(options if isinstance(options, dict) else {}),
     }
     return merged.get("transform") or merged.get("postprocess") or None
+
+
+def _ignored_assertions(suite: Suite) -> list[str]:
+    """What to say of a config's top-level assert, which promptfoo does not read."""
+    checks = suite.config.get("assert") if isinstance(suite.config, dict) else None
+    if checks is None:
+        return []
+    count = len(checks) if isinstance(checks, list) else 1
+    return [
+        f"the config's top-level assert ({count} check{'s' if count != 1 else ''}) is no key"
+        " promptfoo reads (a suite's checks go under defaultTest.assert): it grades no test"
+    ]
 
 
 def _merge_defaults(test: dict[str, Any], defaults: dict[str, Any]) -> None:
