@@ -110,6 +110,9 @@ ORACLES = {
     "model-graded-factuality": ("reference-answer", "llm-judge"),
     "tool-call-f1": ("expected-tool-calls", "exact-or-programmatic"),
     **{kind: ("rubric", "llm-judge") for kind in RUBRIC},
+    # the schema lists human, but promptfoo 0.121's runner has no check of that name: it
+    # ends the test with an error ("Unknown assertion type: human"), checking nothing
+    "human": ("expected-behavior-only", None),
 }
 #: a value that suits the check, where "grub" does not
 VALUES: dict[str, Any] = {
@@ -241,6 +244,51 @@ def test_an_equality_promptfoo_does_not_require_as_written_is_no_answer(
 ) -> None:
     inferred = infer([assertion], {"name": "Ann"})
     assert inferred.oracle == "rubric" and inferred.expected is ABSENT
+
+
+@pytest.mark.parametrize(
+    "checks",
+    [
+        [{"type": "equals", "value": "GRUB"}],
+        [{"type": "factuality", "value": "grub"}],
+        [{"type": "tool-call-f1", "value": ["search"]}],
+        [{"type": "icontains", "value": "grub"}, {"type": "not-contains", "value": "x"}],
+    ],
+    ids=["equals", "factuality", "tool-call-f1", "substring"],
+)
+def test_checks_after_the_tests_transform_are_no_answer_for_the_output(
+    checks: list[dict[str, Any]],
+) -> None:
+    inferred = infer(checks, {}, "output.toUpperCase()")
+    assert inferred.oracle == "rubric" and inferred.expected is ABSENT
+    criteria = [
+        *inferred.case["evaluationCriteria"],
+        *inferred.case.get("unacceptableBehavior", []),
+    ]
+    if checks[0]["type"] != "factuality":
+        assert inferred.evaluator is None
+        assert all("after the test's transform of the output" in text for text in criteria)
+    assert '"output.toUpperCase()"' in inferred.case["passLogic"]
+    (caveat,) = inferred.caveats
+    assert "none is an answer for the output itself" in caveat
+
+
+def test_a_check_of_an_unknown_type_is_said_and_checks_nothing() -> None:
+    inferred = infer([{"type": "containsAny", "value": ["grub"]}], {})
+    assert (inferred.oracle, inferred.evaluator) == ("expected-behavior-only", None)
+    assert "did you mean contains-any?" in inferred.caveats[0]
+    assert "ends the test with an error" in inferred.case["passLogic"]
+    # beside known checks, the row is what they check; promptfoo still errs on the test
+    mixed = infer(
+        [
+            {"type": "equals", "value": "grub"},
+            {"type": "assert-set", "assert": [{"type": "not-containsAny", "value": ["x"]}]},
+        ],
+        {},
+    )
+    assert (mixed.oracle, mixed.expected) == ("reference-answer", "grub")
+    assert "not-containsAny (did you mean not-contains-any?)" in mixed.caveats[0]
+    assert assertions.unknown_types([{"type": "select-best"}, {"type": "max-score"}]) == []
 
 
 def test_a_value_that_is_a_var_is_the_vars_text() -> None:

@@ -108,6 +108,28 @@ def complete_header(source: SetSource) -> tuple[dict[str, Any], list[str]]:
     return completed, [f"{source.path}: {why}, so the set is named {name!r} after the file"]
 
 
+def kept_sources_from(header: dict[str, Any], source: Path, target: Path) -> dict[str, Any]:
+    """A set's fields, written to ``target`` from ``source``: each file the set keeps the text
+    of (``extensions.<format>.source``) named, as a set names it, from the folder of the file
+    that holds the set, so that writing it back to that format, anywhere, knows where the
+    file was read and what its relative names name."""
+    extensions = header.get("extensions")
+    if not isinstance(extensions, dict) or source.parent.resolve() == target.parent.resolve():
+        return header
+    rebased = dict(extensions)
+    for name, kept in extensions.items():
+        file = kept.get("source", {}).get("file") if isinstance(kept, dict) else None
+        if not isinstance(file, str) or not isinstance(kept["source"], dict):
+            continue
+        try:
+            read = os.path.normpath(source.parent.absolute() / file)
+            named = os.path.relpath(read, target.parent.absolute())
+        except ValueError:  # another drive, or a name that is no path
+            continue
+        rebased[name] = {**kept, "source": {**kept["source"], "file": Path(named).as_posix()}}
+    return {**header, "extensions": rebased}
+
+
 def data_rows(source: SetSource) -> Iterator[Any]:
     """The raw rows of a source; a row that cannot be read stops the conversion."""
     for item in source.rows:
@@ -148,6 +170,7 @@ def convert(
     source = getattr(reader, "open_typed", reader.open)(source_path)
     header, notes = complete_header(source)
     made_up = frozenset(header) - frozenset(source.header or {}) | source.made_up
+    header = kept_sources_from(header, source_path, target_path)
     derived: Counter[str] = Counter()
     report = ValidationReport(source=str(source_path), format=reader.name)
     # only errors decide whether the set is written; warnings are validate's to report

@@ -78,20 +78,29 @@ def with_echo(config: Path) -> Path:
 VOLATILE_VARS = frozenset({"testId", "timestamp"})
 
 
-def run(promptfoo: str, config: Path) -> list[tuple[Any, ...]]:
-    """Each test's result, in order: index, prompt, vars, pass, failure reason, score."""
+def run(promptfoo: str, config: Path, *, files: bool = False) -> list[tuple[Any, ...]]:
+    """Each test's result, in order: index, prompt, vars, pass, failure reason, score.
+    ``files``: a var naming a file (file://) is the file it names, and the prompt as the
+    model got it (the echo provider's output) is compared too."""
+
+    def named(value: Any) -> Any:
+        if not files or not isinstance(value, str) or not value.startswith("file://"):
+            return value
+        return os.path.normpath(config.parent / value.removeprefix("file://"))
+
     rows = promptfoo_eval(promptfoo, config)["results"]
     return sorted(
         (
             row["testIdx"],
             row["promptIdx"],
             json.dumps(
-                {k: v for k, v in (row.get("vars") or {}).items() if k not in VOLATILE_VARS},
+                {k: named(v) for k, v in (row.get("vars") or {}).items() if k not in VOLATILE_VARS},
                 sort_keys=True,
             ),
             row["success"],
             row.get("failureReason"),
             round(row.get("score") or 0, 6),
+            *([(row.get("response") or {}).get("output")] if files else []),
         )
         for row in rows
     )
@@ -133,6 +142,65 @@ def same_results_after_a_round_trip(promptfoo: str, original: Path) -> None:
     after = run(promptfoo, with_echo(exported))
     assert after == before
     assert before, "the suite ran no test"
+
+
+#: suites that name files (tests, prompts, vars, a defaultTest) by relative names
+MOVED = [
+    "suite/promptfooconfig.yaml",
+    "public/separate-test-configs/promptfooconfig.yaml",
+    "public/external-defaulttest/promptfooconfig.yaml",
+    "public/multiple-translations/promptfooconfig.yaml",
+    "public/smoke-fixtures/configs/file-ref-vars.yaml",
+    "public/smoke-fixtures/configs/jsonl-tests.yaml",
+    "public/smoke-fixtures/configs/csv-tests.yaml",
+]
+
+
+@pytest.mark.parametrize("suite", MOVED)
+def test_a_config_written_in_another_folder_gives_the_same_results(
+    promptfoo: str, suites: Path, suite: str
+) -> None:
+    """Imported into a set in one folder and written back in another, a config names the
+    same files from there: promptfoo gives every test the same result, and the config keeps
+    its comments."""
+    original = suites / suite
+    before = run(promptfoo, with_echo(original), files=True)
+    imported = suites / ".sets" / "imported.json"
+    imported.parent.mkdir()
+    convert(original, imported, ConvertOptions(source_format="promptfoo"))
+    exported = suites / ".elsewhere" / "deeper" / original.name
+    exported.parent.mkdir(parents=True)
+    convert(imported, exported, ConvertOptions(target_format="promptfoo"))
+    after = run(promptfoo, with_echo(exported), files=True)
+    assert after == before
+    assert before, "the suite ran no test"
+    assert _comments(exported) == _comments(original)
+
+
+def test_the_shipped_example_written_in_another_folder_gives_the_same_results(
+    promptfoo: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's suite, imported and written in another folder: its tests stay in the
+    file it names, its defaultTest's file:// var names the same file, and promptfoo agrees."""
+    copy = tmp_path / "promptfoo"
+    shutil.copytree(EXAMPLE, copy)
+    monkeypatch.chdir(tmp_path)
+    original = copy / "promptfooconfig.yaml"
+    before = run(promptfoo, with_echo(original), files=True)
+    convert(original, tmp_path / "suite.json", ConvertOptions())
+    exported = tmp_path / "out" / "promptfooconfig.yaml"
+    exported.parent.mkdir()
+    convert(tmp_path / "suite.json", exported, ConvertOptions(target_format="promptfoo"))
+    text = exported.read_text(encoding="utf-8")
+    assert "tests: file://../promptfoo/tests.yaml" in text
+    assert "policy: file://../promptfoo/policy.md" in text
+    assert text.replace("../promptfoo/", "") == original.read_text(encoding="utf-8")
+    assert run(promptfoo, with_echo(exported), files=True) == before
+
+
+def _comments(path: Path) -> list[str]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip().startswith("#")]
 
 
 def test_the_conformance_suite_is_rich(suites: Path) -> None:

@@ -17,6 +17,8 @@ and PyYAML read alike.
 from __future__ import annotations
 
 import io
+import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -348,6 +350,122 @@ def with_head(text: str, list_key: str, head: dict[str, Any]) -> str | None:
     return (
         edited if kept and same(beside, head) and date_paths(beside) == date_paths(head) else None
     )
+
+
+def with_list(
+    text: str,
+    list_key: str,
+    records: Sequence[Record],
+    head: dict[str, Any],
+    reading: Callable[[Any, Any], Any] = _as_read,
+) -> str | None:
+    """``text`` with the value of its top-level ``list_key`` written anew as the records (a
+    block list in the file's indentation) and the keys beside it as ``head`` has them; the
+    rest of the text, comments included, kept. For a list :func:`rewrite` cannot edit in
+    place (a flow list, or a value that is no list: promptfoo's ``tests: file://...``).
+    None when the text is not a block mapping holding ``list_key`` once, or the edited text
+    would not read back as the records and the head."""
+    if not records:
+        return None
+    try:
+        source = _Text(text)
+    except ParseError:
+        return None
+    root = source.root
+    if not isinstance(root, yaml.MappingNode) or root.flow_style:
+        return None
+    found = [(key, value) for key, value in root.value if _is(key, list_key)]
+    if len(found) != 1:
+        return None
+    key, value = found[0]
+    fulls = [full for _, full in records]
+    finish = source.line_end(source.content_end(value))
+    edited = (
+        text[: int(key.end_mark.index)]
+        + _value_text(list_key, fulls, source.style(), key.start_mark.column)
+        + text[finish:]
+    )
+    try:
+        again = _Text(edited)
+    except ParseError:
+        return None
+    edited = _keys_in(again, edited, 0, list_key, head, None, add=True)
+    return edited if _reads_as(edited, list_key, fulls, head, reading) else None
+
+
+#: a path in a YAML document: mapping keys (as written) and list positions
+YamlPath = tuple[str | int | None, ...]
+
+#: a plain scalar that reads as the same text wherever it stands (a path, a file:// name)
+_PLAIN: Final = re.compile(r"[A-Za-z0-9_./~-][A-Za-z0-9_./~:@+=*?-]*(?<!:)")
+
+
+def scalars_replaced(text: str, replacement: Callable[[YamlPath, str], str | None]) -> str | None:
+    """``text`` with each text scalar that ``replacement(path, value)`` gives another value
+    written as that value, in the scalar's own place and quoting where it can keep it; every
+    other character kept, comments included. None when the text does not read, or the
+    edited text would not read as the document with those values replaced (a value in a
+    block scalar, one that carries an anchor, or one an alias shares with a place that would
+    replace it otherwise)."""
+    try:
+        source = _Text(text)
+    except ParseError:
+        return None
+    edits: dict[int, tuple[int, str]] = {}
+    stack: list[tuple[yaml.Node, YamlPath, bool]] = [(source.root, (), False)]
+    while stack:
+        node, path, flow = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            inner = flow or bool(node.flow_style)
+            for key, value in node.value:
+                name = key.value if isinstance(key, yaml.ScalarNode) else None
+                stack.append((value, (*path, name), inner))
+        elif isinstance(node, yaml.SequenceNode):
+            inner = flow or bool(node.flow_style)
+            stack += [(item, (*path, index), inner) for index, item in enumerate(node.value)]
+        elif isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:str":
+            new = replacement(path, node.value)
+            start = int(node.start_mark.index)
+            if new is None or new == node.value or node.style in ("|", ">"):
+                continue
+            if text[start : start + 1] in ("&", "!"):
+                return None  # an anchor or a tag before the value: not written again
+            edits[start] = (int(node.end_mark.index), _scalar(new, node.style, flow))
+    edited = text
+    for start in sorted(edits, reverse=True):
+        end, written = edits[start]
+        edited = edited[:start] + written + edited[end:]
+    wanted = _replaced(source.data, (), replacement)
+    again = document_of(edited) if edits else source.data
+    if not same(again, wanted) or date_paths(again) != date_paths(wanted):
+        return None
+    return edited
+
+
+def _scalar(value: str, style: str | None, flow: bool) -> str:
+    """``value`` as a one-line scalar: plain where it was plain and reads back so, quoted
+    as it was quoted otherwise."""
+    plain = _PLAIN.fullmatch(value) and not (flow and re.search(r"[,\[\]{}]", value))
+    if style is None and plain and document_of(value) == value:
+        return value
+    if style == "'" and "\n" not in value:
+        return "'" + value.replace("'", "''") + "'"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _replaced(
+    value: Any, path: YamlPath, replacement: Callable[[YamlPath, str], str | None]
+) -> Any:
+    """A document with ``replacement`` applied to each of its text values, as
+    :func:`scalars_replaced` applies it to the text."""
+    if isinstance(value, dict):
+        return {key: _replaced(item, (*path, str(key)), replacement) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replaced(item, (*path, index), replacement) for index, item in enumerate(value)]
+    if isinstance(value, str) and not isinstance(value, YamlDate):
+        new = replacement(path, value)
+        return value if new is None else new
+    return value
 
 
 def _block(node: Any) -> TypeGuard[yaml.SequenceNode]:

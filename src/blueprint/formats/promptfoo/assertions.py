@@ -235,6 +235,65 @@ _NOT_IGNORED: Final = frozenset(
 )
 
 
+#: the assertion types promptfoo 0.121 runs (its ASSERTION_HANDLERS); with any other type
+#: among a test's assertions (containsAny, human), promptfoo ends the test with an error
+#: ("Unknown assertion type: ...") and runs none of its checks
+_KNOWN: Final = frozenset(
+    {
+        "agent-rubric", "answer-relevance", "bleu", "classifier", "contains", "contains-all",
+        "contains-any", "contains-html", "contains-json", "contains-sql", "contains-xml",
+        "context-faithfulness", "context-recall", "context-relevance",
+        "conversation-relevance", "cost", "equals", "factuality", "finish-reason", "g-eval",
+        "gleu", "guardrails", "icontains", "icontains-all", "icontains-any", "is-html",
+        "is-json", "is-refusal", "is-sql", "is-valid-function-call",
+        "is-valid-openai-function-call", "is-valid-openai-tools-call", "is-xml", "javascript",
+        "latency", "levenshtein", "llm-rubric", "meteor", "model-graded-closedqa",
+        "model-graded-factuality", "moderation", "perplexity", "perplexity-score", "pi",
+        "python", "regex", "ruby", "rouge-n", "search-rubric", "skill-used", "similar",
+        "similar:cosine", "similar:dot", "similar:euclidean", "starts-with", "tool-call-f1",
+        "trajectory:goal-success", "trajectory:tool-args-match", "trajectory:step-count",
+        "trajectory:tool-sequence", "trajectory:tool-used", "trace-error-spans",
+        "trace-span-count", "trace-span-duration", "webhook", "word-count",
+    }
+)  # fmt: skip
+
+
+def unknown_types(assertions: list[Any]) -> list[str]:
+    """The assertion types among ``assertions`` (assert-sets opened) that promptfoo does not
+    know, each once: with any, promptfoo ends the test with an error."""
+    found: list[str] = []
+    for item in _flat(assertions):
+        kind = item.get("type")
+        if not isinstance(kind, str) or kind in found:
+            continue
+        base = kind.removeprefix("not-")
+        handled = base.startswith(("select-", "promptfoo:redteam:")) or base == "max-score"
+        if base not in _KNOWN and not handled:
+            found.append(kind)
+    return found
+
+
+def _spelled(kind: str) -> str:
+    """The type promptfoo knows that an unknown one looks like a spelling of, as a hint."""
+    kebab = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|_", "-", kind).lower()
+    base = kebab.removeprefix("not-")
+    return f" (did you mean {kebab}?)" if kebab != kind and base in _KNOWN else ""
+
+
+def _known(assertions: list[Any], unknown: list[str]) -> list[Any]:
+    """``assertions`` without those of an ``unknown`` type (inside assert-sets too)."""
+    kept: list[Any] = []
+    for item in assertions:
+        if isinstance(item, dict) and item.get("type") in unknown:
+            continue
+        if isinstance(item, dict) and item.get("type") == "assert-set":
+            inner = item.get("assert")
+            if isinstance(inner, list):
+                item = {**item, "assert": _known(inner, unknown)}
+        kept.append(item)
+    return kept
+
+
 def _flat(assertions: list[Any]) -> list[dict[str, Any]]:
     """Assertions with assert-sets opened up, for telling what grades a test."""
     found: list[dict[str, Any]] = []
@@ -334,6 +393,9 @@ class Inference:
     evaluator: str | None
     case: dict[str, Any] = field(default_factory=dict)
     derived: dict[str, str] = field(default_factory=dict)
+    #: what the row's oracle type must be read with: what promptfoo makes of the test that
+    #: its assertions alone do not say (an unknown type, a transform of the output)
+    caveats: list[str] = field(default_factory=list)
 
 
 def _similar(metric: str) -> tuple[str, str]:
@@ -553,8 +615,9 @@ def _threshold_text(base: str, assertion: dict[str, Any]) -> str | None:
     return None if default is None else f"{default}, promptfoo's default"
 
 
-def _sentence(assertion: dict[str, Any], negated: bool) -> str:
-    """What a check asks of the output, or (negated) what its not- form asks."""
+def _sentence(assertion: dict[str, Any], negated: bool, transformed: bool = False) -> str:
+    """What a check asks of the output, or (negated) what its not- form asks; ``transformed``:
+    of the output as the test's transform leaves it."""
     base = _kind(assertion).removeprefix("not-")
     has_value = "value" in assertion
     value = _value_text(base, assertion.get("value"), negated) if has_value else ""
@@ -574,7 +637,11 @@ def _sentence(assertion: dict[str, Any], negated: bool) -> str:
             sentence += f" with {value}"
         if threshold is not None:
             sentence += f" at threshold {threshold}"
-    if "transform" in assertion:
+    if transformed and "transform" in assertion:
+        sentence += ", after the test's transform of the output and then the check's own"
+    elif transformed:
+        sentence += ", after the test's transform of the output"
+    elif "transform" in assertion:
         sentence += ", after the check's transform of the output"
     return sentence
 
@@ -585,7 +652,7 @@ def _negated(assertion: dict[str, Any]) -> bool:
     return kind.startswith("not-") and kind.removeprefix("not-") not in _NOT_IGNORED
 
 
-def criterion(assertion: dict[str, Any]) -> str:
+def criterion(assertion: dict[str, Any], transformed: bool = False) -> str:
     """A check as a sentence about the output, exactly as promptfoo runs it, naming the check.
 
     ``{type: icontains, value: grub}`` reads 'output contains "grub", ignoring case (promptfoo
@@ -595,23 +662,26 @@ def criterion(assertion: dict[str, Any]) -> str:
     kind = _kind(assertion) or str(assertion.get("type", ""))
     note = ", which promptfoo runs as the check itself" if kind.startswith("not-") else ""
     note = "" if _negated(assertion) else note
-    return f"{_sentence(assertion, _negated(assertion))} (promptfoo {kind}{note})"
+    return f"{_sentence(assertion, _negated(assertion), transformed)} (promptfoo {kind}{note})"
 
 
-def forbidden(assertion: dict[str, Any]) -> str:
+def forbidden(assertion: dict[str, Any], transformed: bool = False) -> str:
     """What a not- check forbids, as a sentence about the output, naming the check.
 
     ``{type: not-contains, value: idiot}`` reads 'output contains "idiot", matching case
     (promptfoo not-contains)': an unacceptable behaviour.
     """
-    return f"{_sentence(assertion, negated=False)} (promptfoo {assertion.get('type', '')})"
+    sentence = _sentence(assertion, negated=False, transformed=transformed)
+    return f"{sentence} (promptfoo {assertion.get('type', '')})"
 
 
-def _set_criterion(assertion_set: dict[str, Any], stated: Any) -> str:
+def _set_criterion(assertion_set: dict[str, Any], stated: Any, transformed: bool = False) -> str:
     """An assert-set a threshold decides, as one criterion: its score, not each check."""
     members = [item for item in assertion_set["assert"] if isinstance(item, dict)]
     parts = [
-        _set_criterion(item, stated) if _scored(item) else criterion(stated(item))
+        _set_criterion(item, stated, transformed)
+        if _scored(item)
+        else criterion(stated(item), transformed)
         for item in members
         if not _weightless(item)
     ]
@@ -659,7 +729,7 @@ def _equality(assertion: dict[str, Any], variables: dict[str, Any]) -> bool:
     return isinstance(value, str) and 0 <= threshold < 1
 
 
-def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
+def infer(assertions: list[Any], variables: dict[str, Any], transform: Any = None) -> Inference:
     """The oracle type, expected value and evaluator a test's assertions amount to.
 
     Only a check that passes exactly the outputs equal to its value (equals) gives a
@@ -675,6 +745,13 @@ def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
     to pass each (weight 0; members of an assert-set with a threshold) give no answer either.
     The test's own assertions are kept and written back on export to promptfoo, whatever is
     inferred here.
+
+    ``transform`` is the test's own transform of the output (its options.transform, or its
+    defaultTest's), which promptfoo applies before every check: the checks grade the output
+    as it leaves it, so none is an answer for the output itself, and the row is a rubric of
+    what they check after it. An assertion of a type promptfoo does not know (containsAny)
+    ends the test with an error before any check runs: the row is what its other checks
+    check, or expected-behavior-only when none is left, and the caveat says so.
     """
     flat = _flat(assertions)
     if not flat:
@@ -682,6 +759,30 @@ def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
     listed = "; ".join(_describe(item) for item in flat)
     case: dict[str, Any] = {"passLogic": f"promptfoo grades it with: {listed}"}
     derived = {"metadata.case.passLogic": "a description of the test's promptfoo assertions"}
+    caveats: list[str] = []
+    unknown = unknown_types(assertions)
+    if unknown:
+        strange = ", ".join(f"{kind}{_spelled(kind)}" for kind in unknown)
+        caveats.append(
+            f"promptfoo 0.121 knows no assertion type {strange}: it ends the test with an error"
+            f' ("Unknown assertion type: {unknown[0]}") and runs none of its checks'
+        )
+        case["passLogic"] = (
+            f"promptfoo ends the test with an error, running none of its checks: it knows no"
+            f" assertion type {strange}. Its assertions: {listed}"
+        )
+        assertions = _known(assertions, unknown)
+        if not _flat(assertions):
+            caveats.append("no other check is left, so nothing checks it automatically")
+            return Inference("expected-behavior-only", ABSENT, None, case, derived, caveats)
+    transformed = transform is not None
+    if transformed:
+        shown = _quoted(transform, short=True)
+        case["passLogic"] += f"; each on the output as the test's transform {shown} leaves it"
+        caveats.append(
+            f"promptfoo transforms the output with {shown} before every check, so the checks"
+            " grade the transformed output and none is an answer for the output itself"
+        )
     resolved: list[str] = []
 
     def stated(item: dict[str, Any]) -> dict[str, Any]:
@@ -700,7 +801,7 @@ def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
     negated = [item for item in checks if _negated(item)]
     positive = [item for item in checks if not _negated(item)]
     if negated:
-        case["unacceptableBehavior"] = [forbidden(stated(item)) for item in negated]
+        case["unacceptableBehavior"] = [forbidden(stated(item), transformed) for item in negated]
         derived["metadata.case.unacceptableBehavior"] = "the test's negated assertions"
 
     def expected_of(assertion: dict[str, Any], why: str) -> Any:
@@ -710,9 +811,8 @@ def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
         )
         return _as_compared(value, variables)[0] if template is None else value
 
-    if (
-        chosen := next((item for item in positive if _equality(item, variables)), None)
-    ) is not None:
+    answers = [] if transformed else positive  # no check is an answer for the raw output
+    if (chosen := next((item for item in answers if _equality(item, variables)), None)) is not None:
         why = "the value of the test's equals assertion"
         if _kind(chosen) == "levenshtein":
             why = (
@@ -720,11 +820,11 @@ def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
                 " passes only an output equal to it"
             )
         value = expected_of(chosen, why)
-        return Inference("reference-answer", value, "exact-or-programmatic", case, derived)
+        return Inference("reference-answer", value, "exact-or-programmatic", case, derived, caveats)
     judged_reference = next(
         (
             item
-            for item in positive
+            for item in answers
             if _base(item) in _JUDGED_REFERENCE and isinstance(item.get("value"), str)
         ),
         None,
@@ -732,11 +832,11 @@ def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
     if judged_reference is not None:
         kind = _kind(judged_reference)
         value = expected_of(judged_reference, f"the reference of the test's {kind} assertion")
-        return Inference("reference-answer", value, "llm-judge", case, derived)
+        return Inference("reference-answer", value, "llm-judge", case, derived, caveats)
     tool_calls = next(
         (
             item
-            for item in positive
+            for item in answers
             if _kind(item) == "tool-call-f1"
             and item.get("threshold") in (None, 1)
             and "transform" not in item
@@ -755,7 +855,7 @@ def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
             calls = [{"name": name, "arguments": {}} for name in names]
             expected = {"calls": calls, "order": "any"}
             return Inference(
-                "expected-tool-calls", expected, "exact-or-programmatic", case, derived
+                "expected-tool-calls", expected, "exact-or-programmatic", case, derived, caveats
             )
     # every other check is a criterion: a model-graded one's own criteria, or what it checks
     criteria: list[str] = []
@@ -765,8 +865,8 @@ def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
             values = value if isinstance(value, list) else [value]
             criteria += [v if isinstance(v, str) else jsonvalues.dumps_text(v) for v in values]
         else:
-            criteria.append(criterion(stated(item)))
-    criteria += [_set_criterion(item, stated) for item in sets]
+            criteria.append(criterion(stated(item), transformed))
+    criteria += [_set_criterion(item, stated, transformed) for item in sets]
     if not criteria:
         criteria = [f"promptfoo passes any output: none of its checks counts ({listed})"]
     case["evaluationCriteria"] = [c for c in criteria if c] or [listed]
@@ -778,4 +878,8 @@ def infer(assertions: list[Any], variables: dict[str, Any]) -> Inference:
         else "what the test's promptfoo checks check; none is an equality with an answer, so"
         " the row is a rubric and promptfoo's own assertions grade it"
     ) + (f"; {', '.join(resolved)} resolved from the test's vars" if resolved else "")
-    return Inference("rubric", ABSENT, "llm-judge" if judged else None, case, derived)
+    if transformed:
+        derived["metadata.case.evaluationCriteria"] += (
+            "; each grades the output as the test's transform leaves it"
+        )
+    return Inference("rubric", ABSENT, "llm-judge" if judged else None, case, derived, caveats)

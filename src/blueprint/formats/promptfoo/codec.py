@@ -33,8 +33,11 @@ from blueprint.formats.promptfoo.cases import (
 from blueprint.formats.promptfoo.config import load
 from blueprint.formats.promptfoo.prompts import read_prompts
 from blueprint.formats.promptfoo.references import (
+    Unkept,
     as_read,
+    moved,
     names_test_files,
+    read_from,
     references_kept,
     references_written,
 )
@@ -156,15 +159,22 @@ class PromptfooCodec(VendorCodec):
             *(own if isinstance(own, list) else []),
         ]
         inference = infer(
-            assertions, variables if isinstance(variables, dict) else {"input": variables}
+            assertions,
+            variables if isinstance(variables, dict) else {"input": variables},
+            _output_transform(record.get("options"), suite),
         )
         derived.update(inference.derived)
-        derived["metadata.case.oracleType"] = (
-            "inferred from the assertions ("
-            + ", ".join(str(a.get("type")) for a in _flat(assertions))
-            + ")"
-            if assertions
-            else "the test has no assertion, so nothing checks it automatically"
+        derived["metadata.case.oracleType"] = "; ".join(
+            [
+                "inferred from the assertions ("
+                + ", ".join(str(a.get("type")) for a in _flat(assertions))
+                + ")"
+                if assertions
+                else "the test has no assertion, so nothing checks it automatically: promptfoo"
+                " runs it with no check and passes it",
+                *inference.caveats,
+                *_ignored_assertions(suite),
+            ]
         )
         case = dict(inference.case)
         if inference.evaluator:
@@ -372,7 +382,11 @@ class PromptfooCodec(VendorCodec):
     ) -> dict[str, Any] | None:
         record = super().record_for(row, context, tally)
         if "prompts" not in tally.memo:
-            tally.memo["prompts"] = moved_prompts(context.suite, context.path)
+            # a YAML config written in another folder than it was read from names its
+            # prompt files from there (document_files): they read as where it was read
+            origin = read_from(context.header, context.path) if context.path else None
+            written_from = origin if origin and self.whole_document(context) else context.path
+            tally.memo["prompts"] = moved_prompts(context.suite, written_from)
             tally.notes += [tally.memo["prompts"]] if tally.memo["prompts"] else []
         if record is not None and context.form == "jsonl" and context.suite.defaults:
             # a JSON Lines tests file has no config: the defaultTest goes into every test,
@@ -433,9 +447,11 @@ class PromptfooCodec(VendorCodec):
         variables = input_from_vars(row.input, authored=False)
         if isinstance(row.input, dict) and set(row.input) == {"prompt", "vars"}:
             variables = row.input["vars"]
+        record = (row.extension(self.name) or {}).get("record")
         inference = infer(
             [*(defaults if isinstance(defaults, list) else []), *checks],
             variables if isinstance(variables, dict) else {"input": variables},
+            _output_transform(record.get("options") if isinstance(record, dict) else None, suite),
         )
         case = row.case
         said = (
@@ -489,41 +505,82 @@ class PromptfooCodec(VendorCodec):
     ) -> tuple[bytes, dict[Path, bytes], list[str]]:
         """A config read from YAML, written back: its ``tests: file://...`` references kept
         where the files they name hold its tests, or, with ``--force``, where those files can
-        be edited to hold them; else the config with its tests (:meth:`document_bytes`)."""
+        be edited to hold them; else the config with its tests (:meth:`document_bytes`).
+        Written in another folder than it was read from, its file names are rewritten to
+        name the same files from there (:meth:`_moved_files`)."""
         text = native.kept_source(context.header, "promptfoo")
         suite = context.suite or Suite()
         if text is None or suite.config is None or context.path is None:
             return self.document_bytes(records, context), {}, []
+        origin = read_from(context.header, context.path)
+        if origin is not None:
+            return self._moved_files(text, records, context, origin)
         pairs = _pairs(self, records)
         head = _config_head(context.header, suite)
         kept = references_kept(text, head, pairs, context.path)
-        if kept is not None:
+        if isinstance(kept, str):
             return kept.encode("utf-8"), {}, []
         written = references_written(text, head, pairs, context.path)
+        if isinstance(written, Unkept):
+            notes = [_inline(written)] if names_test_files(text) else []
+            return self.document_bytes(records, context), {}, notes
         others = {path: value for path, value in written.items() if path != context.path}
         names = ", ".join(sorted(os.path.relpath(path, context.path.parent) for path in others))
         notes = []
-        if not written and names_test_files(text):
-            notes.append(
-                "the config's tests: file://... references are replaced by its tests, inline:"
-                " a test was added or removed, or an edited test is in a JSON, JSON Lines or"
-                " CSV tests file, or in a file the config names twice"
-            )
-        elif others and not context.options.force:
+        if others and not context.options.force:
             notes.append(
                 f"tests were edited in files the config names ({names}): without --force they"
                 " are written into the config, its file:// references replaced; with --force"
                 " those files are written back and the references kept"
             )
-            written = {}
-        elif others:
+            return self.document_bytes(records, context), {}, notes
+        if others:
             notes.append(
                 f"tests edited in the files the config names are written back to them: {names}"
             )
-        if not written:
-            return self.document_bytes(records, context), {}, notes
         companions = {path: value.encode("utf-8") for path, value in others.items()}
         return written[context.path].encode("utf-8"), companions, notes
+
+    def _moved_files(
+        self, text: str, records: list[dict[str, Any]], context: WriteContext, origin: Path
+    ) -> tuple[bytes, dict[Path, bytes], list[str]]:
+        """A config written in another folder than ``origin``, where it was read: its
+        ``tests: file://...`` references kept where the files beside ``origin`` hold its
+        tests (else its tests inline, the rest of its text kept), and every relative file
+        name it holds rewritten to name the same file from the new folder. The files beside
+        ``origin`` are never written: the config read there still names them."""
+        assert context.path is not None
+        suite = context.suite or Suite()
+        pairs = _pairs(self, records)
+        head = _config_head(context.header, suite)
+        notes = []
+        kept = references_kept(text, head, pairs, origin, elsewhere=True)
+        if isinstance(kept, str):
+            config = kept
+        else:
+            if names_test_files(text):
+                notes.append(_inline(kept))
+            config = self.document_bytes(records, context).decode("utf-8")
+        here = context.path.parent
+        there = _shown_folder(origin.parent)
+        rebased = moved(config, origin.parent, here)
+        if rebased is None:
+            notes.append(
+                f"the config is written in {_shown_folder(here)}, away from {there} where it was"
+                " read, and the file names it holds could not be rewritten in place to name the"
+                " same files from there: promptfoo reads them from the config's folder"
+            )
+            return config.encode("utf-8"), {}, notes
+        config, renamed = rebased
+        if renamed:
+            shown = ", ".join(f"{old} as {new}" for old, new in renamed[:4])
+            more = f" and {len(renamed) - 4} more" if len(renamed) > 4 else ""
+            notes.append(
+                f"the config is written in {_shown_folder(here)}, away from {there} where it was"
+                f" read: the file names it holds are rewritten to name the same files from"
+                f" there ({shown}{more})"
+            )
+        return config.encode("utf-8"), {}, notes
 
     def whole_document(self, context: WriteContext) -> bool:
         return (
@@ -539,13 +596,18 @@ class PromptfooCodec(VendorCodec):
         if text is not None:
             from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
 
+            pairs = _pairs(self, records)
             edited = yamlkeep.rewrite(
-                text, "tests" if head is not None else None, _pairs(self, records), head, as_read
+                text, "tests" if head is not None else None, pairs, head, as_read
             )
+            if edited is None and head is not None:
+                # its tests are in another file, or a flow list: they are written anew,
+                # the rest of the config keeps its text
+                edited = yamlkeep.with_list(text, "tests", pairs, head, as_read)
             if edited is not None:
                 return edited.encode("utf-8")
-        # the file's shape does not allow editing it (its tests are a flow list, or in
-        # another file): it is written anew
+        # the file's shape does not allow editing it (a YAML file that is one test, a
+        # config that is a flow mapping): it is written anew
         framing = self.framing(context.path or Path("tests.yaml"), context)
         parts = [framing.opening]
         for number, record in enumerate(records):
@@ -673,6 +735,29 @@ def _compact(record: dict[str, Any]) -> bool:
     return payload is not None and kept_form(payload)
 
 
+def _output_transform(options: Any, suite: Suite) -> Any:
+    """The transform promptfoo applies to a test's output before its checks, or None: its
+    options merged over its defaultTest's, key by key, then their transform or postprocess."""
+    defaults = suite.defaults.get("options")
+    merged = {
+        **(defaults if isinstance(defaults, dict) else {}),
+        **(options if isinstance(options, dict) else {}),
+    }
+    return merged.get("transform") or merged.get("postprocess") or None
+
+
+def _ignored_assertions(suite: Suite) -> list[str]:
+    """What to say of a config's top-level assert, which promptfoo does not read."""
+    checks = suite.config.get("assert") if isinstance(suite.config, dict) else None
+    if checks is None:
+        return []
+    count = len(checks) if isinstance(checks, list) else 1
+    return [
+        f"the config's top-level assert ({count} check{'s' if count != 1 else ''}) is no key"
+        " promptfoo reads (a suite's checks go under defaultTest.assert): it grades no test"
+    ]
+
+
 def _merge_defaults(test: dict[str, Any], defaults: dict[str, Any]) -> None:
     """A test with a defaultTest merged in, as promptfoo applies it: the default assertions
     first, vars, options and metadata key by key (the test's own win), the rest only where
@@ -705,6 +790,24 @@ def _config_head(header: dict[str, Any], suite: Suite) -> dict[str, Any]:
         {key: value for key, value in config.items() if key not in ("tests", "description")}
     )
     return head
+
+
+def _inline(unkept: Unkept) -> str:
+    return (
+        "the config's tests: file://... references are replaced by its tests, written inline"
+        f" (the rest of the config kept as it was): {unkept.reason}"
+    )
+
+
+def _shown_folder(folder: Path) -> str:
+    """A folder as a note names it: from the working folder where it lies in it."""
+    try:
+        shown = os.path.relpath(folder)
+    except ValueError:  # another drive
+        return str(folder)
+    if shown == ".":
+        return "the working folder"
+    return str(folder) if shown.startswith("..") else shown
 
 
 def _description(row: ExportRow) -> str:
