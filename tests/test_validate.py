@@ -147,6 +147,30 @@ def test_omitted_field_wherever_it_appears(place, path: str) -> None:
     assert "deliberately" in report.issues[0].message
 
 
+@pytest.mark.parametrize(
+    ("place", "key", "path"),
+    [
+        (lambda r: r["metadata"], "Priority", "$.rows[0].metadata.Priority"),
+        (lambda r: r["metadata"]["case"], "DIFFICULTY", "$.rows[0].metadata.case.DIFFICULTY"),
+        (lambda r: r["metadata"], "Score", "$.rows[0].metadata.Score"),
+        (lambda r: r, "Weight", "$.rows[0].Weight"),
+        (lambda r: r["metadata"], "task_priority", None),
+        (lambda r: r["metadata"], "difficulty_", "$.rows[0].metadata.difficulty_"),
+        (lambda r: r["metadata"], "WEIGHT ", "$.rows[0].metadata['WEIGHT ']"),
+        (lambda r: r["metadata"], "scores", None),
+    ],
+)
+def test_omitted_field_in_any_letter_case_or_spelling(place, key: str, path: str | None) -> None:
+    data = row("a")
+    place(data)[key] = 1
+    report = validate_document(document(data))
+    if path is None:
+        assert report.issues == []
+        return
+    assert report.flatten(("code", "path")) == [("omitted-field", path)]  # and no schema finding
+    assert repr(key) in report.issues[0].message
+
+
 def test_omitted_field_in_a_case_family() -> None:
     family = {"id": "fam", "oracleType": "rubric", "score": 1}
     assert found(document(caseFamilies=[family])) == [

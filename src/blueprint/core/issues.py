@@ -188,7 +188,8 @@ CODES: Final[dict[str, IssueCode]] = {
             "{field} is deliberately not part of the schema: {reason}",
             "`difficulty`, `weight`, `priority` and `score` are left out of the case profile on"
             " purpose. They are reported wherever they appear: as a row key, in `metadata`, or in"
-            " `metadata.case`.",
+            " `metadata.case`, and in any letter case or spelling (`Priority`, `DIFFICULTY`,"
+            " `Weight`, `score_`).",
         ),
         IssueCode(
             "starter-example",

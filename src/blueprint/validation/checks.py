@@ -25,6 +25,8 @@ from blueprint.core.model import (
     OMITTED_FIELDS,
     ORACLE_TYPES,
     STARTER_PROVENANCES,
+    case_profile_fields,
+    omitted_field,
 )
 from blueprint.core.schema import accepts, validator_for
 from blueprint.io.firstseen import text_key
@@ -119,7 +121,7 @@ def _describe(error: ValidationError) -> Iterator[tuple[Location, str]]:
     if keyword == "additionalProperties" and isinstance(instance, dict):
         known = list(error.schema.get("properties", {}))
         for key in instance:
-            if key not in known and key not in OMITTED_FIELDS:
+            if key not in known and omitted_field(key) is None:
                 close = difflib.get_close_matches(key, known, n=1)
                 hint = f"did you mean {close[0]!r}?" if close else "allowed: " + ", ".join(known)
                 yield [*path, key], f"unknown key {key!r} ({hint})"
@@ -578,16 +580,29 @@ def check_expected_shape(row: RowView, state: SetState) -> Findings:
 
 
 def omitted_field_issues(holder: Any, make: Callable[..., Issue], *prefix: str | int) -> Findings:
-    if not isinstance(holder, dict) or _OMITTED_NAMES.isdisjoint(holder):
+    """An issue for each key of ``holder`` that names a field the schema leaves out, in any
+    letter case or spelling (``priority``, ``Priority``, ``DIFFICULTY``)."""
+    if not isinstance(holder, dict) or holder.keys() <= _NOT_OMITTED:
+        return NONE
+    found = [(key, name) for key in holder if (name := omitted_field(key)) is not None]
+    if not found:
         return NONE
     return [
-        make("omitted-field", *prefix, name, field=name, reason=reason)
-        for name, reason in OMITTED_FIELDS.items()
-        if name in holder
+        make(
+            "omitted-field",
+            *prefix,
+            key,
+            field=name if key == name else f"{key!r} ({name})",
+            reason=OMITTED_FIELDS[name],
+        )
+        for key, name in found
     ]
 
 
-_OMITTED_NAMES: Final = frozenset(OMITTED_FIELDS)
+#: keys that are never an omitted field, so most holders need no look at each key
+_NOT_OMITTED: Final = frozenset(
+    {"id", "input", "expected", "metadata", "case", *case_profile_fields()}
+)
 
 
 def check_omitted_fields(row: RowView, state: SetState) -> Findings:
