@@ -497,7 +497,7 @@ def test_declared_loss_is_actual_loss_for_any_rows_naming_cards(
 
 
 ome_cases = st.fixed_dictionaries(
-    {"prompt": st.text(max_size=10)},
+    {"prompt": st.text(min_size=1, max_size=10)},
     optional={
         "id": st.one_of(st.sampled_from(["a", "b", "a"]), st.integers()),
         "difficulty": st.sampled_from(["easy", "hard", 3]),

@@ -351,10 +351,44 @@ def test_duplicate_input_compares_objects_and_chats_by_content() -> None:
         _with_input("f", ""),
         _with_input("g", ""),
     )
-    assert found(doc) == [
+    assert found(doc) == [  # two empty inputs are no input, not the same one
         ("duplicate-input", 1, "$.rows[1].input"),
         ("duplicate-input", 3, "$.rows[3].input"),
+        ("missing-input", 5, "$.rows[5].input"),
+        ("missing-input", 6, "$.rows[6].input"),
     ]
+
+
+@pytest.mark.parametrize("value", [None, "", []])
+def test_a_row_without_an_input_is_an_error(value: object) -> None:
+    report = validate_document(document(_with_input("a", value)))
+    assert report.flatten(("code", "severity", "path")) == [
+        ("missing-input", "error", "$.rows[0].input")
+    ]
+    assert not report.valid
+
+
+@pytest.mark.parametrize(
+    "value", [" ", 0, False, [{"role": "user", "content": ""}], {"question": None}, {}]
+)
+def test_a_blank_text_one_empty_message_or_no_named_inputs_are_still_an_input(
+    value: object,
+) -> None:
+    assert found(document(_with_input("a", value)), "missing-input") == []
+
+
+def test_an_empty_conversation_to_simulate_from_a_scenario_is_an_input() -> None:
+    simulated = _with_input("a", [])
+    simulated["metadata"]["case"]["scenario"] = "A customer changes the order twice"
+    assert found(document(simulated), "missing-input") == []
+    simulated["metadata"]["case"]["scenario"] = " "
+    assert found(document(simulated), "missing-input") == [("missing-input", 0, "$.rows[0].input")]
+
+
+def test_a_row_without_the_input_key_is_one_schema_finding() -> None:
+    data = row("a")
+    del data["input"]
+    assert found(document(data)) == [("schema", 0, "$.rows[0].input")]
 
 
 def test_duplicate_input_across_splits_is_an_error() -> None:

@@ -171,6 +171,23 @@ CODES: Final[dict[str, IssueCode]] = {
             " not exist or is not a report `blueprint judge-report` wrote.",
         ),
         IssueCode(
+            "missing-input",
+            "error",
+            "Row has no input",
+            "the row has no input ({what}): the system under test would be given nothing",
+            "A case is something the system under test receives and answers, so a row's `input`"
+            " holds it: a text, an object of named inputs, or a list of chat messages. `null`,"
+            " an empty text and an empty list of messages are no input (a file whose records"
+            " lost their input on the way in, or were never cases: Inspect refuses such samples"
+            ' with "No input in dataset"). A row without the `input` key at all is a `schema`'
+            " error. A case about an empty message from the user is written as one empty chat"
+            ' message: `[{"role": "user", "content": ""}]`. These are inputs: an empty object'
+            " (a call with no named inputs, as a promptfoo test without vars runs the config's"
+            " prompts as they are), and an empty list of messages with a `case.scenario` that a"
+            " simulator plays the conversation from (DeepEval's conversational goldens without"
+            " turns).",
+        ),
+        IssueCode(
             "expected-shape",
             "error",
             "expected does not fit the oracle type",

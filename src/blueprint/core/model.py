@@ -99,6 +99,25 @@ def omitted_field(key: str) -> str | None:
     return _folded_omitted(key) if len(key) <= _LONGEST_OMITTED_KEY else None
 
 
+#: how each empty input is named (``missing-input``)
+_EMPTY_INPUTS: Final[dict[type, str]] = {str: "an empty text", list: "an empty list of messages"}
+
+
+def missing_input(value: Any, case: dict[str, Any]) -> str | None:
+    """What a row's input is when it is no input, or None: ``null``, an empty text or an
+    empty list of messages. An empty object is an input (a call with no named inputs, as a
+    promptfoo test without vars runs the config's prompts as they are), and so is an empty
+    list of messages with a ``scenario`` a simulator plays the conversation from (DeepEval's
+    conversational goldens without turns)."""
+    if value is None:
+        return "null"
+    what = None if value else _EMPTY_INPUTS.get(type(value))
+    scenario = case.get("scenario")
+    if what is not None and value == [] and isinstance(scenario, str) and scenario.strip():
+        return None
+    return what
+
+
 KEBAB_CASE: Final = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 KebabId = Annotated[str, Field(pattern=KEBAB_CASE)]
 NonEmptyStr = Annotated[str, Field(min_length=1)]

@@ -26,6 +26,7 @@ from blueprint.core.model import (
     ORACLE_TYPES,
     STARTER_PROVENANCES,
     case_profile_fields,
+    missing_input,
     omitted_field,
 )
 from blueprint.core.schema import accepts, validator_for
@@ -530,6 +531,13 @@ def check_evaluator(row: RowView, state: SetState) -> Findings:
     return evaluator_issue(row.oracle_type, row.evaluator, make)
 
 
+def check_input(row: RowView, state: SetState) -> Findings:
+    """A row with no input has no case to pose (see :func:`missing_input`); a row without
+    the key at all is a schema finding."""
+    what = missing_input(row.data.get("input", 0), row.case)
+    return NONE if what is None else [row.issue("missing-input", "input", what=what)]
+
+
 def check_expected_shape(row: RowView, state: SetState) -> Findings:
     if row.oracle_type is None:
         return NONE
@@ -585,8 +593,6 @@ def omitted_field_issues(holder: Any, make: Callable[..., Issue], *prefix: str |
     if not isinstance(holder, dict) or holder.keys() <= _NOT_OMITTED:
         return NONE
     found = [(key, name) for key in holder if (name := omitted_field(key)) is not None]
-    if not found:
-        return NONE
     return [
         make(
             "omitted-field",
@@ -596,7 +602,7 @@ def omitted_field_issues(holder: Any, make: Callable[..., Issue], *prefix: str |
             reason=OMITTED_FIELDS[name],
         )
         for key, name in found
-    ]
+    ] or NONE
 
 
 #: keys that are never an omitted field, so most holders need no look at each key
@@ -732,6 +738,7 @@ ROW_RULES: Final[tuple[RowRule, ...]] = (
     RowRule(("duplicate-id",), check_duplicate_id),
     RowRule(("duplicate-input", "duplicate-input-across-splits"), check_duplicate_input),
     RowRule(("inadmissible-evaluator", "conditional-evaluator"), check_evaluator),
+    RowRule(("missing-input",), check_input),
     RowRule(("expected-shape",), check_expected_shape),
     RowRule(("omitted-field",), check_omitted_fields),
     RowRule(("starter-example",), check_starter),
