@@ -23,6 +23,7 @@ from blueprint.formats.omk.files import (
     read_document_nodes,
 )
 from blueprint.formats.omk.rules import (
+    ROOT_KEYS,
     SCHEMA_VERSION,
     Problem,
     SampleSetCheck,
@@ -343,6 +344,34 @@ class OmkCodec(VendorCodec):
             if found:
                 return Fit.yes() if found.group(2) == SCHEMA_VERSION else Fit.no(why)
         return Fit.no(why)
+
+    def sniff_named(self, path: Path, head: bytes) -> Fit:
+        """Whether a file named as an omk sample set is one: more loosely than detection, a
+        set of another schema version, without one, or in the legacy shape (a bare list of
+        samples) is read, and omk's rules say what its loader would refuse; a document whose
+        top level holds none of a sample set's keys (nor a list of samples) is another
+        format's file."""
+        why = (
+            "an omk sample set is an object with schemaVersion and samples (or, legacy, a list"
+            " of samples with sample_id and prompt)"
+        )
+        version = top_level_value(head, "schemaVersion")
+        if isinstance(version, str) and version.startswith("blueprint."):
+            return Fit.no(f"{why}; this is a Blueprint set")
+        text = text_of(head)
+        outline = json_head(head)  # JSON is YAML too: a .yaml file may hold it
+        if outline.kind == "object":
+            keys = set(outline.keys)
+            return Fit.yes() if not keys or keys & set(ROOT_KEYS) else Fit.no(why)
+        if outline.kind == "array":
+            first = set(outline.keys)
+            return Fit.yes() if first & {"sample_id", "prompt"} else Fit.no(why)
+        if path.suffix.lower() == ".json":
+            return Fit.yes()  # not JSON: the reader says where it breaks
+        top = set(re.findall(r"^([A-Za-z_][\w.-]*)\s*:", text, flags=re.MULTILINE))
+        if re.search(r"^-\s", text, flags=re.MULTILINE) and not top:  # a bare list
+            return Fit.yes() if re.search(r"\b(sample_id|prompt)\s*:", text) else Fit.no(why)
+        return Fit.yes() if not top or top & set(ROOT_KEYS) else Fit.no(why)
 
 
 def _empty_refusal() -> EmptySampleSet:
