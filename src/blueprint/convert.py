@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from blueprint.core.errors import ConversionRefused, UsageError
+from blueprint.core.errors import ConversionRefused, NoRowsRead, UsageError
 from blueprint.core.issues import CODES, ValidationReport
 from blueprint.core.model import SCHEMA_VERSION
 from blueprint.diff import SetDiff, collect, diff_sets
@@ -153,6 +153,7 @@ def convert(
     validator.check_header(header, source.notes)
     validator.follow(source)
     accepted = _Accepted()
+    read = Counter[str]()
 
     def tallied() -> Iterator[Any]:
         # the import leg: count what the reader had to infer, and validate every row on its
@@ -172,8 +173,14 @@ def convert(
                 for path in RowView(0, data).imported().get("derived", {}):
                     derived[path] += 1
                 checked.append(data)
+            read["rows"] += len(checked)
             yield from checked
         validator.report_reading()
+        if not read["rows"] and not reader.lossless:
+            # a vendor file that gives no row is not a set of none: its cases are where the
+            # reader does not look, or it holds none; raised inside the writer's loop, so an
+            # empty output is never committed
+            raise NoRowsRead(source_path, reader.name)
         if not report.valid and not options.allow_invalid:
             # raised inside the writer's loop, so the output is never committed
             raise ConversionRefused(source_path, report)
@@ -196,6 +203,8 @@ def convert(
                 accepted=accepted,
             ),
         )
+    if not read["rows"]:
+        notes.append(f"the set has no rows: {target_path} holds none")
     if options.graders == "blueprint":
         notes.append(
             f"grade it with Blueprint's scorer in {writer.name}:"

@@ -158,6 +158,20 @@ class EveryRowExcluded(EmptyExportRefused):
         )
 
 
+class NoRowsRead(BlueprintError, ValueError):
+    """A vendor file gave no row to convert (its records are in a part of the format the
+    reader does not turn into rows, or it holds none), so nothing was written."""
+
+    exit_code = 1
+
+    def __init__(self, path: Any, format_name: str) -> None:
+        super().__init__(
+            f"{path}: no row was read from this {format_name} file, so nothing was written:"
+            " it holds no record Blueprint reads as a case (none at all, or only in a part"
+            f" of the file {format_name}'s reader does not take rows from)"
+        )
+
+
 class ConversionRefused(BlueprintError, ValueError):
     """A conversion read a set that is not valid, so it wrote nothing. ``report`` holds the
     validation report of what was read."""
