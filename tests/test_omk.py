@@ -864,4 +864,7 @@ def test_a_sample_set_written_sample_by_sample_is_the_whole_document(data: dict)
             if name.endswith(".json"):
                 assert written == jsonvalues.dumps(whole, indent=True) + b"\n"
             else:
-                assert written == dump_yaml(whole)
+                # a starter row's sample has a comment above it, which reading leaves out
+                assert written.replace(b"# starter example, not validated gold\n", b"") == (
+                    dump_yaml(whole)
+                )
