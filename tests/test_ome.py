@@ -242,7 +242,7 @@ def test_rows_that_name_no_cards_are_left_out_with_the_reason(tmp_path: Path) ->
         (MAPPING.excluded["human-review"], frozenset({"rubric", "behaviour"})),
     }
     with pytest.raises(LossyExportRefused):
-        OME.write(HEADER, iter(rows), tmp_path / "strict.json", WriteOptions(every_row=True))
+        OME.write(HEADER, iter(rows), tmp_path / "strict.json", WriteOptions(strict=True))
     assert not (tmp_path / "strict.json").exists()
 
 

@@ -304,8 +304,6 @@ class ExportTally:
         lossy = self.lossy(header, options.derived_fields)
         if options.strict and lossy:
             raise LossyExportRefused(self.mapping.format, lossy)
-        if options.every_row and any(item.kind == "excluded" for item in lossy):
-            raise LossyExportRefused(self.mapping.format, lossy, every_row=True)
         if not self.written and self.excluded and not options.allow_empty:
             raise EveryRowExcluded(self.mapping.format, lossy)
         return lossy
