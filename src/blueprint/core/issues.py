@@ -322,6 +322,21 @@ CODES: Final[dict[str, IssueCode]] = {
             " (`$.rows[N]`) count only the rows that were read.",
         ),
         IssueCode(
+            "unversioned-behavior-change",
+            "warning",
+            "Expected behaviour changed, version did not",
+            "the expected behaviour changed ({fields}) but case.version stayed {version}:"
+            " version the case when its expected behaviour changes",
+            "A case is versioned when its expected behaviour changes, so that results recorded"
+            " against the old behaviour are not read as results against the new one."
+            " `blueprint diff` (two sets, or `--against REF` for a git revision) reports a row"
+            " whose `expected`, oracle type, `expectedBehavior`, `unacceptableBehavior`,"
+            " `evaluationCriteria`, `passLogic`, `toolActionExpectation` or"
+            " `escalationExpectation` differs while its `case.version` is the same on both"
+            " sides (or unset on both); the row is positioned in the newer set. It compares two"
+            " sets, so `validate` never reports it.",
+        ),
+        IssueCode(
             "spreadsheet-formula",
             "warning",
             "A spreadsheet would run this CSV cell as a formula",
