@@ -21,6 +21,15 @@ settings.load_profile("default")
 FIXTURES = Path(__file__).parent / "fixtures"
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
+#: vendor fixtures kept beside a format that are another format's content, and that format:
+#: DeepEval's community example writes its answers under Braintrust's ``expected``, which
+#: DeepEval's loader drops, so ``--from deepeval`` refuses it and Braintrust reads it whole
+READ_AS_ANOTHER_FORMAT = {
+    FIXTURES / "native/deepeval/public/deepeval-example-chatbot-evaluation/dataset.json": (
+        "braintrust"
+    ),
+}
+
 
 def load_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))

@@ -812,7 +812,11 @@ def test_a_suite_written_task_by_task_is_the_whole_document(doc: dict[str, Any])
             return
         written = target.read_text(encoding="utf-8")
     suite = tomllib.loads(written)
-    assert written == tomlkit.dumps(_suite(suite["name"], suite.get("tasks", [])))
+    # a starter row's task has a comment under its header, which reading leaves out
+    comment = "# starter example, not validated gold\n"
+    assert written.replace(comment, "") == tomlkit.dumps(
+        _suite(suite["name"], suite.get("tasks", []))
+    )
 
 
 def test_a_suite_without_a_name_is_refused_before_anything_is_written(tmp_path: Path) -> None:

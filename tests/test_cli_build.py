@@ -289,37 +289,52 @@ def test_edits_of_canonical_files_keep_every_row(tmp_path: Path, suffix: str) ->
     assert len(ids) == count and row_id in ids
 
 
-@pytest.mark.parametrize(
-    ("fmt", "name"), [("promptfoo", "tests.yaml"), ("langsmith", "examples.jsonl")]
-)
-def test_new_into_a_vendor_format_writes_every_row_or_nothing(
-    tmp_path: Path, fmt: str, name: str
+PACKS = [
+    "agent-tool-use",
+    "classification-routing",
+    "code-generation",
+    "customer-support",
+    "rag-question-answering",
+    "safety-and-refusal",
+    "structured-extraction",
+    "summarization",
+]
+
+
+def _report(output: str) -> list[str]:
+    """The loss report of an export's output, without the lines naming the file written."""
+    return [
+        line for line in output.splitlines() if line.startswith(("left out", "dropped", "weakened"))
+    ]
+
+
+@pytest.mark.parametrize("pack", PACKS)
+@pytest.mark.parametrize(("fmt", "name"), [("promptfoo", "tests.yaml"), ("inspect", "s.jsonl")])
+def test_new_into_a_vendor_format_writes_what_convert_writes(
+    tmp_path: Path, pack: str, fmt: str, name: str
 ) -> None:
+    """One behaviour: the rows the format holds, and the same loss report as convert's."""
+    canonical = tmp_path / "set.json"
+    assert run("new", pack, "-o", canonical).exit_code == 0
+    converted = tmp_path / "converted" / name
+    converted.parent.mkdir()
+    by_convert = run("convert", canonical, converted, "--to", fmt)
     target = tmp_path / name
-    refused = run("new", "customer-support", "-o", target, "--to", fmt)
-    assert refused.exit_code == 1, refused.output
-    assert "would not hold every row" in refused.stderr and not target.exists()
-    strict = run("new", "customer-support", "-o", target, "--to", fmt, "--strict")
-    assert strict.exit_code == 1 and not target.exists()
-    everything = run("new", "customer-support", "-o", target, "--to", fmt, "--include-human-review")
-    if fmt == "langsmith":  # every row fits once human-review rows are included, marked
-        assert everything.exit_code == 0, everything.output
-        assert "(langsmith, 18 rows)" in everything.stderr
-        assert "dropped set-level field" in everything.stderr  # the report, as convert's
-        lines = target.read_text(encoding="utf-8").splitlines()
-        assert len(lines) == 18
-    else:  # an expected-final-state row can never be a promptfoo test
-        assert everything.exit_code == 1 and not target.exists()
-        assert "final-state" in everything.stderr or "world after the run" in everything.stderr
+    by_new = run("new", pack, "-o", target, "--to", fmt)
+    assert by_new.exit_code == by_convert.exit_code == 0, by_new.output
+    assert target.read_bytes() == converted.read_bytes()
+    assert _report(by_new.stderr) == _report(by_convert.stderr)
+    strict = run("new", pack, "-o", tmp_path / f"strict-{name}", "--to", fmt, "--strict")
+    assert strict.exit_code == 1 and not (tmp_path / f"strict-{name}").exists()
 
 
-def test_new_to_a_yaml_file_means_promptfoo_and_says_what_it_would_leave_out(
+def test_new_to_a_yaml_file_means_promptfoo_and_reports_what_it_leaves_out(
     tmp_path: Path,
 ) -> None:
     result = run("new", "customer-support", "-o", tmp_path / "tests.yaml")
-    assert result.exit_code == 1
-    assert "promptfoo file would not hold every row" in result.stderr
-    assert not (tmp_path / "tests.yaml").exists()
+    assert result.exit_code == 0, result.output
+    assert "wrote" in result.stderr and "(promptfoo, " in result.stderr
+    assert any(line.startswith("left out") for line in result.stderr.splitlines())
 
 
 def test_oracle_follows_the_evaluator_a_row_inherits(tmp_path: Path) -> None:

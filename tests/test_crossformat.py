@@ -13,7 +13,7 @@ from blueprint.convert import ConvertOptions, convert, roundtrip
 from blueprint.core.errors import BlueprintError, EmptyExportRefused, ParseError
 from blueprint.formats import REGISTRY
 from blueprint.formats.vendor import exporting
-from conftest import EXAMPLES, FIXTURES
+from conftest import EXAMPLES, FIXTURES, READ_AS_ANOTHER_FORMAT
 
 NATIVE = FIXTURES / "native"
 SET_SUFFIXES = {".json", ".jsonl", ".yaml", ".yml", ".csv", ".toml"}
@@ -29,7 +29,7 @@ def vendor_files() -> list[tuple[str, Path]]:
             found += [(fmt, path) for path in sorted((folder / "public").iterdir())]
             continue
         found += [
-            (fmt, path)
+            (READ_AS_ANOTHER_FORMAT.get(path, fmt), path)
             for path in sorted(folder.rglob("*"))
             if path.is_file()
             and path.suffix in SET_SUFFIXES

@@ -316,6 +316,26 @@ def test_a_column_that_is_not_blueprints_is_one_finding_with_a_suggestion(
     assert not report.valid
 
 
+@pytest.mark.parametrize(
+    ("column", "place"),
+    [
+        ("Priority", "$.rows[{}].Priority"),
+        ("metadata.Priority", "$.rows[{}].metadata.Priority"),
+        ("case.DIFFICULTY", "$.rows[{}].metadata.case.DIFFICULTY"),
+        ("metadata.Score", "$.rows[{}].metadata.Score"),
+    ],
+)
+def test_a_column_of_an_omitted_field_is_refused_in_any_letter_case(
+    tmp_path: Path, column: str, place: str
+) -> None:
+    """Not a suggestion to rename it to a metadata column: an omitted field on every row."""
+    path, records = written(tmp_path)
+    rewritten(path, with_column(records, column, "P1"))
+    assert findings(path, "code", "path") == [
+        ("omitted-field", place.format(index)) for index in range(3)
+    ]
+
+
 def test_a_column_that_is_not_blueprints_but_stays_empty_is_harmless(tmp_path: Path) -> None:
     path, records = written(tmp_path)
     rewritten(path, with_column(records, "notes", ""))

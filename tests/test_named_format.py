@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from blueprint.cli import app
 from blueprint.core.errors import UnknownFormatError
 from blueprint.formats import REGISTRY, resolve_codec
-from conftest import FIXTURES
+from conftest import EXAMPLES, FIXTURES, READ_AS_ANOTHER_FORMAT
 
 NATIVE = FIXTURES / "native"
 runner = CliRunner()
@@ -54,7 +54,7 @@ def _native_sets() -> list[tuple[Path, str]]:
     return found
 
 
-@pytest.mark.parametrize("fmt", ["promptfoo", "deepeval", "braintrust"])
+@pytest.mark.parametrize("fmt", ["promptfoo", "deepeval", "braintrust", "inspect"])
 @pytest.mark.parametrize(("records", "fits"), [(EVALS_LINES, "openai-evals"), (CHAT_LINES, None)])
 def test_a_file_of_another_format_is_refused(
     tmp_path: Path, fmt: str, records: list[dict[str, object]], fits: str | None
@@ -114,4 +114,84 @@ def test_a_first_record_cut_off_in_the_head_is_not_refused(tmp_path: Path) -> No
 def test_every_native_fixture_reads_with_its_own_from(path: Path, fmt: str) -> None:
     # a file beside the sets (a cards file, a JSON Schema) may be unreadable as a set, but
     # never refused as another format's
+    if path in READ_AS_ANOTHER_FORMAT:
+        with pytest.raises(UnknownFormatError) as refused:
+            resolve_codec(path, fmt, reading=True)
+        assert f"it fits {READ_AS_ANOTHER_FORMAT[path]}" in str(refused.value)
+        assert resolve_codec(path, READ_AS_ANOTHER_FORMAT[path], reading=True)
+        return
+    if path == NATIVE / "omk" / "schema" / "eval-sample-set.schema.json":
+        with pytest.raises(UnknownFormatError, match="fits none of the formats"):
+            resolve_codec(path, fmt, reading=True)  # a JSON Schema of omk's, not a sample set
+        return
     assert resolve_codec(path, fmt, reading=True).name == fmt
+
+
+# --- every vendor format refuses another format's content when named ------------------------
+
+#: one record of each shape: the format whose it is (None: no format Blueprint reads)
+RECORDS = {
+    "ideal": ({"input": "What is 2+2?", "ideal": "4"}, "openai-evals"),
+    "target": ({"input": "What is 2+2?", "target": "4"}, "inspect"),
+    "expected_output": ({"input": "What is 2+2?", "expected_output": "4"}, "deepeval"),
+    "inputs": ({"inputs": {"q": "What is 2+2?"}, "outputs": {"a": "4"}}, "langsmith"),
+    "expected": ({"input": "What is 2+2?", "expected": "4", "tags": ["x"]}, "braintrust"),
+    "messages": (CHAT_LINES[0], None),
+    "item": ({"item": {"question": "What is 2+2?", "answer": "4"}}, None),
+}
+JSONL_READERS = ("openai-evals", "inspect", "deepeval", "langsmith", "braintrust", "promptfoo")
+
+
+@pytest.mark.parametrize("shape", list(RECORDS))
+@pytest.mark.parametrize("fmt", JSONL_READERS)
+def test_each_jsonl_format_reads_its_own_records_and_refuses_the_others(
+    tmp_path: Path, shape: str, fmt: str
+) -> None:
+    record, owner = RECORDS[shape]
+    source = _lines(tmp_path / "records.jsonl", [record, record])
+    out = tmp_path / "out.json"
+    result = runner.invoke(app, ["convert", str(source), str(out), "--from", fmt])
+    if fmt == owner:
+        assert result.exit_code == 0, result.output
+        return
+    assert result.exit_code == 2, (result.output, shape, fmt)
+    assert not out.exists()
+    if owner is not None:
+        assert f"it fits {owner}" in result.output
+
+
+@pytest.mark.parametrize(
+    "fmt", ["inspect", "omk", "ome", "langsmith", "deepeval", "braintrust", "promptfoo"]
+)
+def test_a_blueprint_set_named_as_a_vendor_format_is_refused(tmp_path: Path, fmt: str) -> None:
+    source = EXAMPLES / "support-refunds.json"
+    result = runner.invoke(app, ["validate", str(source), "--from", fmt])
+    assert result.exit_code == 2, result.output
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "fmt", "fits"),
+    [
+        ("config.yaml", "prompts: ['{{q}}']\ntests:\n  - vars: {q: hi}\n", "omk", "promptfoo"),
+        ("notes.yaml", "title: notes\nitems: [1, 2]\n", "omk", None),
+        ("pyproject.toml", '[project]\nname = "x"\n', "apollia", None),
+        ("records.json", '[{"question": "hi", "answer": "yo"}]\n', "ome", None),
+        ("records.json", '[{"question": "hi", "answer": "yo"}]', "huggingface", None),
+        (
+            "log.json",
+            '{"version": 2, "status": "success", "eval": {"task": "t"}, "samples": []}\n',
+            "inspect",
+            None,
+        ),
+    ],
+)
+def test_other_content_named_as_a_file_format_is_refused(
+    tmp_path: Path, name: str, text: str, fmt: str, fits: str | None
+) -> None:
+    source = tmp_path / name
+    source.write_text(text, encoding="utf-8")
+    result = runner.invoke(app, ["convert", str(source), str(tmp_path / "out.json"), "--from", fmt])
+    assert result.exit_code == 2, result.output
+    assert not (tmp_path / "out.json").exists()
+    if fits is not None:
+        assert f"it fits {fits}" in result.output

@@ -22,7 +22,7 @@ from blueprint.formats.native import ABSENT, NativeShape, extension_for, fingerp
 from blueprint.formats.promptfoo import dump_yaml
 from blueprint.io import jsonvalues
 from blueprint.validation.validate import validate_file
-from conftest import FIXTURES
+from conftest import FIXTURES, READ_AS_ANOTHER_FORMAT
 from strategies import (
     braintrust_records,
     conversational_goldens,
@@ -76,7 +76,7 @@ def public_files() -> list[tuple[str, Path]]:
                 continue
             if fmt == "promptfoo" and path.suffix in (".yaml", ".yml") and "vars" in path.parts:
                 continue  # var files a suite loads, not test files
-            found.append((fmt, path))
+            found.append((READ_AS_ANOTHER_FORMAT.get(path, fmt), path))
     return found
 
 

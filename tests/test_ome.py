@@ -242,7 +242,7 @@ def test_rows_that_name_no_cards_are_left_out_with_the_reason(tmp_path: Path) ->
         (MAPPING.excluded["human-review"], frozenset({"rubric", "behaviour"})),
     }
     with pytest.raises(LossyExportRefused):
-        OME.write(HEADER, iter(rows), tmp_path / "strict.json", WriteOptions(every_row=True))
+        OME.write(HEADER, iter(rows), tmp_path / "strict.json", WriteOptions(strict=True))
     assert not (tmp_path / "strict.json").exists()
 
 
@@ -497,7 +497,7 @@ def test_declared_loss_is_actual_loss_for_any_rows_naming_cards(
 
 
 ome_cases = st.fixed_dictionaries(
-    {"prompt": st.text(max_size=10)},
+    {"prompt": st.text(min_size=1, max_size=10)},
     optional={
         "id": st.one_of(st.sampled_from(["a", "b", "a"]), st.integers()),
         "difficulty": st.sampled_from(["easy", "hard", 3]),

@@ -79,6 +79,49 @@ def test_json_review_names_the_transitions(repo: Path) -> None:
     assert data["review"]["unversioned"][0]["fields"] == ["metadata.case.expectedBehavior"]
 
 
+def test_a_behaviour_changed_without_a_new_version_is_a_finding_with_a_code(repo: Path) -> None:
+    ids = [key[0] for key in load_for_diff(EXAMPLE).rows]
+    result = run("diff", "--against", "HEAD~1", "set.csv", "--report", "json")
+    (finding,) = json.loads(result.stdout)["review"]["findings"]
+    assert (finding["code"], finding["severity"], finding["rowId"]) == (
+        "unversioned-behavior-change",
+        "warning",
+        ids[0],
+    )
+    assert finding["path"] == "$.rows[0].metadata.case.version"
+    assert "expectedBehavior" in finding["message"]
+    text = run("diff", "--against", "HEAD~1", "set.csv")
+    assert f"warning unversioned-behavior-change {ids[0]}" in text.stderr
+    markdown = run("diff", "--against", "HEAD~1", "set.csv", "--markdown", "-")
+    assert "`unversioned-behavior-change`" in markdown.stdout
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "version", "found"),
+    [
+        ("expectedBehavior", "Refuses politely.", None, True),
+        ("expectedBehavior", "Refuses politely.", "3", False),  # versioned: no finding
+        ("scenario", "A new scenario", None, False),  # not the expected behaviour
+        ("passLogic", "any refusal", None, True),
+    ],
+)
+def test_which_changes_need_a_new_version(
+    tmp_path: Path, field: str, value: str, version: str | None, found: bool
+) -> None:
+    data = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    (tmp_path / "before.json").write_text(json.dumps(data), encoding="utf-8")
+    case = data["rows"][1]["metadata"]["case"]
+    case[field] = value
+    if version is not None:
+        case["version"] = version
+    (tmp_path / "after.json").write_text(json.dumps(data), encoding="utf-8")
+    before, after = load_for_diff(tmp_path / "before.json"), load_for_diff(tmp_path / "after.json")
+    findings = review(before, after, diff_sets(before, after)).findings
+    assert [(f.code, f.row_index) for f in findings] == (
+        [("unversioned-behavior-change", 1)] if found else []
+    )
+
+
 def test_the_other_side_may_be_another_format(repo: Path) -> None:
     # the set moved from CSV to JSON in the working tree: compare with the CSV at HEAD
     convert(repo / "set.csv", repo / "set.json")

@@ -147,6 +147,30 @@ def test_omitted_field_wherever_it_appears(place, path: str) -> None:
     assert "deliberately" in report.issues[0].message
 
 
+@pytest.mark.parametrize(
+    ("place", "key", "path"),
+    [
+        (lambda r: r["metadata"], "Priority", "$.rows[0].metadata.Priority"),
+        (lambda r: r["metadata"]["case"], "DIFFICULTY", "$.rows[0].metadata.case.DIFFICULTY"),
+        (lambda r: r["metadata"], "Score", "$.rows[0].metadata.Score"),
+        (lambda r: r, "Weight", "$.rows[0].Weight"),
+        (lambda r: r["metadata"], "task_priority", None),
+        (lambda r: r["metadata"], "difficulty_", "$.rows[0].metadata.difficulty_"),
+        (lambda r: r["metadata"], "WEIGHT ", "$.rows[0].metadata['WEIGHT ']"),
+        (lambda r: r["metadata"], "scores", None),
+    ],
+)
+def test_omitted_field_in_any_letter_case_or_spelling(place, key: str, path: str | None) -> None:
+    data = row("a")
+    place(data)[key] = 1
+    report = validate_document(document(data))
+    if path is None:
+        assert report.issues == []
+        return
+    assert report.flatten(("code", "path")) == [("omitted-field", path)]  # and no schema finding
+    assert repr(key) in report.issues[0].message
+
+
 def test_omitted_field_in_a_case_family() -> None:
     family = {"id": "fam", "oracleType": "rubric", "score": 1}
     assert found(document(caseFamilies=[family])) == [
@@ -327,10 +351,44 @@ def test_duplicate_input_compares_objects_and_chats_by_content() -> None:
         _with_input("f", ""),
         _with_input("g", ""),
     )
-    assert found(doc) == [
+    assert found(doc) == [  # two empty inputs are no input, not the same one
         ("duplicate-input", 1, "$.rows[1].input"),
         ("duplicate-input", 3, "$.rows[3].input"),
+        ("missing-input", 5, "$.rows[5].input"),
+        ("missing-input", 6, "$.rows[6].input"),
     ]
+
+
+@pytest.mark.parametrize("value", [None, "", []])
+def test_a_row_without_an_input_is_an_error(value: object) -> None:
+    report = validate_document(document(_with_input("a", value)))
+    assert report.flatten(("code", "severity", "path")) == [
+        ("missing-input", "error", "$.rows[0].input")
+    ]
+    assert not report.valid
+
+
+@pytest.mark.parametrize(
+    "value", [" ", 0, False, [{"role": "user", "content": ""}], {"question": None}, {}]
+)
+def test_a_blank_text_one_empty_message_or_no_named_inputs_are_still_an_input(
+    value: object,
+) -> None:
+    assert found(document(_with_input("a", value)), "missing-input") == []
+
+
+def test_an_empty_conversation_to_simulate_from_a_scenario_is_an_input() -> None:
+    simulated = _with_input("a", [])
+    simulated["metadata"]["case"]["scenario"] = "A customer changes the order twice"
+    assert found(document(simulated), "missing-input") == []
+    simulated["metadata"]["case"]["scenario"] = " "
+    assert found(document(simulated), "missing-input") == [("missing-input", 0, "$.rows[0].input")]
+
+
+def test_a_row_without_the_input_key_is_one_schema_finding() -> None:
+    data = row("a")
+    del data["input"]
+    assert found(document(data)) == [("schema", 0, "$.rows[0].input")]
 
 
 def test_duplicate_input_across_splits_is_an_error() -> None:
@@ -401,6 +459,13 @@ def test_spreadsheet_formula_is_not_the_validators() -> None:
     # a formula-like text is harmless data until a spreadsheet opens a file holding it
     doc = document(_with_input("a", "=1+1"))
     assert "spreadsheet-formula" not in [code for code, *_ in found(doc)]
+
+
+def test_unversioned_behavior_change_is_the_diffs() -> None:
+    # "unversioned-behavior-change" compares two sets: blueprint diff finds it
+    # (tests/test_review.py); one set alone has no earlier version to compare with
+    doc = document(row("a", version="1"))
+    assert "unversioned-behavior-change" not in [code for code, *_ in found(doc)]
 
 
 def test_every_code_has_a_test_here() -> None:

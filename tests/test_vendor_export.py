@@ -598,3 +598,63 @@ def test_inspect_gives_the_model_chat_content_parts_as_they_are(tmp_path: Path) 
                 i for item in result.export.lossy if item.kind == "excluded" for i in item.row_ids
             }
             assert "chat-image" in excluded and weakened == {"named-audio-document"}
+
+
+# --- starter rows say they are examples in every format ---------------------------------------
+
+#: a file name for each vendor format, and, for the rows it writes, the text of each row's
+#: record (its line, its test, its table); omk's JSON has no place (see below)
+STARTER_TARGETS = {
+    "promptfoo": "tests.yaml",
+    "deepeval": "goldens.json",
+    "langsmith": "examples.jsonl",
+    "braintrust": "records.jsonl",
+    "inspect": "samples.jsonl",
+    "openai-evals": "samples.jsonl",
+    "huggingface": "dataset",
+    "omk": "eval-samples.yaml",
+    "apollia": "suite.toml",
+}
+
+
+def _record_texts(fmt: str, target: Path) -> dict[str, str]:
+    """Each written record's text, by the id of its row."""
+    if fmt == "huggingface":
+        target = target / "data" / "test.jsonl"
+    text = target.read_text(encoding="utf-8")
+    if fmt == "deepeval":
+        return {golden["input"]: json.dumps(golden) for golden in json.loads(text)}
+    if target.suffix == ".jsonl":
+        # a Hugging Face row says whether it is a starter in a column every row has
+        return {line: line.replace('"starter_example":false', "") for line in text.splitlines()}
+    header = {"yaml": "- ", "toml": "[[tasks]]"}[target.suffix.lstrip(".")[:4]]
+    parts = text.split("\n" + header) if fmt != "apollia" else text.split(header)
+    return {str(number): part for number, part in enumerate(parts[1:])}
+
+
+@pytest.mark.parametrize("fmt", list(STARTER_TARGETS))
+def test_a_starter_row_is_marked_as_an_example_in_the_written_file(
+    fmt: str, tmp_path: Path
+) -> None:
+    source = write_json(
+        tmp_path / "set.json",
+        document(row("gold", expected="yes"), row("example", provenance="starter-example")),
+    )
+    target = tmp_path / STARTER_TARGETS[fmt]
+    convert(source, target, ConvertOptions(target_format=fmt))
+    texts = _record_texts(fmt, target)
+    assert len(texts) == 2, texts
+    marked = [key for key, text in texts.items() if "starter" in text.lower()]
+    assert len(marked) == 1, texts  # the starter row's record, and only it
+
+
+def test_an_omk_json_file_has_no_place_and_the_export_says_so(tmp_path: Path) -> None:
+    source = write_json(
+        tmp_path / "set.json", document(row("example", provenance="starter-example"))
+    )
+    result = convert(source, tmp_path / "eval-samples.json", ConvertOptions(target_format="omk"))
+    assert "starter" not in (tmp_path / "eval-samples.json").read_text(encoding="utf-8")
+    (note,) = [note for note in result.export.notes if "starter" in note]
+    assert "example" in note and "no field" in note
+    result = convert(source, tmp_path / "eval-samples.yaml", ConvertOptions(target_format="omk"))
+    assert any("comment" in note for note in result.export.notes if "starter" in note)

@@ -155,6 +155,23 @@ def test_braintrust_inference() -> None:
     assert rows[2]["id"] == "record-3" and "id" in derived(rows[2])
 
 
+def test_an_omitted_field_in_vendor_metadata_stays_in_the_extension_in_any_case(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "records.jsonl"
+    source.write_text(
+        '{"input": "hi", "expected": "yo", "metadata": {"Priority": "P1", "team": "x"}}\n'
+    )
+    (imported,) = data_rows(REGISTRY["braintrust"].open(source))
+    assert {key for key in imported["metadata"] if key != "case"} == {"team"}
+    target = tmp_path / "set.json"
+    convert(source, target, ConvertOptions(source_format="braintrust"))
+    assert validate_file(target).valid
+    back = tmp_path / "back.jsonl"
+    convert(target, back, ConvertOptions(target_format="braintrust"))
+    assert json.loads(back.read_text()) == json.loads(source.read_text())
+
+
 @pytest.mark.parametrize(
     ("name", "fmt"),
     [

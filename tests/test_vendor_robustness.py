@@ -165,7 +165,7 @@ def test_unknown_set_level_keys_are_reported_lost(tmp_path: Path) -> None:
 # --- hostile and odd vendor files found in review ----------------------------------------------
 
 
-def test_a_config_without_tests_stays_a_config(tmp_path: Path) -> None:
+def test_a_config_of_scenarios_only_is_read_as_the_tests_they_run(tmp_path: Path) -> None:
     path = tmp_path / "scen.yaml"
     path.write_text(
         "prompts: ['{{input}}']\nproviders: [echo]\nscenarios:\n"
@@ -173,8 +173,8 @@ def test_a_config_without_tests_stays_a_config(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     source = REGISTRY["promptfoo"].open(path)
-    assert list(source.rows) == []
-    assert "scenarios" in source.header["extensions"]["promptfoo"]["config"]
+    assert [item.data["input"] for item in source.rows] == ["a"]
+    assert "scenarios" not in source.header["extensions"]["promptfoo"]["config"]
     result = roundtrip(path, "promptfoo")
     assert result.exact and result.vendor_changes == []
 

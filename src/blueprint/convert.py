@@ -180,6 +180,7 @@ def convert(
     validator.check_header(header, source.notes)
     validator.follow(source)
     accepted = _Accepted()
+    read = Counter[str]()
 
     def tallied() -> Iterator[Any]:
         # the import leg: count what the reader had to infer, and validate every row on its
@@ -199,6 +200,7 @@ def convert(
                 for path in RowView(0, data).imported().get("derived", {}):
                     derived[path] += 1
                 checked.append(data)
+            read["rows"] += len(checked)
             yield from checked
         validator.report_reading()
         _refuse_no_rows(source)
@@ -247,7 +249,6 @@ def convert(
     elif source.records is not None or not report.rows:
         what = source.records.summary() if source.records else "the set has no rows"
         notes.append(f"{source_path}: {what}, so {target_path} holds none")
-        notes.append(f"{source_path}: the set has no rows, so {target_path} holds none")
     if derived:
         listed = ", ".join(f"{path} ({count} rows)" for path, count in derived.most_common())
         notes.append(

@@ -238,8 +238,9 @@ def new_command(
 ) -> None:
     """Scaffold a new set from a pack (and overlays), in any format Blueprint writes.
 
-    Every row is written, or nothing: a vendor format that would leave rows out is refused
-    (exit 1). What a vendor format drops or weakens is reported, as convert reports it.
+    A vendor format gets what convert would write of the same set: the rows it can hold,
+    and a report of the rows it leaves out and what it drops or weakens (--strict refuses
+    any of those, exit 1, and writes nothing).
     """
     chosen = load_pack(pack)
     overlays = [load_overlay(item) for item in overlay]
@@ -255,14 +256,12 @@ def new_command(
         )
     codec = resolve_codec(output, value_of(target_format), reading=False)
     header = {key: value for key, value in document.items() if key != "rows"}
-    # a new set is written whole or not at all: a vendor format that cannot hold every row
-    # is refused (convert is the command that writes part of a set and reports the rest)
+    # the export convert would write of the same set, with the same report
     options = WriteOptions(
         force=force,
         strict=strict,
         include_human_review=include_human_review,
         llm_judge=llm_judge,
-        every_row=True,
         spreadsheet_safe=spreadsheet_safe,
     )
     result = codec.write(header, iter(document["rows"]), output, options)

@@ -104,6 +104,7 @@ def diff_command(
         )
     for item in reviews:
         print_diff(item.diff, several=len(reviews) > 1)
+        print_findings(item)
     if markdown is not None:
         _write_markdown(markdown, render_markdown(reviews), force)
     raise typer.Exit(0 if all(item.diff.identical for item in reviews) else 1)
@@ -137,6 +138,15 @@ def _compared(before: ComparedSet, after: ComparedSet, ignore_order: bool) -> Re
     if ignore_order:
         diff.order_changed = False
     return review(before, after, diff)
+
+
+def print_findings(item: Review) -> None:
+    """The review's findings, each with its stable code, positioned in the newer set."""
+    for issue in item.findings:
+        err.print(
+            f"{escape(item.after)}: [yellow]{issue.severity}[/] {issue.code}"
+            f" {escape(issue.row_id or '(row)')}: {escape(issue.message)} ({escape(issue.path)})"
+        )
 
 
 def _write_markdown(target: Path, text: str, force: bool) -> None:

@@ -98,23 +98,9 @@ class LossyExportRefused(BlueprintError, ValueError):
 
     exit_code = 1
 
-    def __init__(self, format_name: str, lossy: Sequence[Any], *, every_row: bool = False) -> None:
+    def __init__(self, format_name: str, lossy: Sequence[Any]) -> None:
         self.format = format_name
         self.lossy = list(lossy)
-        if every_row:
-            left_out = [item for item in self.lossy if item.kind == "excluded"]
-            listed = "; ".join(
-                f"{item.count} row(s) ({', '.join(item.row_ids[:5])}"
-                f"{' and more' if item.count > 5 else ''}): {item.reason}"
-                for item in left_out
-            )
-            super().__init__(
-                f"refused: the {format_name} file would not hold every row of the set; it would"
-                f" leave out {listed}. Nothing was written. Write a canonical set (.json,"
-                " .jsonl, .csv) and convert it, which writes what the format can hold and"
-                " reports the rest"
-            )
-            return
         parts = []
         left_out = sum(item.count for item in self.lossy if item.kind == "excluded")
         if left_out:

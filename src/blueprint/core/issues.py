@@ -171,6 +171,23 @@ CODES: Final[dict[str, IssueCode]] = {
             " not exist or is not a report `blueprint judge-report` wrote.",
         ),
         IssueCode(
+            "missing-input",
+            "error",
+            "Row has no input",
+            "the row has no input ({what}): the system under test would be given nothing",
+            "A case is something the system under test receives and answers, so a row's `input`"
+            " holds it: a text, an object of named inputs, or a list of chat messages. `null`,"
+            " an empty text and an empty list of messages are no input (a file whose records"
+            " lost their input on the way in, or were never cases: Inspect refuses such samples"
+            ' with "No input in dataset"). A row without the `input` key at all is a `schema`'
+            " error. A case about an empty message from the user is written as one empty chat"
+            ' message: `[{"role": "user", "content": ""}]`. These are inputs: an empty object'
+            " (a call with no named inputs, as a promptfoo test without vars runs the config's"
+            " prompts as they are), and an empty list of messages with a `case.scenario` that a"
+            " simulator plays the conversation from (DeepEval's conversational goldens without"
+            " turns).",
+        ),
+        IssueCode(
             "expected-shape",
             "error",
             "expected does not fit the oracle type",
@@ -188,7 +205,8 @@ CODES: Final[dict[str, IssueCode]] = {
             "{field} is deliberately not part of the schema: {reason}",
             "`difficulty`, `weight`, `priority` and `score` are left out of the case profile on"
             " purpose. They are reported wherever they appear: as a row key, in `metadata`, or in"
-            " `metadata.case`.",
+            " `metadata.case`, and in any letter case or spelling (`Priority`, `DIFFICULTY`,"
+            " `Weight`, `score_`).",
         ),
         IssueCode(
             "starter-example",
@@ -302,6 +320,21 @@ CODES: Final[dict[str, IssueCode]] = {
             " or where a row's content was deleted) holds nothing, so it is not a row of the set:"
             " it is skipped, and consecutive empty rows are reported once. Row positions"
             " (`$.rows[N]`) count only the rows that were read.",
+        ),
+        IssueCode(
+            "unversioned-behavior-change",
+            "warning",
+            "Expected behaviour changed, version did not",
+            "the expected behaviour changed ({fields}) but case.version stayed {version}:"
+            " version the case when its expected behaviour changes",
+            "A case is versioned when its expected behaviour changes, so that results recorded"
+            " against the old behaviour are not read as results against the new one."
+            " `blueprint diff` (two sets, or `--against REF` for a git revision) reports a row"
+            " whose `expected`, oracle type, `expectedBehavior`, `unacceptableBehavior`,"
+            " `evaluationCriteria`, `passLogic`, `toolActionExpectation` or"
+            " `escalationExpectation` differs while its `case.version` is the same on both"
+            " sides (or unset on both); the row is positioned in the newer set. It compares two"
+            " sets, so `validate` never reports it.",
         ),
         IssueCode(
             "spreadsheet-formula",

@@ -11,6 +11,7 @@ validator checks them (see :mod:`blueprint.validation.checks`).
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
@@ -76,6 +77,46 @@ OMITTED_FIELDS: Final[dict[str, str]] = {
         " the case tests and how to grade it"
     ),
 }
+
+#: what a key may carry besides the letters of an omitted field's name and still name it:
+#: "Priority", "PRIORITY", "Wei_ght" and " score " are priority, weight and score
+_KEY_SEPARATORS: Final = str.maketrans("", "", "_- \t")
+#: longer keys name no omitted field (the longest name, with a separator between every letter)
+_LONGEST_OMITTED_KEY: Final = 2 * max(map(len, OMITTED_FIELDS))
+
+
+@functools.lru_cache(maxsize=4096)
+def _folded_omitted(key: str) -> str | None:
+    folded = key.casefold().translate(_KEY_SEPARATORS)
+    return folded if folded in OMITTED_FIELDS else None
+
+
+def omitted_field(key: str) -> str | None:
+    """The field the schema leaves out on purpose that ``key`` names, whatever its letter
+    case and whatever ``_``, ``-`` or spaces it carries (``Priority``, ``DIFFICULTY``), or None."""
+    if key in OMITTED_FIELDS:
+        return key
+    return _folded_omitted(key) if len(key) <= _LONGEST_OMITTED_KEY else None
+
+
+#: how each empty input is named (``missing-input``)
+_EMPTY_INPUTS: Final[dict[type, str]] = {str: "an empty text", list: "an empty list of messages"}
+
+
+def missing_input(value: Any, case: dict[str, Any]) -> str | None:
+    """What a row's input is when it is no input, or None: ``null``, an empty text or an
+    empty list of messages. An empty object is an input (a call with no named inputs, as a
+    promptfoo test without vars runs the config's prompts as they are), and so is an empty
+    list of messages with a ``scenario`` a simulator plays the conversation from (DeepEval's
+    conversational goldens without turns)."""
+    if value is None:
+        return "null"
+    what = None if value else _EMPTY_INPUTS.get(type(value))
+    scenario = case.get("scenario")
+    if what is not None and value == [] and isinstance(scenario, str) and scenario.strip():
+        return None
+    return what
+
 
 KEBAB_CASE: Final = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 KebabId = Annotated[str, Field(pattern=KEBAB_CASE)]

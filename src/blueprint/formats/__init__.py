@@ -401,14 +401,17 @@ def _sniff(path: Path, candidates: list[Codec]) -> Codec:
 
 def _refuse_unfit(path: Path, codec: Codec) -> None:
     """Refuse a file that the named vendor format's own sniffing says it does not fit: read
-    anyway, an OpenAI Evals file named as promptfoo imports every line as an empty row.
+    anyway, an OpenAI Evals file named as promptfoo imports every line as an empty row, and
+    one named as DeepEval hides its ideal answers in the extension.
 
     Only a certain "no" refuses, so a codec opts in with ``sniff_named``, which judges a
     named file more loosely than detection does: a file it reads only when told to (DeepEval
-    goldens under custom key names, a promptfoo vars file) is not refused, and a broken file
-    of the format is left to its reader, which names the line and field. A canonical
-    format's reader names every broken field itself, and a head that is unreadable or stops
-    before its first record ends leaves it open.
+    goldens under custom key names, a promptfoo vars file) is not refused, but a record that
+    holds its answer under another format's key and not under this one's is (see
+    :func:`~blueprint.formats.sniffing.foreign_marks`). A broken file of the format is left
+    to its reader, which names the line and field. A canonical format's reader names every
+    broken field itself, and a head that is unreadable or stops before its first record ends
+    leaves it open.
     """
     sniff = getattr(codec, "sniff_named", None)
     if codec.lossless or sniff is None:

@@ -34,6 +34,7 @@ from blueprint.formats.native import ABSENT, NativeShape
 from blueprint.formats.sniffing import Fit, text_of
 from blueprint.formats.tomltext import key_value
 from blueprint.formats.vendor import (
+    STARTER_NOTE,
     ExportRow,
     ExportTally,
     Framing,
@@ -43,6 +44,7 @@ from blueprint.formats.vendor import (
     VendorCodec,
     WriteContext,
     imported_row,
+    starter_note,
 )
 from blueprint.io import jsonvalues, tomlload
 from blueprint.io.toml_positions import KeyPath, Positions
@@ -620,12 +622,10 @@ class ApolliaCodec(VendorCodec):
                 f" ({', '.join(judged[:5])}{more}): {JUDGE_WARNING}; until it has one, grade"
                 " these with exit_code, file_exists and regex assertions"
             )
-        if row.starter and not tally.memo.get("starter-note"):
-            tally.memo["starter-note"] = True
-            tally.notes.append(
-                "starter rows are examples, not validated gold, and an apollia-os suite has no"
-                " place to mark them: review them before trusting their results"
-            )
+        if row.starter:
+            context.remember_starter(record)
+            how = f'an apollia-os task has no field for it: each has the comment "# {STARTER_NOTE}"'
+            tally.note_rows("starters", row, lambda rows: starter_note(rows, how))
         return record
 
     def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
@@ -654,8 +654,10 @@ class ApolliaCodec(VendorCodec):
         )
 
     def encode(self, record: dict[str, Any], context: WriteContext) -> bytes:
-        text = task_text(record)
-        return (text if text is not None else task_text_by_tomlkit(record)).encode("utf-8")
+        text = task_text(record) or task_text_by_tomlkit(record)
+        if context.is_starter(record):  # the comment under the header, as _tasks puts it
+            text = text.replace("[[tasks]]\n", f"[[tasks]]\n# {STARTER_NOTE}\n", 1)
+        return text.encode("utf-8")
 
     def observe(self, record: dict[str, Any], index: int, context: WriteContext) -> None:
         if index == 0:
@@ -675,7 +677,8 @@ class ApolliaCodec(VendorCodec):
             edited = _rewritten(text, records, name)
             if edited is not None:
                 return edited.encode("utf-8")
-        return tomlkit.dumps(_suite(name, records)).encode("utf-8")
+        starters = [context.is_starter(record) for record in records]
+        return tomlkit.dumps(_suite(name, records, starters)).encode("utf-8")
 
     def sniff(self, path: Path, head: bytes) -> Fit:
         text = text_of(head)
@@ -708,18 +711,18 @@ def _rewritten(text: str, records: list[dict[str, Any]], name: str) -> str | Non
     return tomlkeep.rewrite(text, "tasks", records, {"name": name}, _table, _to_toml)
 
 
-def _suite(name: Any, records: list[dict[str, Any]]) -> Any:
+def _suite(name: Any, records: list[dict[str, Any]], starters: list[bool] | None = None) -> Any:
     suite = tomlkit.document()
     suite.add("name", _to_toml(name))
     if records:
-        suite.add("tasks", _tasks(records))
+        suite.add("tasks", _tasks(records, starters))
     return suite
 
 
-def _tasks(records: list[dict[str, Any]]) -> Any:
+def _tasks(records: list[dict[str, Any]], starters: list[bool] | None = None) -> Any:
     tasks = tomlkit.aot()
-    for record in records:
-        tasks.append(_table(record))
+    for record, starter in zip(records, starters or [False] * len(records), strict=True):
+        tasks.append(_table({_STARTER_KEY: None, **record} if starter else record))
     return tasks
 
 
@@ -768,10 +771,16 @@ def _assertion_list(record: dict[str, Any]) -> list[Any]:
     return assertions if isinstance(assertions, list) else []
 
 
-def _table(record: dict[str, Any]) -> Any:
+#: stands, first in a record given to _table, for the comment that marks a starter's task
+_STARTER_KEY: Final = object()
+
+
+def _table(record: dict[Any, Any]) -> Any:
     table = tomlkit.table()
     for key, value in record.items():
-        if key == "assertions" and value:
+        if key is _STARTER_KEY:
+            table.add(tomlkit.comment(STARTER_NOTE))
+        elif key == "assertions" and value:
             assertions = tomlkit.aot()
             for assertion in value:
                 item = tomlkit.table()

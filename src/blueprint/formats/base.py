@@ -280,9 +280,6 @@ class WriteOptions:
     #: refuse to write anything when the export would drop a field, leave out a row or
     #: weaken a rule
     strict: bool = False
-    #: refuse to write anything when the export would leave out a row (it may still drop
-    #: set-level fields or weaken rules, which the result reports)
-    every_row: bool = False
     #: write a file of no records when the export leaves out every row of the set, as a
     #: round trip does to show what a format loses; without it, nothing is written and the
     #: export is refused (EveryRowExcluded), for a file of no records is no export

@@ -7,7 +7,13 @@ from typing import Any, ClassVar, Final
 
 from blueprint.formats._io import read_json_lines
 from blueprint.formats.native import ABSENT, NativeShape
-from blueprint.formats.sniffing import BRAINTRUST_STORED, Fit, first_line_object, json_head
+from blueprint.formats.sniffing import (
+    BRAINTRUST_STORED,
+    Fit,
+    first_line_object,
+    foreign_marks,
+    json_head,
+)
 from blueprint.formats.vendor import (
     HUMAN_REVIEW,
     ExportRow,
@@ -164,25 +170,21 @@ class BraintrustCodec(VendorCodec):
     def sniff_named(self, path: Path, head: bytes) -> Fit:
         """Whether a file named as Braintrust records is one: more loosely than detection, a
         record needs none of its keys (every field of a record is optional, and one with
-        fields of its own is read as such when named); only another format's marks (OpenAI
-        Evals' ideal, Inspect's target, a chat transcript's messages) without an expected
-        value leave it to detection."""
+        fields of its own is read as such when named); only another format's answer key
+        (OpenAI Evals' ideal, Inspect's target, DeepEval's expected_output, a chat
+        transcript's messages...) without an expected value refuses it."""
         if path.suffix.lower() == ".json":
             outline = json_head(head)
             keys = set(outline.keys) if outline.kind == "array" else set()
         else:
             first = first_line_object(head)
             keys = set(first) if isinstance(first, dict) else set()
-        if keys & _OTHER_MARKS and "expected" not in keys:
-            return self.sniff(path, head)
-        return Fit.yes()
+        return foreign_marks(keys, self.name)
 
 
 #: the answer keys of other formats' records that share the input key (Inspect's target,
 #: OpenAI Evals' ideal and criteria), which a Braintrust record never has
 _OTHER_ANSWERS: Final = frozenset({"target", "ideal", "criteria"})
-#: and, for a file named as Braintrust records, a chat fine-tuning file's messages too
-_OTHER_MARKS: Final = _OTHER_ANSWERS | {"messages"}
 
 #: fields only a record Braintrust stored has (its UI's and API's exports)
 _STORED_MARKS: Final = BRAINTRUST_STORED | {"project_id", "dataset_id"}

@@ -29,7 +29,7 @@ import orjson
 from blueprint.core import jsonpath
 from blueprint.core.errors import BlueprintError, LossyExportRefused, ParseError
 from blueprint.core.issues import Issue, make_issue
-from blueprint.core.model import OMITTED_FIELDS, CaseProfile, case_profile_fields
+from blueprint.core.model import CaseProfile, case_profile_fields, omitted_field
 from blueprint.formats import setfile
 from blueprint.formats._io import BOM, require_file, undecodable
 from blueprint.formats.base import ExportResult, SetSource, SourceRow, UnreadableRow, WriteOptions
@@ -360,7 +360,7 @@ _CASE_COLUMN_SUGGESTIONS: Final = {name: f"case.{name}" for name in CASE_FIELDS}
 def _unknown_column(column: Column) -> str | None:
     """Why a column is not Blueprint's, with the column meant (when one is close) or the
     metadata.<key> column that keeps its values; None for a known column."""
-    if column.kind == "metadata" or column.key in OMITTED_FIELDS:
+    if column.kind == "metadata" or omitted_field(column.key) is not None:
         return None  # metadata is free-form; an omitted field gets its own finding per row
     if column.kind == "case":
         if column.key in CASE_FIELDS:

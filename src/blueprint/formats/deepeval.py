@@ -22,6 +22,7 @@ from blueprint.formats.sniffing import (
     Fit,
     csv_header,
     first_line_object,
+    foreign_marks,
     json_head,
     promptfoo_columns,
 )
@@ -328,7 +329,9 @@ class DeepevalCodec(VendorCodec):
     def sniff_named(self, path: Path, head: bytes) -> Fit:
         """Whether a file named as DeepEval goldens is one: more loosely than detection, since
         DeepEval loads goldens under custom key names (``input_key_name="query"``), goldens
-        with an input and nothing else, and scenarios without turns yet."""
+        with an input and nothing else, and scenarios without turns yet; but not a record
+        that holds its answer under another format's key (``ideal``, ``target``,
+        ``expected``) and not under DeepEval's, which DeepEval's loader would drop."""
         fit = self.sniff(path, head)
         if fit.ok:
             return fit
@@ -342,6 +345,9 @@ class DeepevalCodec(VendorCodec):
             first = outline.first if outline.kind == "array" else None
         if not isinstance(first, dict):
             return fit
+        marks = foreign_marks(set(first), self.name)
+        if not marks.ok:
+            return marks
         # a golden's input is text: a list there (OpenAI Evals' chat input) is another format
         if isinstance(first.get("input"), str) or first.keys() & (
             GOLDEN_KEYS | {"scenario", "expected_outcome"}

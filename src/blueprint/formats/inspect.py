@@ -32,7 +32,7 @@ from blueprint.formats.answers import (
 from blueprint.formats.base import ExportResult, UnreadableRow, WriteOptions
 from blueprint.formats.mapping import load_mapping
 from blueprint.formats.native import ABSENT, NativeShape
-from blueprint.formats.sniffing import Fit, csv_header, first_line_object, json_head
+from blueprint.formats.sniffing import Fit, csv_header, first_line_object, foreign_marks, json_head
 from blueprint.formats.spreadsheet import FormulaGuard
 from blueprint.formats.vendor import (
     ExportRow,
@@ -471,3 +471,28 @@ class InspectCodec(VendorCodec):
         if "input" in keys and keys & _SAMPLE_MARKS and not keys & {"ideal", "expected"}:
             return Fit.yes()
         return Fit.no(why)
+
+    def sniff_named(self, path: Path, head: bytes) -> Fit:
+        """Whether a file named as Inspect samples is one: more loosely than detection, a
+        sample needs only its input (its target is optional); without one Inspect's default
+        reading refuses the file ("No input in dataset"), and reads other field names only
+        through a ``FieldSpec`` of the task's code. An eval log is not a dataset."""
+        suffix = path.suffix.lower()
+        if suffix == ".csv":
+            keys = set(csv_header(head))
+        elif suffix == ".json":
+            outline = json_head(head)
+            keys = set(outline.keys) if outline.kind in ("array", "object") else set()
+            if outline.kind == "object" and {"eval", "samples"} & keys and "input" not in keys:
+                return Fit.no(
+                    "an Inspect eval log (eval, results, samples), not a dataset of samples"
+                )
+        else:
+            first = first_line_object(head)
+            keys = set(first) if isinstance(first, dict) else set()
+        if "input" in keys:
+            return foreign_marks(keys, self.name)
+        return Fit.no(
+            "an Inspect sample has an input (Inspect reads other field names only through a"
+            " FieldSpec in the task's code)"
+        )

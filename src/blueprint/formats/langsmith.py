@@ -339,3 +339,18 @@ class LangsmithCodec(VendorCodec):
         if "inputs" in keys and keys & {"outputs", "metadata", "split", "created_at"}:
             return Fit.yes()
         return Fit.no("a LangSmith example has inputs (with outputs, metadata or split)")
+
+    def sniff_named(self, path: Path, head: bytes) -> Fit:
+        """Whether a file named as LangSmith examples is one: an example needs only its
+        inputs object (the reader names a later one without it)."""
+        if path.suffix.lower() == ".json":
+            outline = json_head(head)
+            if outline.kind == "object" and "examples" in outline.keys:
+                return Fit.yes()
+            keys = set(outline.keys) if outline.kind == "array" else set()
+        else:
+            first = first_line_object(head)
+            keys = set(first) if isinstance(first, dict) else set()
+        if "inputs" in keys:
+            return Fit.yes()
+        return Fit.no("a LangSmith example has an inputs object")

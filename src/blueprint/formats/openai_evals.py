@@ -16,7 +16,7 @@ from blueprint.formats._io import read_json_lines
 from blueprint.formats.answers import answer_text, answers_of, criteria_text, prompt_of
 from blueprint.formats.mapping import load_mapping
 from blueprint.formats.native import ABSENT, NativeShape
-from blueprint.formats.sniffing import Fit, first_line_object
+from blueprint.formats.sniffing import Fit, first_line_object, foreign_marks
 from blueprint.formats.vendor import (
     ExportRow,
     Records,
@@ -179,3 +179,26 @@ class OpenaiEvalsCodec(VendorCodec):
         ):
             return Fit.yes()
         return Fit.no(why)
+
+    def sniff_named(self, path: Path, head: bytes) -> Fit:
+        """Whether a file named as OpenAI Evals samples is one: more loosely than detection,
+        a sample with an input and no ideal is read (a model-graded eval's template reads
+        other keys), but a record without an input is no sample: the evals' runner fails on
+        it, and a chat fine-tuning file or a hosted Evals data file would give rows of
+        nothing."""
+        first = first_line_object(head)
+        keys = set(first) if isinstance(first, dict) else set()
+        marks = foreign_marks(keys, self.name)
+        if "input" in keys or not marks.ok:
+            return marks
+        if "messages" in keys:
+            return Fit.no(
+                "each line holds chat messages and no input: a chat fine-tuning file, not"
+                " eval samples (an OpenAI Evals sample has an input, and an ideal answer)"
+            )
+        if "item" in keys:
+            return Fit.no(
+                "each line wraps its fields in item: a hosted OpenAI Evals data file, not"
+                " registry samples (a sample has an input, and an ideal answer)"
+            )
+        return Fit.no("an OpenAI Evals sample has an input (and an ideal answer or criteria)")

@@ -51,6 +51,42 @@ def first_line_object(head: bytes) -> Any:
     return None
 
 
+#: the keys under which a record of each format holds its answer (or its checks, or its
+#: chat): a record with one of these and none of the named format's own is another format's
+#: record, whatever else could read it. Two shapes Blueprint does not read are here as well:
+#: a chat fine-tuning file's ``messages``, a hosted OpenAI Evals data file's ``item``.
+ANSWER_MARKS: Final[dict[str, frozenset[str]]] = {
+    "openai-evals": frozenset({"ideal", "criteria"}),
+    "inspect": frozenset({"target"}),
+    "deepeval": frozenset({"expected_output", "expected_tools", "expected_outcome", "turns"}),
+    "braintrust": frozenset({"expected"}),
+    "langsmith": frozenset({"inputs", "outputs"}),
+    "promptfoo": frozenset({"vars", "assert"}),
+    "a chat fine-tuning file": frozenset({"messages"}),
+    "a hosted OpenAI Evals data file": frozenset({"item"}),
+}
+
+
+def foreign_marks(keys: set[str], own: str) -> Fit:
+    """Whether a record with ``keys`` may be the named format ``own``'s: not when it holds
+    another format's answer key (``ideal`` in a file named as DeepEval goldens) and none of
+    the format's own."""
+    if keys & ANSWER_MARKS.get(own, frozenset()):
+        return Fit.yes()
+    found = [
+        f"{', '.join(sorted(keys & marks))} ({name})"
+        for name, marks in ANSWER_MARKS.items()
+        if name != own and keys & marks
+    ]
+    if not found:
+        return Fit.yes()
+    mine = ", ".join(sorted(ANSWER_MARKS.get(own, ())))
+    return Fit.no(
+        f"the records hold {'; '.join(found)}, and none of {own}'s own ({mine}):"
+        f" {own} would not read them"
+    )
+
+
 def first_record_complete(head: bytes) -> bool:
     """Whether the first bytes hold the whole first record: its line (JSON Lines, CSV, a
     pretty-printed document) or, in a JSON array, its first element."""

@@ -13,6 +13,8 @@ import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from blueprint.core import jsonpath
+from blueprint.core.issues import Issue, make_issue
 from blueprint.core.model import STARTER_PROVENANCES
 from blueprint.diff import ABSENT, Change, ComparedSet, RowKey, SetDiff, row_label
 from blueprint.io.jsonvalues import dumps_text
@@ -68,6 +70,8 @@ class Review:
     demoted: list[Transition] = field(default_factory=list)
     #: (row id, the behaviour fields that changed, the version both sides carry)
     unversioned: list[tuple[str, list[str], Any]] = field(default_factory=list)
+    #: the findings, with stable codes: a case whose behaviour changed but not its version
+    findings: list[Issue] = field(default_factory=list)
 
     @property
     def warnings(self) -> int:
@@ -92,6 +96,7 @@ class Review:
                 {"id": row_id, "fields": fields, "version": version}
                 for row_id, fields, version in self.unversioned
             ],
+            "findings": [issue.to_json() for issue in self.findings],
         }
 
 
@@ -140,6 +145,7 @@ def review(before: ComparedSet, after: ComparedSet, diff: SetDiff) -> Review:
             elif _is_starter(now) and not _is_starter(was):
                 result.demoted.append(item)
     changed = {row.id: row for row in diff.changed}
+    unversioned: dict[RowKey, tuple[list[str], Any]] = {}
     for key in before.row_keys():
         row_change = changed.get(row_label(key))
         if row_change is None:
@@ -156,8 +162,34 @@ def review(before: ComparedSet, after: ComparedSet, diff: SetDiff) -> Review:
         if behaviour and old_version == new_version:
             version = None if old_version is ABSENT else old_version
             result.unversioned.append((row_change.id, behaviour, version))
+            unversioned[key] = (behaviour, version)
+    if unversioned:
+        result.findings = _unversioned_findings(unversioned, after)
     result.grading += _family_grading(before.header, after.header)
     return result
+
+
+def _unversioned_findings(
+    unversioned: dict[RowKey, tuple[list[str], Any]], after: ComparedSet
+) -> list[Issue]:
+    """An ``unversioned-behavior-change`` finding for each such row, at its place in the
+    newer set."""
+    findings = []
+    for index, key in enumerate(after.row_keys()):
+        if key not in unversioned:
+            continue
+        fields, version = unversioned[key]
+        findings.append(
+            make_issue(
+                "unversioned-behavior-change",
+                path=jsonpath.join("$", ["rows", index, "metadata", "case", "version"]),
+                row_index=index,
+                row_id=key[0],
+                fields=", ".join(fields),
+                version="unset" if version is None else dumps_text(version),
+            )
+        )
+    return findings
 
 
 def _family_grading(

@@ -25,6 +25,9 @@ from blueprint.core.model import (
     OMITTED_FIELDS,
     ORACLE_TYPES,
     STARTER_PROVENANCES,
+    case_profile_fields,
+    missing_input,
+    omitted_field,
 )
 from blueprint.core.schema import accepts, validator_for
 from blueprint.io.firstseen import text_key
@@ -119,7 +122,7 @@ def _describe(error: ValidationError) -> Iterator[tuple[Location, str]]:
     if keyword == "additionalProperties" and isinstance(instance, dict):
         known = list(error.schema.get("properties", {}))
         for key in instance:
-            if key not in known and key not in OMITTED_FIELDS:
+            if key not in known and omitted_field(key) is None:
                 close = difflib.get_close_matches(key, known, n=1)
                 hint = f"did you mean {close[0]!r}?" if close else "allowed: " + ", ".join(known)
                 yield [*path, key], f"unknown key {key!r} ({hint})"
@@ -528,6 +531,13 @@ def check_evaluator(row: RowView, state: SetState) -> Findings:
     return evaluator_issue(row.oracle_type, row.evaluator, make)
 
 
+def check_input(row: RowView, state: SetState) -> Findings:
+    """A row with no input has no case to pose (see :func:`missing_input`); a row without
+    the key at all is a schema finding."""
+    what = missing_input(row.data.get("input", 0), row.case)
+    return NONE if what is None else [row.issue("missing-input", "input", what=what)]
+
+
 def check_expected_shape(row: RowView, state: SetState) -> Findings:
     if row.oracle_type is None:
         return NONE
@@ -578,16 +588,27 @@ def check_expected_shape(row: RowView, state: SetState) -> Findings:
 
 
 def omitted_field_issues(holder: Any, make: Callable[..., Issue], *prefix: str | int) -> Findings:
-    if not isinstance(holder, dict) or _OMITTED_NAMES.isdisjoint(holder):
+    """An issue for each key of ``holder`` that names a field the schema leaves out, in any
+    letter case or spelling (``priority``, ``Priority``, ``DIFFICULTY``)."""
+    if not isinstance(holder, dict) or holder.keys() <= _NOT_OMITTED:
         return NONE
+    found = [(key, name) for key in holder if (name := omitted_field(key)) is not None]
     return [
-        make("omitted-field", *prefix, name, field=name, reason=reason)
-        for name, reason in OMITTED_FIELDS.items()
-        if name in holder
-    ]
+        make(
+            "omitted-field",
+            *prefix,
+            key,
+            field=name if key == name else f"{key!r} ({name})",
+            reason=OMITTED_FIELDS[name],
+        )
+        for key, name in found
+    ] or NONE
 
 
-_OMITTED_NAMES: Final = frozenset(OMITTED_FIELDS)
+#: keys that are never an omitted field, so most holders need no look at each key
+_NOT_OMITTED: Final = frozenset(
+    {"id", "input", "expected", "metadata", "case", *case_profile_fields()}
+)
 
 
 def check_omitted_fields(row: RowView, state: SetState) -> Findings:
@@ -717,6 +738,7 @@ ROW_RULES: Final[tuple[RowRule, ...]] = (
     RowRule(("duplicate-id",), check_duplicate_id),
     RowRule(("duplicate-input", "duplicate-input-across-splits"), check_duplicate_input),
     RowRule(("inadmissible-evaluator", "conditional-evaluator"), check_evaluator),
+    RowRule(("missing-input",), check_input),
     RowRule(("expected-shape",), check_expected_shape),
     RowRule(("omitted-field",), check_omitted_fields),
     RowRule(("starter-example",), check_starter),

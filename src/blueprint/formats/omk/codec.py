@@ -23,6 +23,7 @@ from blueprint.formats.omk.files import (
     read_document_nodes,
 )
 from blueprint.formats.omk.rules import (
+    ROOT_KEYS,
     SCHEMA_VERSION,
     Problem,
     SampleSetCheck,
@@ -31,13 +32,16 @@ from blueprint.formats.omk.rules import (
 from blueprint.formats.omk.samples import grading_of, oracle_of, prompt_of
 from blueprint.formats.sniffing import Fit, json_head, text_of, top_level_value
 from blueprint.formats.vendor import (
+    STARTER_NOTE,
     ExportRow,
+    ExportTally,
     Framing,
     Records,
     Values,
     VendorCodec,
     WriteContext,
     imported_row,
+    starter_note,
 )
 from blueprint.formats.yaml12 import dump_yaml
 from blueprint.io import jsonvalues
@@ -239,6 +243,24 @@ class OmkCodec(VendorCodec):
     def native_record(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
         return self._sample(row, context)
 
+    def record_for(
+        self, row: ExportRow, context: WriteContext, tally: ExportTally
+    ) -> dict[str, Any] | None:
+        record = super().record_for(row, context, tally)
+        if record is None or not row.starter:
+            return record
+        # omk's loader refuses any field it does not know: a YAML file says it in a comment
+        # above the sample, a JSON file cannot say it at all
+        if context.form == "yaml":
+            context.remember_starter(record)
+        how = "an omk sample has no field for it (omk's loader refuses unknown fields): " + (
+            f'each has the comment "# {STARTER_NOTE}" above it'
+            if context.form == "yaml"
+            else "a JSON file has no comment either, so nothing in it says so (write .yaml)"
+        )
+        tally.note_rows("starters", row, lambda rows: starter_note(rows, how))
+        return record
+
     def set_fields_written(self, header: dict[str, Any], context: WriteContext) -> set[str]:
         if _root_extension(header) or (
             context.form == "yaml" and native.kept_source(header, "omk")
@@ -269,7 +291,8 @@ class OmkCodec(VendorCodec):
 
     def encode(self, record: dict[str, Any], context: WriteContext) -> bytes:
         if context.form == "yaml":
-            return dump_yaml([record])
+            text = dump_yaml([record])
+            return _STARTER_COMMENT + text if context.is_starter(record) else text
         lines = jsonvalues.dumps(record, indent=True).split(b"\n")
         return b"\n".join(b"    " + line for line in lines)
 
@@ -292,6 +315,8 @@ class OmkCodec(VendorCodec):
         if not records:
             raise _empty_refusal()
         document = _document(records, context)
+        # a file kept from an import is edited where it was read from, without comments
+        context.starters.clear()
         text = native.kept_source(context.header, "omk")
         if text is not None:
             from blueprint.formats import yamlkeep  # ruamel.yaml only for a kept file
@@ -343,6 +368,38 @@ class OmkCodec(VendorCodec):
             if found:
                 return Fit.yes() if found.group(2) == SCHEMA_VERSION else Fit.no(why)
         return Fit.no(why)
+
+    def sniff_named(self, path: Path, head: bytes) -> Fit:
+        """Whether a file named as an omk sample set is one: more loosely than detection, a
+        set of another schema version, without one, or in the legacy shape (a bare list of
+        samples) is read, and omk's rules say what its loader would refuse; a document whose
+        top level holds none of a sample set's keys (nor a list of samples) is another
+        format's file."""
+        why = (
+            "an omk sample set is an object with schemaVersion and samples (or, legacy, a list"
+            " of samples with sample_id and prompt)"
+        )
+        version = top_level_value(head, "schemaVersion")
+        if isinstance(version, str) and version.startswith("blueprint."):
+            return Fit.no(f"{why}; this is a Blueprint set")
+        text = text_of(head)
+        outline = json_head(head)  # JSON is YAML too: a .yaml file may hold it
+        if outline.kind == "object":
+            keys = set(outline.keys)
+            return Fit.yes() if not keys or keys & set(ROOT_KEYS) else Fit.no(why)
+        if outline.kind == "array":
+            first = set(outline.keys)
+            return Fit.yes() if first & {"sample_id", "prompt"} else Fit.no(why)
+        if path.suffix.lower() == ".json":
+            return Fit.yes()  # not JSON: the reader says where it breaks
+        top = set(re.findall(r"^([A-Za-z_][\w.-]*)\s*:", text, flags=re.MULTILINE))
+        if re.search(r"^-\s", text, flags=re.MULTILINE) and not top:  # a bare list
+            return Fit.yes() if re.search(r"\b(sample_id|prompt)\s*:", text) else Fit.no(why)
+        return Fit.yes() if not top or top & set(ROOT_KEYS) else Fit.no(why)
+
+
+#: the comment above a starter row's sample in a YAML file
+_STARTER_COMMENT: Final = f"# {STARTER_NOTE}\n".encode()
 
 
 def _empty_refusal() -> EmptySampleSet:

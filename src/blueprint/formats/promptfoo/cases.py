@@ -67,6 +67,9 @@ class Suite:
     description: Any = ABSENT
     #: the config's prompts, as far as they could be read (None: it names none)
     prompts: Prompts | None = None
+    #: the tests a config's scenarios expand to, by position among the tests read: which
+    #: scenario, config entry and test each one is (see config.scenario_tests)
+    scenario_tests: dict[int, str] = field(default_factory=dict)
 
 
 def merged_vars(test: dict[str, Any], suite: Suite) -> Any:

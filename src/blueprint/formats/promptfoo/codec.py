@@ -117,7 +117,8 @@ class PromptfooCodec(VendorCodec):
                 kept["defaultTest"] = suite.defaults
         if suite.prompts is not None:
             kept["prompts"] = suite.prompts.kept()
-        text = native.text_to_keep(path, (".yaml", ".yml"))
+        # a config with scenarios is written back as the tests they expand to, not in place
+        text = None if suite.scenario_tests else native.text_to_keep(path, (".yaml", ".yml"))
         if text is not None:
             # the file as its author wrote it, so writing the set back edits it in place
             kept["source"] = {"file": path.name, "text": text}
@@ -150,8 +151,13 @@ class PromptfooCodec(VendorCodec):
             variables = {}
         self._flag_vars(record, suite, variables, derived)
         prompt_note = native_input(record, suite)[1]
-        if prompt_note:
-            derived["input"] = "; ".join(filter(None, (prompt_note, derived.get("input"))))
+        scenario = suite.scenario_tests.get(position)
+        if scenario is not None:
+            scenario = f"{scenario}, as promptfoo runs it (the entry's vars, then the test's)"
+        if prompt_note or scenario:
+            derived["input"] = "; ".join(
+                filter(None, (scenario, prompt_note, derived.get("input")))
+            )
         own = record.get("assert")
         defaults = suite.defaults.get("assert")
         assertions = [

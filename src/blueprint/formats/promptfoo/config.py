@@ -338,11 +338,109 @@ def _config(
         inclusion.confine(target, path, defaults)
         defaults = _document(target)
     defaults = references.resolve(defaults) if isinstance(defaults, dict) else {}
-    rest = {key: value for key, value in config.items() if key not in ("tests", "description")}
+    # the scenarios are read as the tests promptfoo runs for them, and written back as those
+    # tests: the config keeps none (promptfoo would run them twice)
+    rest = {
+        key: value
+        for key, value in config.items()
+        if key not in ("tests", "description", "scenarios")
+    }
     suite = Suite(defaults=defaults, config=rest if top else None)
     if top and "description" in config:
         suite.description = config["description"]
+    if top:
+        for test, origin in scenario_tests(path, config.get("scenarios"), references):
+            suite.scenario_tests[len(found)] = origin
+            found.append((None, test))
     return Loaded(found, suite, origins=origins)
+
+
+def scenario_tests(
+    path: Path, scenarios: Any, references: References
+) -> list[tuple[dict[str, Any], str]]:
+    """The tests promptfoo runs for a config's ``scenarios``: each entry of a scenario's
+    ``config`` crossed with each of its ``tests`` (one test with nothing of its own when it
+    has none), merged as promptfoo's evaluator merges them: the entry's keys, then the
+    test's; vars, metadata and assertions of both (the entry's first); the test's options
+    alone. Each with where it comes from. Scenarios or tests kept in other files, and config
+    entries that expand a file (``$values``, ``$expand``), are not read: refused, named."""
+    if scenarios is None:
+        return []
+    if not isinstance(scenarios, list):
+        raise ParseError(path, "scenarios is a list of scenarios, each a config and its tests")
+    found: list[tuple[dict[str, Any], str]] = []
+    for number, scenario in enumerate(scenarios, start=1):
+        where = f"scenarios[{number - 1}]"
+        if isinstance(scenario, str):
+            raise ParseError(
+                path,
+                f"{where}: {scenario} is a scenario in another file; Blueprint reads the"
+                " scenarios written in the config (copy it in, or convert that file)",
+                line=_line_naming(path, scenario),
+            )
+        scenario = references.resolve(scenario)
+        entries = scenario.get("config") if isinstance(scenario, dict) else None
+        if not isinstance(entries, list):
+            raise ParseError(path, f"{where}: a scenario has a config list (its variable sets)")
+        tests = scenario.get("tests", [{}])
+        if not isinstance(tests, list) or not all(isinstance(test, dict) for test in tests):
+            raise ParseError(
+                path,
+                f"{where}.tests: a scenario's tests are read when written in the config, as a"
+                " list of tests; these are not (a file reference is not read)",
+            )
+        for position, entry in enumerate(entries):
+            if not isinstance(entry, dict) or entry.keys() & {"$values", "$expand"}:
+                raise ParseError(
+                    path,
+                    f"{where}.config[{position}]: a config entry is a test's vars and keys"
+                    " written in the config; one that loads a file ($values, $expand) is not"
+                    " read",
+                )
+            for index, test in enumerate(tests):
+                merged = _scenario_test(entry, test, f"{where}.config[{position}]", path)
+                found.append(
+                    (
+                        merged,
+                        f"scenario {number}: config entry {position + 1} x test {index + 1}",
+                    )
+                )
+    return found
+
+
+def _scenario_test(
+    entry: dict[str, Any], test: dict[str, Any], where: str, path: Path
+) -> dict[str, Any]:
+    merged = {**entry, **test}
+    for key in ("vars", "metadata"):
+        objects: list[dict[str, Any]] = []
+        for part in (entry, test):
+            value = part.get(key)
+            if value is None:
+                continue
+            if not isinstance(value, dict):
+                raise ParseError(
+                    path, f"{where}: {key} that are not an object (a file of vars) are not read"
+                )
+            objects.append(value)
+        merged.pop(key, None)
+        if objects:
+            merged[key] = {name: value for part in objects for name, value in part.items()}
+    checks: list[Any] = []
+    for part in (entry, test):
+        value = part.get("assert")
+        if value is None:
+            continue
+        if not isinstance(value, list):
+            raise ParseError(path, f"{where}: assert is a list of assertions")
+        checks += value
+    merged.pop("assert", None)
+    if checks:
+        merged["assert"] = checks
+    merged.pop("options", None)  # promptfoo gives the test's options, not the entry's
+    if "options" in test:
+        merged["options"] = test["options"]
+    return merged
 
 
 def tests_at(path: Path, config: dict[str, Any]) -> list[Any]:

@@ -34,6 +34,7 @@ from blueprint.formats.vendor.exporting import (
     export_rows,
     family_evaluators,
     in_batches,
+    starter_note,
 )
 from blueprint.formats.vendor.importing import (
     IMPORT_EXTENSION,
@@ -78,4 +79,5 @@ __all__ = [
     "payload_of",
     "read_json_document",
     "read_json_text",
+    "starter_note",
 ]

@@ -28,6 +28,13 @@ from blueprint.io.idlist import IdList, id_entry
 
 HUMAN_REVIEW: Final = "human-review"
 STARTER_NOTE: Final = "starter example, not validated gold"
+
+
+def starter_note(rows: str, how: str) -> str:
+    """The note of an export whose format has no field to mark starter rows in."""
+    return f"starter {rows} are examples, not validated gold: {how}; review them before use"
+
+
 #: sets of lost fields an export remembers the lists of (free-form metadata may make a set a
 #: row, so memory stays flat past it)
 _REMEMBERED_LOSSES: Final = 1024
@@ -264,6 +271,19 @@ class ExportTally:
     def exclude(self, kind: str, row: ExportRow) -> None:
         _named(self.excluded, kind).append(row.id)
 
+    def note_rows(self, key: str, row: ExportRow, sentence: Callable[[str], str]) -> None:
+        """One note about some rows, kept up to date as they come: ``sentence`` is given
+        how many there are and the first few ids ("3 row(s) (a, b, c)")."""
+        counted = self.memo.setdefault(key, {"at": len(self.notes), "ids": [], "count": 0})
+        if not counted["count"]:
+            self.notes.append("")
+        counted["count"] += 1
+        if len(counted["ids"]) < 5:
+            counted["ids"].append(row.id)
+        more = f" and {counted['count'] - 5} more" if counted["count"] > 5 else ""
+        rows = f"{counted['count']} row(s) ({', '.join(counted['ids'])}{more})"
+        self.notes[counted["at"]] = sentence(rows)
+
     def drop(self, path: str, reason: str, row: ExportRow) -> None:
         """A field of this row that the export could not write as it is."""
         _named(self.dropped, (path, reason)).append(row.id)
@@ -343,8 +363,6 @@ class ExportTally:
         lossy = self.lossy(header, options.derived_fields)
         if options.strict and lossy:
             raise LossyExportRefused(self.mapping.format, lossy)
-        if options.every_row and any(item.kind == "excluded" for item in lossy):
-            raise LossyExportRefused(self.mapping.format, lossy, every_row=True)
         if not self.written and self.excluded and not options.allow_empty:
             raise EveryRowExcluded(self.mapping.format, lossy)
         return lossy
@@ -376,6 +394,16 @@ class WriteContext:
     path: Path | None = None
     #: what one write keeps across its records (a format's running checks)
     state: dict[str, Any] = field(default_factory=dict)
+    #: the records of starter rows not yet encoded, by identity, for a format that marks
+    #: them outside the record (a comment beside it), where the record has no place
+    starters: dict[int, Any] = field(default_factory=dict)
+
+    def remember_starter(self, record: Any) -> None:
+        self.starters[id(record)] = record
+
+    def is_starter(self, record: Any) -> bool:
+        """Whether ``record`` was remembered as a starter row's; forgotten once asked."""
+        return self.starters.pop(id(record), None) is record
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from blueprint.core.errors import ParseError
-from blueprint.core.model import EXPECTED_SHAPES, OMITTED_FIELDS, fits
+from blueprint.core.model import EXPECTED_SHAPES, OMITTED_FIELDS, fits, omitted_field
 from blueprint.formats._io import read_text
 from blueprint.formats.base import MergedRecord, UnreadableRow
 from blueprint.formats.canonical_json import element_lines
@@ -20,8 +20,9 @@ from blueprint.io.firstseen import FirstSeen, text_key
 IMPORT_EXTENSION: Final = "blueprint-import"
 
 #: metadata keys a vendor record may have that cannot be row metadata keys: the case
-#: profile's own key, the payload's, and the fields the schema leaves out on purpose. Import
-#: keeps them in the extension (the vendor's metadata is restored whole on export).
+#: profile's own key, the payload's, and the fields the schema leaves out on purpose (in any
+#: letter case: see :func:`~blueprint.core.model.omitted_field`). Import keeps them in the
+#: extension (the vendor's metadata is restored whole on export).
 RESERVED_METADATA: Final = frozenset({"case", NAMESPACE, *OMITTED_FIELDS})
 
 
@@ -146,7 +147,11 @@ def extras_of(metadata: Any) -> dict[str, Any]:
     """The row metadata a vendor's metadata object gives: every key but the reserved ones."""
     if not isinstance(metadata, dict):
         return {}
-    return {key: value for key, value in metadata.items() if key not in RESERVED_METADATA}
+    return {
+        key: value
+        for key, value in metadata.items()
+        if key not in RESERVED_METADATA and omitted_field(key) is None
+    }
 
 
 def oracle_for_expected(expected: Any) -> str:
