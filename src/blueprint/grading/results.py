@@ -20,9 +20,10 @@ from typing import Any, Final
 
 from blueprint.core.errors import ParseError
 from blueprint.formats import refuse_special_file
+from blueprint.formats._io import require_within_size
 from blueprint.grading.records import recorded_output
 from blueprint.grading.semantics import Recorded
-from blueprint.io import jsonvalues, limits
+from blueprint.io import jsonvalues
 
 #: the keys of a recorded result that grading reads
 FIELDS: Final = ("id", "output", "toolCalls", "finalState", "judge")
@@ -91,18 +92,9 @@ def _text(path: Path) -> str:
     opened (a FIFO waits for a writer forever, /dev/zero never ends), and so is a file over
     ``max_file_bytes``, as every other reader refuses them."""
     refuse_special_file(path)
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise ParseError(path, "no such file") from None
-    except OSError as error:
-        raise ParseError(path, f"cannot read: {error.strerror or error}") from None
-    if limits.exceeded("max_file_bytes", size):
-        raise ParseError(
-            path,
-            f"the file has {size} bytes, more than the limit of"
-            f" {limits.current().max_file_bytes} ({limits.hint('max_file_bytes')})",
-        )
+    if not path.exists():
+        raise ParseError(path, "no such file")
+    require_within_size(path)
     try:
         return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
