@@ -635,9 +635,8 @@ class ApolliaCodec(VendorCodec):
             else {"name"}
         )
 
-    # one suite, written a task at a time: the name, then each [[tasks]] table as it stands in
-    # the whole document (a blank line before each). Only a suite kept from an import is
-    # written whole, edited where it was read from.
+    # one suite, a task at a time: the name, then each [[tasks]] table as in the whole document
+    # (a blank line before each); a suite kept from an import is written whole, edited in place
 
     def whole_document(self, context: WriteContext) -> bool:
         return native.kept_source(context.header, "apollia") is not None

@@ -466,3 +466,41 @@ def configs_of(
     if number is None:
         raise ParseError(path, f"{key}: {value!r} is not a number", line=line)
     configs.setdefault(index, {})[name] = number
+
+
+def output_transform(options: Any, suite: Suite) -> Any:
+    """The transform promptfoo applies to a test's output before its checks, or None: its
+    options merged over its defaultTest's, key by key, then their transform or postprocess."""
+    defaults = suite.defaults.get("options")
+    merged = {
+        **(defaults if isinstance(defaults, dict) else {}),
+        **(options if isinstance(options, dict) else {}),
+    }
+    return merged.get("transform") or merged.get("postprocess") or None
+
+
+def ignored_assertions(suite: Suite) -> list[str]:
+    """What to say of a config's top-level assert, which promptfoo does not read."""
+    checks = suite.config.get("assert") if isinstance(suite.config, dict) else None
+    if checks is None:
+        return []
+    count = len(checks) if isinstance(checks, list) else 1
+    return [
+        f"the config's top-level assert ({count} check{'s' if count != 1 else ''}) is no key"
+        " promptfoo reads (a suite's checks go under defaultTest.assert): it grades no test"
+    ]
+
+
+def merge_defaults(test: dict[str, Any], defaults: dict[str, Any]) -> None:
+    """A test with a defaultTest merged in, as promptfoo applies it: the default assertions
+    first, vars, options and metadata key by key (the test's own win), the rest only where
+    the test has none."""
+    for key, default in defaults.items():
+        own = test.get(key)
+        if key == "assert" and isinstance(default, list):
+            test[key] = [*default, *(own if isinstance(own, list) else [])]
+        elif key in ("vars", "options", "metadata") and isinstance(default, dict):
+            if own is None or isinstance(own, dict):
+                test[key] = {**default, **(own or {})}
+        elif key not in test:
+            test[key] = default

@@ -22,10 +22,13 @@ from blueprint.formats.promptfoo.assertions import (
 from blueprint.formats.promptfoo.cases import (
     CONTEXT_VARS,
     Suite,
+    ignored_assertions,
     input_from_vars,
+    merge_defaults,
     merged_vars,
     moved_prompts,
     native_input,
+    output_transform,
     suite_of_header,
     vars_for,
     vars_of_input,
@@ -167,7 +170,7 @@ class PromptfooCodec(VendorCodec):
         inference = infer(
             assertions,
             variables if isinstance(variables, dict) else {"input": variables},
-            _output_transform(record.get("options"), suite),
+            output_transform(record.get("options"), suite),
         )
         derived.update(inference.derived)
         derived["metadata.case.oracleType"] = "; ".join(
@@ -179,7 +182,7 @@ class PromptfooCodec(VendorCodec):
                 else "the test has no assertion, so nothing checks it automatically: promptfoo"
                 " runs it with no check and passes it",
                 *inference.caveats,
-                *_ignored_assertions(suite),
+                *ignored_assertions(suite),
             ]
         )
         case = dict(inference.case)
@@ -397,7 +400,7 @@ class PromptfooCodec(VendorCodec):
         if record is not None and context.form == "jsonl" and context.suite.defaults:
             # a JSON Lines tests file has no config: the defaultTest goes into every test,
             # so promptfoo still grades each test as the suite did
-            _merge_defaults(record, context.suite.defaults)
+            merge_defaults(record, context.suite.defaults)
             if not tally.memo.get("merged"):
                 tally.notes.append(
                     "the config's defaultTest is merged into every test: a JSON Lines tests"
@@ -457,7 +460,7 @@ class PromptfooCodec(VendorCodec):
         inference = infer(
             [*(defaults if isinstance(defaults, list) else []), *checks],
             variables if isinstance(variables, dict) else {"input": variables},
-            _output_transform(record.get("options") if isinstance(record, dict) else None, suite),
+            output_transform(record.get("options") if isinstance(record, dict) else None, suite),
         )
         case = row.case
         said = (
@@ -739,44 +742,6 @@ def _pairs(
 def _compact(record: dict[str, Any]) -> bool:
     payload = payload_of(record.get("metadata"))
     return payload is not None and kept_form(payload)
-
-
-def _output_transform(options: Any, suite: Suite) -> Any:
-    """The transform promptfoo applies to a test's output before its checks, or None: its
-    options merged over its defaultTest's, key by key, then their transform or postprocess."""
-    defaults = suite.defaults.get("options")
-    merged = {
-        **(defaults if isinstance(defaults, dict) else {}),
-        **(options if isinstance(options, dict) else {}),
-    }
-    return merged.get("transform") or merged.get("postprocess") or None
-
-
-def _ignored_assertions(suite: Suite) -> list[str]:
-    """What to say of a config's top-level assert, which promptfoo does not read."""
-    checks = suite.config.get("assert") if isinstance(suite.config, dict) else None
-    if checks is None:
-        return []
-    count = len(checks) if isinstance(checks, list) else 1
-    return [
-        f"the config's top-level assert ({count} check{'s' if count != 1 else ''}) is no key"
-        " promptfoo reads (a suite's checks go under defaultTest.assert): it grades no test"
-    ]
-
-
-def _merge_defaults(test: dict[str, Any], defaults: dict[str, Any]) -> None:
-    """A test with a defaultTest merged in, as promptfoo applies it: the default assertions
-    first, vars, options and metadata key by key (the test's own win), the rest only where
-    the test has none."""
-    for key, default in defaults.items():
-        own = test.get(key)
-        if key == "assert" and isinstance(default, list):
-            test[key] = [*default, *(own if isinstance(own, list) else [])]
-        elif key in ("vars", "options", "metadata") and isinstance(default, dict):
-            if own is None or isinstance(own, dict):
-                test[key] = {**default, **(own or {})}
-        elif key not in test:
-            test[key] = default
 
 
 def _present(header: dict[str, Any]) -> set[str]:
