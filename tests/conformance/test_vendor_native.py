@@ -67,15 +67,36 @@ def deepeval_goldens(path: Path) -> list[dict[str, Any]]:
     return found
 
 
+#: DeepEval's own example of records answered under Braintrust's `expected`, which DeepEval's
+#: loader drops: named as DeepEval, Blueprint refuses it rather than lose the answers
+FOREIGN_ANSWERS = NATIVE / "deepeval" / "public" / "deepeval-example-chatbot-evaluation"
+
+
 @pytest.mark.parametrize(
     "path",
-    [p for p in files("deepeval", ".json") if "legacy" not in str(p)],
+    [
+        p
+        for p in files("deepeval", ".json")
+        if "legacy" not in str(p) and not p.is_relative_to(FOREIGN_ANSWERS)
+    ],
     ids=lambda p: str(p.relative_to(NATIVE)),
 )
 def test_deepeval_loads_the_same_goldens_after_a_round_trip(path: Path, tmp_path: Path) -> None:
     before = deepeval_goldens(path)
     after = deepeval_goldens(back_through_blueprint(path, "deepeval", tmp_path))
     assert after == before
+
+
+def test_answers_deepeval_would_drop_are_not_read_as_deepeval(tmp_path: Path) -> None:
+    from blueprint.core.errors import UnknownFormatError
+
+    path = FOREIGN_ANSWERS / "dataset.json"
+    dropped = [golden for golden in deepeval_goldens(path) if golden.get("expected_output")]
+    assert dropped == []  # DeepEval's loader keeps none of the answers
+    with pytest.raises(UnknownFormatError):
+        convert(path, tmp_path / "set.json", ConvertOptions(source_format="deepeval"))
+    result = convert(path, tmp_path / "set.json", ConvertOptions(source_format="braintrust"))
+    assert result.export.rows == len(json.loads(path.read_text(encoding="utf-8")))
 
 
 def test_deepeval_jsonl_export_loads_with_lists_intact(tmp_path: Path) -> None:
