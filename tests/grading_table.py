@@ -87,7 +87,9 @@ TABLE: list[tuple[str, dict[str, Any], str]] = [
     ("cs-eligibility-late-return", {"output": "not eligible: outside the 30-day window"}, "pass"),
     ("cs-eligibility-late-return", {"output": "eligible"}, "fail"),
     ("cs-eligibility-partial-damage", {"output": "replacement set"}, "pass"),
-    ("cs-eligibility-partial-damage", {"output": "full refund"}, "fail"),
+    # the row declares passThreshold 0.7: the member graded 0.7 passes without a flag
+    ("cs-eligibility-partial-damage", {"output": "full refund"}, "pass"),
+    ("cs-eligibility-partial-damage", {"output": "store credit"}, "fail"),
     (
         "cs-refund-final-sale",
         {"output": '{"alternative":"store credit if damaged on arrival","refundable":false}'},

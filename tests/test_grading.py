@@ -50,11 +50,26 @@ def test_a_failure_names_the_rule_it_breaks() -> None:
     assert "issue_refund was called, but not with arguments" in missing.reason
     assert missing.score == 0.5
     graded = verdict("cs-eligibility-partial-damage", output="full refund")
-    assert graded.score == 0.7 and "below the pass grade 1" in graded.reason
+    assert graded.score == 0.7 and "passing at 0.7" in graded.reason
 
 
-def test_a_lower_pass_grade_passes_a_lower_member() -> None:
-    options = GradingOptions(pass_grade=0.7)
+def _without_threshold(row_id: str) -> dict[str, Any]:
+    row = json.loads(json.dumps(ROWS[row_id]))
+    del row["metadata"]["case"]["passThreshold"]
+    return row
+
+
+def test_a_graded_set_without_a_threshold_passes_at_1_unless_told_otherwise() -> None:
+    row = _without_threshold("cs-eligibility-partial-damage")
+    result = Recorded(id=row["id"], output="full refund", has_output=True)
+    strict = grade_row(row, result)
+    assert strict.verdict == "fail" and "below the pass grade 1" in strict.reason
+    assert grade_row(row, result, GradingOptions(pass_grade=0.7)).verdict == "pass"
+
+
+def test_the_rows_own_threshold_wins_over_the_default() -> None:
+    # the row says 0.7: a stricter command-line default does not override the set's data
+    options = GradingOptions(pass_grade=1.0)
     assert verdict("cs-eligibility-partial-damage", options, output="full refund").verdict == "pass"
 
 

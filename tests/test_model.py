@@ -69,6 +69,10 @@ def test_case_profile_fields_in_spec_order() -> None:
         "version",
         "retirementCondition",
         "caseFamily",
+        "checks",
+        "normalize",
+        "tolerance",
+        "passThreshold",
         "extensions",
     ]
 

@@ -279,6 +279,38 @@ CODES: Final[dict[str, IssueCode]] = {
             " may live in the rubric itself.",
         ),
         IssueCode(
+            "check-unusable",
+            "error",
+            "A check that cannot run",
+            "this check cannot run: {reason}",
+            "A check the schema accepts but that no grader could apply: a regular expression"
+            " outside the dialect (JavaScript's, which Python must read the same way; named"
+            " groups, inline flags, backreferences...), a json-schema check whose schema is not"
+            " a JSON Schema, weights that do not pair with their checks, a length whose min is"
+            " above its max. Found before any model runs, so no grader decides it silently.",
+        ),
+        IssueCode(
+            "rule-not-applied",
+            "warning",
+            "A grading rule the row's grading never applies",
+            "case.{field} has no effect on this row: {reason}",
+            "`normalize` and `tolerance` apply to the comparison of a reference answer or an"
+            " acceptable set's members, `passThreshold` to a graded acceptable set or a judge's"
+            " score, `checks` to an output a grader scores. Set on a row where they cannot"
+            " apply (a tool-call row's tolerance, a threshold on a reference answer, checks on a"
+            " row a person grades), they would read as rules that nothing enforces.",
+        ),
+        IssueCode(
+            "pass-logic-unstated",
+            "warning",
+            "passLogic states a rule no field declares",
+            "case.passLogic says {what}, but {missing}",
+            "`passLogic` is the author's words and nothing applies it. When it states a rule"
+            " code could apply (a pass threshold, a comparison ignoring case or white space)"
+            " and the row's fields do not declare it (`passThreshold`, `normalize`), the grade"
+            " would silently apply something else: declare the rule, or reword passLogic.",
+        ),
+        IssueCode(
             "derived-value",
             "warning",
             "Value derived on import",

@@ -141,6 +141,174 @@ class StrictModel(BaseModel):
     )
 
 
+# --- checks: what code can decide about an output, declared as data --------------------------
+
+#: the normalisations a text check may apply to both sides, always in this order whatever
+#: order a row lists them in: Unicode NFC, runs of white space made one space, white space
+#: at both ends removed, lowercased (Unicode's default mapping, JavaScript's toLowerCase)
+Normalization = Literal["nfc", "collapse-whitespace", "trim", "lowercase"]
+NORMALIZATIONS: Final[tuple[Normalization, ...]] = get_args(Normalization)
+Normalizations = Annotated[list[Normalization], Field(min_length=1)]
+NonNegative = Annotated[int, Field(ge=0)] | Annotated[float, Field(ge=0)]
+Share = Annotated[int, Field(ge=0, le=1)] | Annotated[float, Field(ge=0, le=1)]
+
+
+class EqualsCheck(StrictModel):
+    """The output equals a value: text after the normalisations, any other JSON value as a
+    value (an output given as JSON text is read as JSON first)."""
+
+    type: Literal["equals"]
+    value: JsonValue
+    normalize: Normalizations | None = None
+
+
+class NumberCheck(StrictModel):
+    """The output is a number (or the text of one) within ``tolerance`` of ``value``."""
+
+    type: Literal["number"]
+    value: int | float
+    tolerance: NonNegative = 0
+
+
+class TextCheck(StrictModel):
+    """The output's text contains, starts with or ends with ``value``, after the
+    normalisations (applied to both)."""
+
+    type: Literal["contains", "starts-with", "ends-with"]
+    value: str
+    normalize: Normalizations | None = None
+
+
+class TextsCheck(StrictModel):
+    """The output's text contains any (or all) of ``values``, after the normalisations."""
+
+    type: Literal["contains-any", "contains-all"]
+    values: list[str] = Field(min_length=1)
+    normalize: Normalizations | None = None
+
+
+class RegexCheck(StrictModel):
+    """A match of ``pattern`` anywhere in the output's text. The dialect is the part of
+    Python's ``re`` that JavaScript's RegExp reads the same way (docs/grading.md); flags
+    are ``i`` (ignore case), ``m`` (^ and $ at line ends) and ``s`` (. matches a line end),
+    written in that order."""
+
+    type: Literal["regex"]
+    pattern: str
+    flags: Annotated[str, Field(pattern=r"^i?m?s?$")] = ""
+
+
+class IsJsonCheck(StrictModel):
+    """The output is JSON: a JSON value, or text that parses as one."""
+
+    type: Literal["is-json"]
+
+
+class JsonSchemaCheck(StrictModel):
+    """The output is JSON that a JSON Schema (draft 2020-12) accepts."""
+
+    type: Literal["json-schema"]
+    json_schema: dict[str, JsonValue] = Field(alias="schema")
+
+
+class LengthCheck(StrictModel):
+    """The output's length, in Unicode characters or in words (runs of non-white-space),
+    is within ``min`` and ``max`` (each inclusive, either may be absent)."""
+
+    type: Literal["length"]
+    unit: Literal["characters", "words"] = "characters"
+    min: Annotated[int, Field(ge=0)] | None = None
+    max: Annotated[int, Field(ge=0)] | None = None
+
+
+class LevenshteinCheck(StrictModel):
+    """The output's text is at most ``maxDistance`` edits (insertions, deletions,
+    substitutions of one character) from ``value``."""
+
+    type: Literal["levenshtein"]
+    value: str
+    max_distance: Annotated[int, Field(ge=0)]
+
+
+class ItemsCheck(StrictModel):
+    """The output is a JSON list (or the text of one) holding each ``required`` item, in
+    any order, and no item that is neither required nor ``allowed``."""
+
+    type: Literal["items"]
+    required: list[JsonValue]
+    allowed: list[JsonValue] | None = None
+
+
+class NotCheck(StrictModel):
+    """Passes when ``check`` fails."""
+
+    type: Literal["not"]
+    check: Check
+
+
+class AllCheck(StrictModel):
+    """Passes when every one of ``checks`` passes."""
+
+    type: Literal["all"]
+    checks: list[Check] = Field(min_length=1)
+
+
+class AnyCheck(StrictModel):
+    """Passes when at least one of ``checks`` passes."""
+
+    type: Literal["any"]
+    checks: list[Check] = Field(min_length=1)
+
+
+class WeightedCheck(StrictModel):
+    """Passes when the weighted share of ``checks`` that pass is at least ``threshold``
+    (each weight 1 when ``weights`` is absent; no weight at all is a share of 0)."""
+
+    type: Literal["weighted"]
+    checks: list[Check] = Field(min_length=1)
+    weights: list[NonNegative] | None = None
+    threshold: Share
+
+
+Check = Annotated[
+    EqualsCheck
+    | NumberCheck
+    | TextCheck
+    | TextsCheck
+    | RegexCheck
+    | IsJsonCheck
+    | JsonSchemaCheck
+    | LengthCheck
+    | LevenshteinCheck
+    | ItemsCheck
+    | NotCheck
+    | AllCheck
+    | AnyCheck
+    | WeightedCheck,
+    Field(discriminator="type"),
+]
+CHECK_MODELS: Final = (
+    EqualsCheck,
+    NumberCheck,
+    TextCheck,
+    TextsCheck,
+    RegexCheck,
+    IsJsonCheck,
+    JsonSchemaCheck,
+    LengthCheck,
+    LevenshteinCheck,
+    ItemsCheck,
+    NotCheck,
+    AllCheck,
+    AnyCheck,
+    WeightedCheck,
+)
+#: every check type, in the order the docs list them
+CHECK_TYPES: Final[tuple[str, ...]] = tuple(
+    name for model in CHECK_MODELS for name in get_args(model.model_fields["type"].annotation)
+)
+
+
 class CaseProfile(StrictModel):
     """The case profile, kept at `metadata.case` on every row."""
 
@@ -228,6 +396,34 @@ class CaseProfile(StrictModel):
         description=(
             "The kebab-case id of the case family the row belongs to; rows of a family share its"
             " oracle type, evaluator and severity."
+        ),
+    )
+    checks: list[Check] | None = Field(
+        default=None,
+        description=(
+            "Checks code decides (docs/grading.md) that the output must pass as well as the"
+            " oracle: a gate, for a judged row too. A JSON array in CSV."
+        ),
+    )
+    normalize: Normalizations | None = Field(
+        default=None,
+        description=(
+            "How text is compared with a reference answer or an acceptable-set member: nfc,"
+            " collapse-whitespace, trim, lowercase. Pipe-separated in CSV."
+        ),
+    )
+    tolerance: NonNegative | None = Field(
+        default=None,
+        description=(
+            "How far a number may be from a numeric reference answer or acceptable-set member"
+            " and still equal it."
+        ),
+    )
+    pass_threshold: Share | None = Field(
+        default=None,
+        description=(
+            "The grade a graded acceptable-set member, or the score a judge gives, needs for"
+            " the row to pass (1 for a graded set and 0.5 for a judge's score when absent)."
         ),
     )
     extensions: dict[str, dict[str, JsonValue]] | None = Field(
@@ -362,6 +558,12 @@ class AcceptableSetGraded(StrictModel):
     graded: list[GradedValue] = Field(min_length=1)
 
 
+class AcceptableSetSatisfies(StrictModel):
+    """acceptable-set, by a check: every output the check passes is acceptable."""
+
+    satisfies: Check
+
+
 class ToolCall(StrictModel):
     """A call the system is expected to make."""
 
@@ -423,7 +625,7 @@ class ExpectedFinalState(StrictModel):
 #: reference-answer takes any JSON value, so it has no model but `expected` is required.
 EXPECTED_SHAPES: Final[dict[str, tuple[type[BaseModel], ...] | None]] = {
     "reference-answer": (),
-    "acceptable-set": (AcceptableSetEnumerated, AcceptableSetGraded),
+    "acceptable-set": (AcceptableSetEnumerated, AcceptableSetGraded, AcceptableSetSatisfies),
     "rubric": None,
     "expected-tool-calls": (ExpectedToolCalls,),
     "expected-final-state": (ExpectedFinalState,),
@@ -434,7 +636,8 @@ EXPECTED_SHAPES: Final[dict[str, tuple[type[BaseModel], ...] | None]] = {
 #: how `expected` must look for each oracle type that has one, for messages
 EXPECTED_HINTS: Final[dict[str, str]] = {
     "reference-answer": "the one correct output",
-    "acceptable-set": '{"acceptable": [...]} or {"graded": [{"value": ..., "grade": 0..1}]}',
+    "acceptable-set": '{"acceptable": [...]}, {"graded": [{"value": ..., "grade": 0..1}]} or'
+    ' {"satisfies": {"type": ..., ...}}',
     "expected-tool-calls": '{"calls": [{"name": ..., "arguments": {...}}], "order": "exact"|"any",'
     ' "forbidden": [...]}',
     "expected-final-state": '{"checks": [{"kind": "file_exists"|"command"|"record", ...}]}',

@@ -153,6 +153,68 @@ def _strict_validator() -> Any:
     )
 
 
+def _check_pattern(
+    validator: Any, pattern: str, instance: object, schema: Any
+) -> Iterator[ValidationError]:
+    from jsonschema import ValidationError
+
+    from blueprint.core.regex import RegexError, compile_regex
+
+    if not isinstance(instance, str):
+        return
+    try:
+        matched = compile_regex(pattern).search(instance) is not None
+    except RegexError as error:
+        yield ValidationError(f"the pattern {pattern!r} cannot run: {error}")
+        return
+    if not matched:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@cache
+def _check_validator() -> Any:
+    """Draft 2020-12 as a ``json-schema`` check applies it: patterns are JavaScript's (as
+    in every runner's validator), and references reach nothing outside the schema."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import extend
+
+    return extend(Draft202012Validator, validators={"pattern": _check_pattern})
+
+
+def ecma_validator(schema: dict[str, Any]) -> Validator:
+    """A validator for the schema of a ``json-schema`` check."""
+    validator: Validator = _check_validator()(schema)
+    return validator
+
+
+def schema_problem(schema: dict[str, Any]) -> str | None:
+    """Why a ``json-schema`` check's schema is not a Draft 2020-12 schema whose patterns
+    run (None when it is one)."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    from blueprint.core.regex import regex_problem
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as error:
+        return f"the schema is not a JSON Schema: {error.message}"
+    except RecursionError:
+        return "the schema is nested too deeply"
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            pattern = node.get("pattern")
+            problem = regex_problem(pattern) if isinstance(pattern, str) else None
+            if problem is not None:
+                return f"the schema's pattern {pattern!r} cannot run: {problem}"
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None
+
+
 def _shipped_folder() -> Path | None:
     """The published schema files: inside the installed package, or the source tree's
     ``schemas/``."""

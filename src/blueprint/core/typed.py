@@ -47,6 +47,8 @@ class _Translator:
     def __init__(self, document: dict[str, Any]) -> None:
         self.definitions: dict[str, Any] = document.get("$defs", {})
         self.made: dict[str, Any] = {}
+        #: how many tagged unions deep the translation is (a check inside a check)
+        self.depth = 0
 
     def type_of(self, schema: Any, name: str, *, shallow: bool = False) -> Any:
         """The msgspec type for ``schema``; ``shallow`` takes an open object with known
@@ -60,6 +62,8 @@ class _Translator:
             raise UntranslatableSchema(f"{name}: unknown keyword(s) {sorted(unknown)}")
         if "$ref" in schema:
             return self.reference(schema["$ref"], shallow=shallow)
+        if "oneOf" in schema:
+            return self.tagged(schema, name, shallow=shallow)
         if "anyOf" in schema:
             branches = [
                 self.type_of(branch, f"{name}[{position}]", shallow=shallow)
@@ -78,11 +82,43 @@ class _Translator:
             raise UntranslatableSchema(f"{name}: a schema without a type")
         return self.kind(schema, kinds, name, shallow)
 
-    def reference(self, reference: str, *, shallow: bool) -> Any:
+    def tagged(self, schema: dict[str, Any], name: str, *, shallow: bool) -> Any:
+        """A ``oneOf`` told apart by a discriminator (the checks): a msgspec tagged union.
+        Past :data:`_TAGGED_DEPTH` unions deep a value is left to the exact reader."""
+        discriminator = schema.get("discriminator")
+        if not isinstance(discriminator, dict) or not isinstance(
+            discriminator.get("mapping"), dict
+        ):
+            raise UntranslatableSchema(f"{name}: oneOf without a discriminator's mapping")
+        if self.depth >= _TAGGED_DEPTH:
+            return _NOTHING
+        tag_field = discriminator["propertyName"]
+        self.depth += 1
+        try:
+            members = [
+                self.tagged_member(reference, tag_field, tag, shallow=shallow)
+                for tag, reference in discriminator["mapping"].items()
+            ]
+        finally:
+            self.depth -= 1
+        return Union[tuple(members)]  # noqa: UP007 (built at run time)
+
+    def tagged_member(self, reference: str, tag_field: str, tag: str, *, shallow: bool) -> Any:
+        name = self.definition_name(reference)
+        key = f"{name}:{tag}@{self.depth}{':shallow' if shallow else ''}"
+        if key not in self.made:
+            schema = self.definitions[name]
+            self.made[key] = self.object(schema, name, shallow, tag=(tag_field, tag))
+        return self.made[key]
+
+    def definition_name(self, reference: str) -> str:
         prefix = "#/$defs/"
         if not reference.startswith(prefix) or reference[len(prefix) :] not in self.definitions:
             raise UntranslatableSchema(f"unknown reference {reference!r}")
-        name = reference[len(prefix) :]
+        return reference[len(prefix) :]
+
+    def reference(self, reference: str, *, shallow: bool) -> Any:
+        name = self.definition_name(reference)
         key = f"{name}:shallow" if shallow else name
         if key not in self.made:
             self.made[key] = self.type_of(self.definitions[name], name, shallow=shallow)
@@ -99,8 +135,9 @@ class _Translator:
         if kind == "integer":  # a float is no integer, and neither is a boolean (strict)
             return _constrained(int, ge=schema.get("minimum"), le=schema.get("maximum"))
         if kind == "number":
-            number = Union[int, float]  # noqa: UP007 (a value for msgspec, not an annotation)
-            return _constrained(number, ge=schema.get("minimum"), le=schema.get("maximum"))
+            bounds = {"ge": schema.get("minimum"), "le": schema.get("maximum")}
+            # msgspec bounds a number type, not a union: an int or a float, each bounded
+            return Union[_constrained(int, **bounds), _constrained(float, **bounds)]  # noqa: UP007
         if kind == "boolean":
             return bool
         if kind == "null":
@@ -116,11 +153,21 @@ class _Translator:
             return self.object(schema, name, shallow)
         raise UntranslatableSchema(f"{name}: unknown type {kind!r}")
 
-    def object(self, schema: dict[str, Any], name: str, shallow: bool) -> Any:
+    def object(
+        self,
+        schema: dict[str, Any],
+        name: str,
+        shallow: bool,
+        tag: tuple[str, str] | None = None,
+    ) -> Any:
         properties: dict[str, Any] = schema.get("properties", {})
+        required = set(schema.get("required", ()))
+        if tag is not None:  # the tag is msgspec's to check, not a field of the structure
+            properties = {key: value for key, value in properties.items() if key != tag[0]}
+            required.discard(tag[0])
         extra = schema.get("additionalProperties", True)
-        if not properties:
-            if schema.get("required"):
+        if not properties and tag is None:
+            if required:
                 raise UntranslatableSchema(f"{name}: required keys without properties")
             values = Any if extra is True else self.type_of(extra, f"{name}{{}}", shallow=shallow)
             return dict[str, values]  # type: ignore[valid-type]
@@ -128,7 +175,6 @@ class _Translator:
             raise UntranslatableSchema(f"{name}: properties beside an additionalProperties schema")
         if extra is True and shallow:
             return dict[str, Any]
-        required = set(schema.get("required", ()))
         fields: list[tuple[str, Any, Any]] = []
         renamed: dict[str, str] = {}
         for position, (key, value) in enumerate(properties.items()):
@@ -149,13 +195,24 @@ class _Translator:
             forbid_unknown_fields=extra is False,
             rename=renamed,
             omit_defaults=True,
+            tag_field=None if tag is None else tag[0],
+            tag=None if tag is None else tag[1],
         )
+
+
+#: how many checks deep (a check inside a ``not``, ``all``...) the typed structures go; a
+#: row nesting its checks deeper is read by the exact reader and checked by the schema
+_TAGGED_DEPTH: Final = 6
+#: a type no value fits: what lies past :data:`_TAGGED_DEPTH` goes to the exact reader
+_NOTHING: Final = Annotated[str, msgspec.Meta(pattern="(?!)")]
 
 
 _KNOWN: Final = frozenset(
     {
         "$ref",
         "anyOf",
+        "oneOf",
+        "discriminator",
         "enum",
         "const",
         "type",

@@ -35,7 +35,9 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from blueprint.core.admissibility import ADMISSIBILITY
+from blueprint.core.checks import json_equal
 from blueprint.core.model import EVALUATOR_TYPES, STARTER_PROVENANCES
+from blueprint.grading.checks import run_check, values_equal
 from blueprint.grading.commands import run_command
 from blueprint.io import jsonvalues
 
@@ -209,17 +211,58 @@ def _outcome(
         )
     if result is None:
         return _Outcome("not-run", None, "no recorded result for this row")
+    return _gated(_oracle_outcome(row, case, oracle, evaluator, result, options), case, result)
+
+
+def _oracle_outcome(
+    row: dict[str, Any],
+    case: dict[str, Any],
+    oracle: Any,
+    evaluator: Any,
+    result: Recorded,
+    options: GradingOptions,
+) -> _Outcome:
+    threshold = case.get("passThreshold")
+    threshold = threshold if _is_share(threshold) else None
     if evaluator == "llm-judge" or oracle == "rubric":
-        return _judged(result, options, "llm-judge" if evaluator == "llm-judge" else "rubric")
+        why = "llm-judge" if evaluator == "llm-judge" else "rubric"
+        return _judged(result, options, why, threshold)
     expected = row.get("expected", _MISSING)
     if oracle == "reference-answer":
-        return _reference(expected, result)
+        return _reference(expected, result, case)
     if oracle == "acceptable-set":
-        return _acceptable(expected, result, options)
+        return _acceptable(
+            expected, result, case, options.pass_grade if threshold is None else threshold
+        )
     if oracle == "expected-tool-calls":
         return _tool_calls(expected, result, options)
     # the oracle type is a known one (_barred said so), and the others returned above
     return _final_state(expected, result, options)
+
+
+def _is_share(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
+
+
+def _gated(outcome: _Outcome, case: dict[str, Any], result: Recorded) -> _Outcome:
+    """The oracle's outcome with the row's ``checks`` applied as a gate: a check that fails
+    fails the row whatever else says, a judge included; a pass needs every check to pass."""
+    checks = case.get("checks")
+    if not isinstance(checks, list) or not checks or outcome.verdict == "not-run":
+        return outcome
+    if not result.has_output:
+        if outcome.verdict == "fail":
+            return outcome
+        return _Outcome(
+            "not-run", None, f"the result records no output for the row's {len(checks)} check(s)"
+        )
+    for number, check in enumerate(checks, start=1):
+        decided = run_check(check, result.output)
+        if not decided.passed:
+            return _Outcome("fail", 0.0, f"check {number} of {len(checks)}: {decided.reason}")
+    if outcome.verdict == "pass":
+        return _Outcome("pass", outcome.score, f"{outcome.reason}; its {len(checks)} check(s) pass")
+    return outcome
 
 
 class _Missing:
@@ -232,39 +275,12 @@ _MISSING: Final = _Missing()
 # --- equality ---------------------------------------------------------------------------------
 
 
-def json_equal(left: Any, right: Any) -> bool:
-    """Equal as JSON values: objects key by key in any order, numbers by value (1 is 1.0),
-    and nothing else across types (true is not 1, "1" is not 1)."""
-    if isinstance(left, bool) or isinstance(right, bool):
-        return type(left) is type(right) and left == right
-    if isinstance(left, int | float) and isinstance(right, int | float):
-        return left == right
-    if isinstance(left, dict):
-        return (
-            isinstance(right, dict)
-            and left.keys() == right.keys()
-            and all(json_equal(left[key], right[key]) for key in left)
-        )
-    if isinstance(left, list):
-        return (
-            isinstance(right, list)
-            and len(left) == len(right)
-            and all(json_equal(a, b) for a, b in zip(left, right, strict=True))
-        )
-    return type(left) is type(right) and left == right
-
-
-def output_equals(expected: Any, output: Any) -> bool:
-    """Whether an output is the expected answer: text exactly; any other JSON value as a
-    value, the output read as JSON first when it is text."""
-    if isinstance(expected, str):
-        return isinstance(output, str) and output == expected
-    if isinstance(output, str):
-        try:
-            output = jsonvalues.loads(output)
-        except jsonvalues.JSONError:
-            return False
-    return json_equal(expected, output)
+def output_equals(expected: Any, output: Any, case: dict[str, Any] | None = None) -> bool:
+    """Whether an output is the expected answer, as the row compares them: text exactly
+    (after the row's ``normalize``), a number within the row's ``tolerance``, any other JSON
+    value as a value (the output read as JSON first when it is text)."""
+    case = case or {}
+    return values_equal(expected, output, case.get("normalize"), case.get("tolerance"))
 
 
 def _shown(value: Any, limit: int = 60) -> str:
@@ -276,15 +292,29 @@ def _shown(value: Any, limit: int = 60) -> str:
 # --- the oracle types -------------------------------------------------------------------------
 
 
-def _reference(expected: Any, result: Recorded) -> _Outcome:
+def _compared(case: dict[str, Any], expected: Any) -> str:
+    """How a row compares an output with an expected value, for reasons."""
+    if isinstance(expected, str):
+        steps = case.get("normalize")
+        return f"text after {', '.join(steps)}" if steps else "text, compared exactly"
+    tolerance = case.get("tolerance")
+    if (
+        tolerance is not None
+        and isinstance(expected, int | float)
+        and not isinstance(expected, bool)
+    ):
+        return f"a number, within {tolerance:g}"
+    return "a JSON value"
+
+
+def _reference(expected: Any, result: Recorded, case: dict[str, Any]) -> _Outcome:
     if expected is _MISSING:
         return _Outcome("not-run", None, "reference-answer: the row has no expected answer")
     if not result.has_output:
         return _Outcome("not-run", None, "the result records no output")
-    if output_equals(expected, result.output):
-        how = "exactly" if isinstance(expected, str) else "as a JSON value"
-        return _Outcome("pass", 1.0, f"reference-answer: the output equals expected {how}")
-    how = "text, compared exactly" if isinstance(expected, str) else "a JSON value"
+    how = _compared(case, expected)
+    if output_equals(expected, result.output, case):
+        return _Outcome("pass", 1.0, f"reference-answer: the output equals expected ({how})")
     return _Outcome(
         "fail",
         0.0,
@@ -293,15 +323,21 @@ def _reference(expected: Any, result: Recorded) -> _Outcome:
     )
 
 
-def _acceptable(expected: Any, result: Recorded, options: GradingOptions) -> _Outcome:
+def _acceptable(
+    expected: Any, result: Recorded, case: dict[str, Any], pass_grade: float
+) -> _Outcome:
     if not isinstance(expected, dict):
         return _Outcome("not-run", None, "acceptable-set: expected is not a set of answers")
     if not result.has_output:
         return _Outcome("not-run", None, "the result records no output")
+    if "satisfies" in expected:
+        decided = run_check(expected["satisfies"], result.output)
+        verdict: Verdict = "pass" if decided.passed else "fail"
+        return _Outcome(verdict, float(decided.passed), f"acceptable-set: {decided.reason}")
     members = expected.get("acceptable")
     if isinstance(members, list):
         for number, member in enumerate(members, start=1):
-            if output_equals(member, result.output):
+            if output_equals(member, result.output, case):
                 return _Outcome(
                     "pass", 1.0, f"acceptable-set: the output is member {number} of {len(members)}"
                 )
@@ -317,7 +353,7 @@ def _acceptable(expected: Any, result: Recorded, options: GradingOptions) -> _Ou
     matched = [
         member
         for member in graded
-        if isinstance(member, dict) and output_equals(member.get("value"), result.output)
+        if isinstance(member, dict) and output_equals(member.get("value"), result.output, case)
     ]
     if not matched:
         return _Outcome(
@@ -327,17 +363,17 @@ def _acceptable(expected: Any, result: Recorded, options: GradingOptions) -> _Ou
             f" {len(graded)} graded answers",
         )
     grade = max(float(member.get("grade", 0)) for member in matched)
-    if grade >= options.pass_grade:
+    if grade >= pass_grade:
         return _Outcome(
             "pass",
             grade,
-            f"acceptable-set (graded): grade {grade:g}, passing at {options.pass_grade:g}",
+            f"acceptable-set (graded): grade {grade:g}, passing at {pass_grade:g}",
         )
     return _Outcome(
         "fail",
         grade,
         f"acceptable-set (graded): the output's grade {grade:g} is below the pass grade"
-        f" {options.pass_grade:g}",
+        f" {pass_grade:g}",
     )
 
 
@@ -651,7 +687,9 @@ def _record_check(check: dict[str, Any], state: dict[str, Any]) -> tuple[bool | 
 # --- judged rows ------------------------------------------------------------------------------
 
 
-def _judged(result: Recorded, options: GradingOptions, why: str) -> _Outcome:
+def _judged(
+    result: Recorded, options: GradingOptions, why: str, threshold: float | None
+) -> _Outcome:
     judge = result.judge
     if not isinstance(judge, dict):
         return _Outcome(
@@ -661,19 +699,22 @@ def _judged(result: Recorded, options: GradingOptions, why: str) -> _Outcome:
     score = judge.get("score")
     if isinstance(score, bool) or not isinstance(score, int | float) or not 0 <= score <= 1:
         score = None
-    if isinstance(verdict, bool):
+    # a threshold the row declares decides by the judge's score, whatever its pass says
+    if isinstance(verdict, bool) and (threshold is None or score is None):
         return _Outcome(
             "pass" if verdict else "fail",
             float(score) if score is not None else float(verdict),
             f"{why}: the judge {'passes' if verdict else 'fails'} it",
         )
     if score is not None:
-        passed = score >= options.judge_pass_score
+        bar = options.judge_pass_score if threshold is None else threshold
+        passed = score >= bar
+        whose = "" if threshold is None else " (the row's passThreshold)"
         return _Outcome(
             "pass" if passed else "fail",
             float(score),
             f"{why}: the judge's score {score:g} is {'at or above' if passed else 'below'}"
-            f" {options.judge_pass_score:g}",
+            f" {bar:g}{whose}",
         )
     return _Outcome("needs-judge", None, f"{why}: the judge's verdict has no pass and no score")
 

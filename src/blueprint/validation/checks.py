@@ -33,6 +33,7 @@ from blueprint.core.schema import accepts, validator_for
 from blueprint.io.firstseen import text_key
 from blueprint.io.jsonvalues import dumps_text, json_type
 from blueprint.io.typedrows import is_typed_row, row_data
+from blueprint.validation.checkrules import check_rubric_criteria, grading_rule_issues
 from blueprint.validation.inputtext import input_key, split_of
 from blueprint.validation.rowindex import FirstSeen, RowIds, RowLines
 
@@ -704,12 +705,6 @@ def check_reviewer_expertise(row: RowView, state: SetState) -> Findings:
     return NONE
 
 
-def check_rubric_criteria(row: RowView, state: SetState) -> Findings:
-    if row.oracle_type == "rubric" and not row.case.get("evaluationCriteria"):
-        return [row.issue("rubric-without-criteria", "metadata", "case", "evaluationCriteria")]
-    return NONE
-
-
 def check_derived_values(row: RowView, state: SetState) -> Findings:
     imported = row.imported()
     if not imported:
@@ -754,6 +749,10 @@ ROW_RULES: Final[tuple[RowRule, ...]] = (
     RowRule(("missing-reviewer-expertise",), check_reviewer_expertise),
     RowRule(("rubric-without-criteria",), check_rubric_criteria),
     RowRule(("derived-value",), check_derived_values),
+    RowRule(
+        ("check-unusable", "rule-not-applied", "pass-logic-unstated"),
+        lambda row, state: grading_rule_issues(row, effective_evaluator(row, state)),
+    ),
 )
 
 
