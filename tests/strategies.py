@@ -84,6 +84,78 @@ kebab = st.from_regex(r"\A[a-z0-9]{1,6}(-[a-z0-9]{1,4}){0,2}\Z")
 text_lists = st.lists(awkward_text, max_size=4)
 
 
+normalizations = st.lists(
+    st.sampled_from(["nfc", "collapse-whitespace", "trim", "lowercase"]), min_size=1, max_size=4
+)
+shares = st.one_of(st.floats(min_value=0, max_value=1), st.sampled_from([0, 1]))
+_leaf_checks = st.one_of(
+    st.fixed_dictionaries(
+        {"type": st.just("equals"), "value": json_values}, optional={"normalize": normalizations}
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("number"),
+            "value": st.integers() | st.floats(allow_nan=False, allow_infinity=False),
+        },
+        optional={"tolerance": st.floats(min_value=0, allow_infinity=False)},
+    ),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["contains", "starts-with", "ends-with"]), "value": awkward_text},
+        optional={"normalize": normalizations},
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["contains-any", "contains-all"]),
+            "values": st.lists(awkward_text, min_size=1, max_size=3),
+        },
+        optional={"normalize": normalizations},
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("regex"), "pattern": awkward_text},
+        optional={"flags": st.sampled_from(["", "i", "m", "s", "im", "ims", "ms"])},
+    ),
+    st.fixed_dictionaries({"type": st.sampled_from(["is-json"])}),
+    st.fixed_dictionaries({"type": st.just("json-schema"), "schema": json_objects}),
+    st.fixed_dictionaries(
+        {"type": st.just("length")},
+        optional={
+            "unit": st.sampled_from(["characters", "words"]),
+            "min": st.integers(0, 50),
+            "max": st.integers(0, 50),
+        },
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("levenshtein"), "value": awkward_text, "maxDistance": st.integers(0, 9)}
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("items"), "required": st.lists(json_values, max_size=3)},
+        optional={"allowed": st.lists(json_values, max_size=2)},
+    ),
+)
+#: checks of the vocabulary, nested (the schema's shape; a pattern may be outside the dialect)
+checks = st.recursive(
+    _leaf_checks,
+    lambda inner: st.one_of(
+        st.fixed_dictionaries({"type": st.just("not"), "check": inner}),
+        st.fixed_dictionaries(
+            {
+                "type": st.sampled_from(["all", "any"]),
+                "checks": st.lists(inner, min_size=1, max_size=3),
+            }
+        ),
+        st.fixed_dictionaries(
+            {
+                "type": st.just("weighted"),
+                "checks": st.lists(inner, min_size=1, max_size=3),
+                "threshold": shares,
+            },
+            optional={"weights": st.lists(st.integers(0, 3), min_size=1, max_size=3)},
+        ),
+    ),
+    max_leaves=4,
+)
+
+
 def expected_for(oracle_type: str) -> st.SearchStrategy[Any]:
     if oracle_type == "reference-answer":
         return json_values
@@ -103,6 +175,7 @@ def expected_for(oracle_type: str) -> st.SearchStrategy[Any]:
         return st.one_of(
             st.fixed_dictionaries({"acceptable": st.lists(json_values, min_size=1, max_size=3)}),
             st.fixed_dictionaries({"graded": graded}),
+            st.fixed_dictionaries({"satisfies": checks}),
         )
     if oracle_type == "expected-tool-calls":
         call = st.fixed_dictionaries({"name": nonempty_text, "arguments": json_objects})
@@ -147,6 +220,10 @@ OPTIONAL_CASE = {
     "version": awkward_text,
     "retirementCondition": awkward_text,
     "caseFamily": kebab,
+    "checks": st.lists(checks, max_size=2),
+    "normalize": normalizations,
+    "tolerance": st.one_of(st.integers(0, 9), st.floats(min_value=0, allow_infinity=False)),
+    "passThreshold": shares,
     "extensions": st.dictionaries(awkward_text, json_objects, max_size=2),
 }
 

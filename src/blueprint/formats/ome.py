@@ -168,6 +168,8 @@ def cards_of(row: ExportRow) -> Cards | str:
         return "no-cards"
     if "graded" in expected:
         return "graded"
+    if "acceptable" not in expected:  # a set defined by a check names no cards
+        return "no-cards"
     members = [_card_list(member) for member in expected["acceptable"]]
     if any(member is None for member in members):
         return "no-cards"

@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from blueprint.formats.native import ABSENT
 from blueprint.formats.promptfoo.cases import _comma_separated
+from blueprint.formats.promptfoo.checks import check_assertions, compared, compared_assertion
 from blueprint.formats.promptfoo.javascript import ACCEPTABLE, GRADED, TOOL_CALLS, javascript
 from blueprint.formats.promptfoo.templating import literal, risky, unliteral
 from blueprint.formats.vendor import ExportRow
@@ -32,12 +33,20 @@ def _rubric_text(row: ExportRow, lead: str) -> str:
 
 
 def assertions_for(row: ExportRow) -> list[dict[str, Any]]:
+    """The row's oracle as promptfoo assertions, then its gate of checks (promptfoo passes
+    a test when every assertion passes, so the gate holds for a judged row too)."""
+    return _oracle_assertions(row) + check_assertions(row.case.get("checks"))
+
+
+def _oracle_assertions(row: ExportRow) -> list[dict[str, Any]]:
     oracle, judge = row.oracle_type, row.evaluator == "llm-judge"
     expected = row.expected
     if oracle == "reference-answer":
         text = expected if isinstance(expected, str) else jsonvalues.dumps_text(expected)
         if judge:
             return [{"type": "factuality", "value": literal(text)}]
+        if compared(row):
+            return [compared_assertion(row)]
         if isinstance(expected, dict | list) and not risky(expected):
             return [{"type": "equals", "value": expected}]
         return [{"type": "equals", "value": literal(text)}]
@@ -48,6 +57,10 @@ def assertions_for(row: ExportRow) -> list[dict[str, Any]]:
                 f" these acceptable answers: {jsonvalues.dumps_text(expected)}"
             )
             return [{"type": "llm-rubric", "value": literal(_rubric_text(row, lead))}]
+        if "satisfies" in expected:
+            return check_assertions([expected["satisfies"]])
+        if compared(row):
+            return [compared_assertion(row)]
         if "graded" in expected:
             return [javascript(GRADED, expected["graded"])]
         return [javascript(ACCEPTABLE, expected["acceptable"])]
@@ -61,6 +74,8 @@ def assertions_for(row: ExportRow) -> list[dict[str, Any]]:
 
 def asserted(row: ExportRow) -> bool:
     """Whether :func:`assertions_for` gives the row any assertion, without building them."""
+    if row.case.get("checks"):
+        return True
     oracle = row.oracle_type
     if oracle == "rubric":
         return row.evaluator == "llm-judge"

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Final
 
 from blueprint.formats import native
 from blueprint.formats.base import SetSource, SourceRow, UnreadableRow
+from blueprint.formats.mapping import load_mapping
 from blueprint.formats.native import ABSENT, NativeShape, Restored, same
 from blueprint.formats.promptfoo.assertions import (
     _flat,
@@ -33,6 +34,7 @@ from blueprint.formats.promptfoo.cases import (
     vars_for,
     vars_of_input,
 )
+from blueprint.formats.promptfoo.checks import NESTED_SCHEMA, nested_json_schema
 from blueprint.formats.promptfoo.config import load
 from blueprint.formats.promptfoo.prompts import read_prompts
 from blueprint.formats.promptfoo.references import (
@@ -431,6 +433,11 @@ class PromptfooCodec(VendorCodec):
         if context.options.graders == "blueprint" and _blueprint_graded(row):
             return [dict(BLUEPRINT_ASSERTION)]
         return assertions_for(row)
+
+    def weakened(self, row: ExportRow, context: WriteContext) -> list[tuple[str, str]] | None:
+        rules = load_mapping(self.name).weakened_rules(row.data, row.oracle_type, row.evaluator)
+        found = [(rule.field, rule.reason) for rule in rules]
+        return found + ([NESTED_SCHEMA] if nested_json_schema(row) else [])
 
     def skip(self, row: ExportRow, context: WriteContext) -> str | None:
         if context.options.graders == "blueprint" and _blueprint_graded(row):

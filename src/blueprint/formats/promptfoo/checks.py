@@ -1,0 +1,97 @@
+"""A row's declared grading rules as promptfoo assertions: its gate of checks, an
+acceptable set defined by a check, and answers compared under the row's normalize,
+tolerance and passThreshold (the rules of ``blueprint grade``, docs/grading.md)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from blueprint.formats.promptfoo.javascript import ALL_CHECKS, COMPARED, javascript
+from blueprint.formats.vendor import ExportRow
+
+#: what a json-schema check inside another check becomes in promptfoo: is-json with a schema
+#: runs only as an assertion of its own, and the javascript assertion cannot validate one
+NESTED_SCHEMA: Final = (
+    "metadata.case.checks",
+    "a json-schema check inside not, all, any or weighted is not run by promptfoo (its"
+    " is-json assertion validates a schema only as an assertion of its own): the javascript"
+    " assertion stops with an error on it; convert --graders blueprint applies it",
+)
+
+
+def compared(row: ExportRow) -> bool:
+    """Whether the row compares answers by a rule of its own (normalize, tolerance, a pass
+    threshold), which the plain equals and membership assertions do not apply."""
+    case = row.case
+    return (
+        bool(case.get("normalize"))
+        or case.get("tolerance") is not None
+        or (case.get("passThreshold") is not None)
+    )
+
+
+def compared_assertion(row: ExportRow) -> dict[str, Any]:
+    """A reference answer (a set of one), an enumerated or a graded set, compared under
+    the row's own rule."""
+    expected = row.expected
+    if row.oracle_type == "reference-answer":
+        members = [{"value": expected, "grade": 1}]
+    else:
+        members = expected.get("graded") or [
+            {"value": member, "grade": 1} for member in expected["acceptable"]
+        ]
+    threshold = row.case.get("passThreshold")
+    rule = {
+        "members": members,
+        "normalize": row.case.get("normalize") or [],
+        "tolerance": row.case.get("tolerance"),
+        "threshold": 1 if threshold is None else threshold,
+    }
+    return javascript(COMPARED, rule)
+
+
+def check_assertions(checks: Any) -> list[dict[str, Any]]:
+    """A gate of checks: a json-schema check as promptfoo's own is-json with its schema,
+    the others in one javascript assertion."""
+    if not isinstance(checks, list) or not checks:
+        return []
+    native = [
+        {"type": "is-json", "value": check["schema"]}
+        for check in checks
+        if isinstance(check, dict) and check.get("type") == "json-schema"
+    ]
+    coded = [
+        check
+        for check in checks
+        if not (isinstance(check, dict) and check.get("type") == "json-schema")
+    ]
+    return native + ([javascript(ALL_CHECKS, coded)] if coded else [])
+
+
+def nested_json_schema(row: ExportRow) -> bool:
+    """Whether a json-schema check sits inside another check (or defines the acceptable
+    set inside one), where no promptfoo assertion can run it."""
+    roots = list(row.case.get("checks") or [])
+    expected = row.expected
+    if (
+        row.oracle_type == "acceptable-set"
+        and isinstance(expected, dict)
+        and "satisfies" in expected
+    ):
+        roots.append(expected["satisfies"])
+    stack = [part for root in roots if isinstance(root, dict) for part in _inner(root)]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        if node.get("type") == "json-schema":
+            return True
+        stack.extend(_inner(node))
+    return False
+
+
+def _inner(check: dict[str, Any]) -> list[Any]:
+    if check.get("type") == "not":
+        return [check.get("check")]
+    parts = check.get("checks")
+    return list(parts) if isinstance(parts, list) else []
