@@ -303,6 +303,26 @@ def test_rubric_without_criteria_is_info() -> None:
     assert report.valid
 
 
+def test_grading_rules_declared_as_data() -> None:
+    unusable = row(
+        "a", "acceptable-set", expected={"satisfies": {"type": "regex", "pattern": "(?i)x"}}
+    )
+    unapplied = row("b", passThreshold=0.5)
+    unstated = row("c", expected="Paris", passLogic="exact match after lowercasing")
+    declared = row(
+        "d", expected="Paris", passLogic="exact match after lowercasing", normalize=["lowercase"]
+    )
+    doc = document(unusable, unapplied, unstated, declared)
+    codes = ("check-unusable", "rule-not-applied", "pass-logic-unstated")
+    assert found(doc, *codes) == [
+        ("check-unusable", 0, "$.rows[0].expected.satisfies"),
+        ("rule-not-applied", 1, "$.rows[1].metadata.case.passThreshold"),
+        ("pass-logic-unstated", 2, "$.rows[2].metadata.case.passLogic"),
+    ]
+    assert not validate_document(document(unusable)).valid
+    assert validate_document(document(unapplied, unstated)).valid  # warnings only
+
+
 def test_parse_issue_for_an_unreadable_file(tmp_path: Path) -> None:
     path = tmp_path / "set.json"
     path.write_text('{"name": "x",\n "rows": [}', encoding="utf-8")
