@@ -101,7 +101,7 @@ def describe(check: Any) -> str:
     if kind == "not":
         return f"not ({describe(check.get('check'))})"
     if kind in ("all", "any", "weighted"):
-        return f"{kind} of {len(_parts(check))} check(s)"
+        return f"{kind} of {len(check_parts(check))} check(s)"
     return str(kind)
 
 
@@ -152,14 +152,15 @@ def check_problem(check: Any) -> str | None:
         low, high = check.get("min"), check.get("max")
         if isinstance(low, int) and isinstance(high, int) and low > high:
             return f"min {low} is above max {high}"
-    for part in _parts(check):
+    for part in check_parts(check):
         problem = check_problem(part)
         if problem is not None:
             return problem
     return None
 
 
-def _parts(check: dict[str, Any]) -> list[Any]:
+def check_parts(check: dict[str, Any]) -> list[Any]:
+    """The checks a combinator holds: ``not``'s one, ``all``'s, ``any``'s, ``weighted``'s."""
     if check.get("type") == "not":
         return [check.get("check")]
     parts = check.get("checks")

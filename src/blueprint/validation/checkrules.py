@@ -156,21 +156,27 @@ def _why_not(row: RowView, human: bool, judged: bool, otherwise: str) -> str:
     return f"{row.oracle_type}: {otherwise}"
 
 
-def _declared_normalizations(case: dict[str, Any], expected: Any) -> set[str]:
-    """Every normalisation the row declares: its own, its checks' and its acceptable set's
-    check's (a regex with the ``i`` flag ignores case)."""
-    found = set(case.get("normalize") or [])
+def _objects(case: dict[str, Any], expected: Any) -> Iterator[dict[str, Any]]:
+    """Every object in the row's checks and its expected value (the checks among them)."""
     stack: list[Any] = [case.get("checks"), expected]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
-            if isinstance(node.get("normalize"), list):
-                found.update(item for item in node["normalize"] if isinstance(item, str))
-            if node.get("type") == "regex" and "i" in str(node.get("flags", "")):
-                found.add("lowercase")
+            yield node
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
+
+
+def _declared_normalizations(case: dict[str, Any], expected: Any) -> set[str]:
+    """Every normalisation the row declares: its own, its checks' and its acceptable set's
+    check's (a regex with the ``i`` flag ignores case)."""
+    found = set(case.get("normalize") or [])
+    for node in _objects(case, expected):
+        if isinstance(node.get("normalize"), list):
+            found.update(item for item in node["normalize"] if isinstance(item, str))
+        if node.get("type") == "regex" and "i" in str(node.get("flags", "")):
+            found.add("lowercase")
     return found
 
 
@@ -208,16 +214,7 @@ def _unstated(row: RowView, logic: str, expected: Any, *, judged: bool) -> Itera
 
 
 def _has_number_check(case: dict[str, Any], expected: Any) -> bool:
-    stack: list[Any] = [case.get("checks"), expected]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if node.get("type") in ("number", "levenshtein"):
-                return True
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return False
+    return any(node.get("type") in ("number", "levenshtein") for node in _objects(case, expected))
 
 
 def _unstated_issue(row: RowView, what: str, missing: str) -> Issue:

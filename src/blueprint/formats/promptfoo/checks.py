@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from blueprint.core.checks import check_parts
 from blueprint.formats.promptfoo.javascript import ALL_CHECKS, COMPARED, javascript
 from blueprint.formats.vendor import ExportRow
 
@@ -79,19 +80,12 @@ def nested_json_schema(row: ExportRow) -> bool:
         and "satisfies" in expected
     ):
         roots.append(expected["satisfies"])
-    stack = [part for root in roots if isinstance(root, dict) for part in _inner(root)]
+    stack = [part for root in roots if isinstance(root, dict) for part in check_parts(root)]
     while stack:
         node = stack.pop()
         if not isinstance(node, dict):
             continue
         if node.get("type") == "json-schema":
             return True
-        stack.extend(_inner(node))
+        stack.extend(check_parts(node))
     return False
-
-
-def _inner(check: dict[str, Any]) -> list[Any]:
-    if check.get("type") == "not":
-        return [check.get("check")]
-    parts = check.get("checks")
-    return list(parts) if isinstance(parts, list) else []
