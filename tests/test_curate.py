@@ -350,6 +350,28 @@ def test_promote_records_who_reviewed_and_when(tmp_path: Path, suffix: str) -> N
     assert validate_file(path).valid
 
 
+def test_a_csv_promotion_that_adds_a_column_says_so_and_later_ones_touch_their_rows(
+    tmp_path: Path,
+) -> None:
+    path = write_set(
+        tmp_path / "plain.csv",
+        [row(name, provenance="starter-example") for name in ("a", "b", "c")],
+    )
+    first = promote(path, PromoteRequest(("a",), "expert-authored", "R", reviewed_at=WHEN))
+    assert first.written is not None
+    added = [issue for issue in first.written.findings if issue.code == "csv-column-added"]
+    assert len(added) == 1 and "case.extensions" in added[0].message
+    before = path.read_text(encoding="utf-8").splitlines()
+    second = promote(path, PromoteRequest(("b",), "expert-authored", "R", reviewed_at=WHEN))
+    assert second.written is not None
+    assert [issue.code for issue in second.written.findings] == []
+    after = path.read_text(encoding="utf-8").splitlines()
+    changed = [
+        number for number, (old, new) in enumerate(zip(before, after, strict=True)) if old != new
+    ]
+    assert changed == [2]  # the header is line 0, then rows a, b, c
+
+
 def test_promote_an_import_with_its_derived_values(tmp_path: Path) -> None:
     path = curation_set(tmp_path, ".json")
     before = snapshot(tmp_path)

@@ -362,6 +362,35 @@ def test_beyond_loopback_every_request_needs_the_token(set_path: Path) -> None:
     assert stranger.post("/sets/1/edit/lookup-1", data={"action": "save"}).status_code == 401
 
 
+def test_promoting_a_row_of_a_csv_set_that_gains_a_column_says_every_line_changed(
+    tmp_path: Path,
+) -> None:
+    rows = studio_rows()
+    for data in rows:  # no row holds case.extensions, so the file has no such column yet
+        data["metadata"]["case"].pop("extensions", None)
+    target = tmp_path / "studio.csv"
+    header = {"schemaVersion": "blueprint.eval-set/v1", "name": "studio-set"}
+    REGISTRY["csv"].write(
+        {**header, "caseFamilies": STUDIO_FAMILIES}, iter(rows), target, WriteOptions()
+    )
+    assert "case.extensions" not in target.read_text(encoding="utf-8").splitlines()[0]
+    client = client_for(target)
+    fields = form_fields(client.get("/sets/1/rows/starter-1").text)
+    done = client.post(
+        "/sets/1/review/promote/starter-1",
+        data={
+            "csrf": fields["csrf"],
+            "version": fields["version"],
+            "reviewer": "Dr. Rivera",
+            "provenance": "expert-authored",
+        },
+        follow_redirects=False,
+    )
+    assert done.status_code == 303 and "done=promoted-new-column" in done.headers["location"]
+    shown = client.get(done.headers["location"]).text
+    assert "every line of it changed once" in shown
+
+
 def test_promote_records_the_reviewer_as_the_command_does(set_path: Path) -> None:
     client = client_for(set_path)
     page = client.get("/sets/1/rows/starter-1").text

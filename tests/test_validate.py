@@ -481,6 +481,13 @@ def test_spreadsheet_formula_is_not_the_validators() -> None:
     assert "spreadsheet-formula" not in [code for code, *_ in found(doc)]
 
 
+def test_csv_column_added_is_the_editors() -> None:
+    # "csv-column-added" is found when an edit rewrites a CSV set with a column it lacked
+    # (tests/test_curate.py): the set itself is as valid as before
+    doc = document(row("a", provenance="starter-example"))
+    assert "csv-column-added" not in [code for code, *_ in found(doc)]
+
+
 def test_unversioned_behavior_change_is_the_diffs() -> None:
     # "unversioned-behavior-change" compares two sets: blueprint diff finds it
     # (tests/test_review.py); one set alone has no earlier version to compare with

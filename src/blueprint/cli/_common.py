@@ -328,13 +328,17 @@ def print_export(export: ExportResult) -> None:
 
 
 def print_write_findings(findings: Sequence[Issue]) -> None:
-    """Findings about a file just written (a CSV cell a spreadsheet would run), for people."""
+    """Findings about a file just written (a CSV cell a spreadsheet would run, a column an
+    edit added), for people."""
     for finding in findings:
         where = f"row {finding.row_id}" if finding.row_index is not None else "header"
-        err.print(
-            f"[yellow]warning[/] {finding.code} ({escape(where)}): {escape(finding.message)}"
+        label = "[yellow]warning[/]" if finding.severity == "warning" else finding.severity
+        hint = (
             " (convert and new write it as text with --spreadsheet-safe)"
+            if finding.code == "spreadsheet-formula"
+            else ""
         )
+        err.print(f"{label} {finding.code} ({escape(where)}): {escape(finding.message)}{hint}")
 
 
 P = ParamSpec("P")

@@ -369,6 +369,19 @@ CODES: Final[dict[str, IssueCode]] = {
             " sets, so `validate` never reports it.",
         ),
         IssueCode(
+            "csv-column-added",
+            "info",
+            "An edit adds a column to a CSV set",
+            "the edit adds the column(s) {columns}: every line of the file gains a cell for"
+            " it, so this one change shows on every line of a diff",
+            "A CSV file is a table: every line has a cell for every column, so the first edit"
+            " that needs a column the file lacks (the first promotion of a CSV set, which"
+            " writes `case.extensions`, or the first `normalize` on any row) adds an empty cell"
+            " to every other line as well. Blueprint keeps the file's own column order and puts"
+            " the new column where the canonical order has it; the rows it did not edit read back"
+            " the same. Later edits that need no new column change only the lines of their rows.",
+        ),
+        IssueCode(
             "spreadsheet-formula",
             "warning",
             "A spreadsheet would run this CSV cell as a formula",

@@ -168,6 +168,10 @@ class CsvCodec:
                 count += 1
             names = [column.name for column in _in_order(options.column_order, layout.columns())]
             guard = FormulaGuard(options.spreadsheet_safe)
+            added = [name for name in names if name not in options.column_order]
+            if options.in_place and options.column_order and added:
+                columns = ", ".join(added)
+                guard.findings.append(make_issue("csv-column-added", path="$", columns=columns))
             written_names = guard.header(names, layout.rows_with_key)
             if options.strict and guard.lossy():
                 raise LossyExportRefused(self.name, guard.lossy())

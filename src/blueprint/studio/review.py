@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from blueprint.authoring.curate import PromoteRequest, accept_derived, promote
-from blueprint.authoring.editing import EditRefused
+from blueprint.authoring.editing import EditOutcome, EditRefused
 from blueprint.authoring.rowedit import EditConflict, apply_changes, edit_row
 from blueprint.core.errors import BlueprintError
 from blueprint.formats import REGISTRY
@@ -135,13 +135,16 @@ class ReviewPages(Pages):
             return see(f"/sets/{loaded.key}/rows/{quoted(row_id)}", "unchanged", carry)
         try:
             # the version the page was made from: a row changed since is a conflict
-            edit_row(loaded.path, row_id, changes, expected_version=typed.get("version", ""))
+            outcome = edit_row(
+                loaded.path, row_id, changes, expected_version=typed.get("version", "")
+            )
         except EditConflict:
             return self.conflict(request, self.studio.workspace.reload(loaded.key), row_id, typed)
         except BlueprintError as error:
             return self.editor(request, loaded, row, typed=typed, status=409, refused=str(error))
         self.studio.workspace.reload(loaded.key)
-        return see(f"/sets/{loaded.key}/rows/{quoted(row_id)}", "saved", carry)
+        done = "saved-new-column" if added_column(outcome) else "saved"
+        return see(f"/sets/{loaded.key}/rows/{quoted(row_id)}", done, carry)
 
     def conflict(
         self, request: Request, loaded: StudioSet, row_id: str, typed: dict[str, str]
@@ -178,9 +181,9 @@ class ReviewPages(Pages):
                     accept_derived=typed.get("accept_derived") == "yes",
                     versions=versions,
                 )
-                promote(loaded.path, request_)
+                outcome: EditOutcome = promote(loaded.path, request_)
             else:
-                accept_derived(loaded.path, [row_id], versions=versions)
+                outcome = accept_derived(loaded.path, [row_id], versions=versions)
         except EditConflict:
             fresh = self.studio.workspace.reload(loaded.key)
             return self.render(
@@ -195,7 +198,16 @@ class ReviewPages(Pages):
             return self.refused(request, 409, str(error))
         self.studio.workspace.reload(loaded.key)
         done = "promoted" if action == "promote" else "accepted"
+        done = f"{done}-new-column" if added_column(outcome) else done
         response = see(f"/sets/{loaded.key}/rows/{quoted(row_id)}", done, typed.get("carry", ""))
         if reviewer:
             remember(response, REVIEWER_COOKIE, reviewer)
         return response
+
+
+def added_column(outcome: EditOutcome) -> bool:
+    """Whether the edit gave a CSV set a column it lacked, so every line of it changed."""
+    written = outcome.written
+    return written is not None and any(
+        issue.code == "csv-column-added" for issue in written.findings
+    )
