@@ -52,6 +52,14 @@ _PROMPTFOO: Final = (
     " schema; a `json-schema` check inside `not`, `all`, `any` or `weighted` is not run"
     " (reported weakened)"
 )
+_OPENAI_EVALS: Final = (
+    f"{_STOCK}. A samples file names no eval class (the registry YAML does), so an"
+    " acceptable set defined by `starts-with`, or by `contains` (plain, or lowercased for"
+    " Includes' ignore_case), or by `any` of several of one of them, goes as its texts in"
+    " `ideal`, which Match (`starts-with`) or Includes (`contains`) decides exactly, still"
+    " reported weakened; samples a registry YAML runs with Match or Includes import as those"
+    " checks"
+)
 _OMK: Final = (
     "a row whose acceptable set is defined by a check is left out (nothing omk can check is"
     " left of it); a gate is dropped and reported (an omk sample has no place for it)"
@@ -67,6 +75,7 @@ _OME: Final = (
     " `blueprint grade`"
 )
 _SCHEMA: Final = {"json-schema": "`is-json` with the schema"}
+_IDEAL: Final = {"starts-with": "scorer; Match", "contains": "scorer; Includes"}
 #: one line per tool, in the order the table lists them
 TOOLS: Final[dict[str, Carriage]] = {
     "promptfoo": Carriage("promptfoo", "native", "javascript", _PROMPTFOO, _SCHEMA),
@@ -74,7 +83,7 @@ TOOLS: Final[dict[str, Carriage]] = {
     "langsmith": Carriage("LangSmith", "scorer", SCORER, _STOCK),
     "braintrust": Carriage("Braintrust", "scorer", SCORER, _STOCK),
     "inspect": Carriage("Inspect", "scorer", SCORER, _STOCK),
-    "openai-evals": Carriage("OpenAI Evals", "scorer", SCORER, _STOCK),
+    "openai-evals": Carriage("OpenAI Evals", "scorer", SCORER, _OPENAI_EVALS, _IDEAL),
     "omk": Carriage("omk", "not carried", "left out", _OMK),
     "apollia": Carriage("apollia", "not carried", "left out", _APOLLIA),
     "ome": Carriage("ome", "not carried", "left out", _OME),
