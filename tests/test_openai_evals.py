@@ -276,3 +276,144 @@ def test_vendor_metadata_of_any_shape_goes_back_as_it_came(tmp_path: Path, metad
     imported = tmp_path / "set.json"
     convert(path, imported, ConvertOptions(source_format=CODEC.name))
     assert validate_file(imported).valid
+
+
+# --- the registry YAML that runs a samples file ----------------------------------------------
+
+
+def _registry(tmp_path: Path, specs: dict[str, dict[str, Any]], ideals: list[Any]) -> Path:
+    """A samples file under a registry's data folder, and the given YAML files in evals."""
+    samples = tmp_path / "registry" / "data" / "capitals" / "samples.jsonl"
+    samples.parent.mkdir(parents=True)
+    samples.write_text(
+        "".join(json.dumps({"input": f"q{n}", "ideal": i}) + "\n" for n, i in enumerate(ideals)),
+        "utf-8",
+    )
+    evals = tmp_path / "registry" / "evals"
+    evals.mkdir()
+    for name, spec in specs.items():
+        (evals / name).write_text(json.dumps(spec), "utf-8")
+    return samples
+
+
+def _spec(eval_class: str, **args: Any) -> dict[str, Any]:
+    return {
+        "capitals": {"id": "capitals.dev.v0"},
+        "capitals.dev.v0": {
+            "class": f"evals.elsuite.basic.{eval_class}",
+            "args": {"samples_jsonl": "capitals/samples.jsonl", **args},
+        },
+    }
+
+
+def test_samples_the_registry_runs_with_match_or_includes_import_as_their_checks(
+    tmp_path: Path,
+) -> None:
+    samples = _registry(
+        tmp_path, {"capitals.yaml": _spec("match:Match")}, ["Paris", ["Yes", "Sure"], 3, []]
+    )
+    rows = [item.data for item in CODEC.open(samples).rows]
+    assert [row["expected"] for row in rows[:2]] == [
+        {"satisfies": {"type": "starts-with", "value": "Paris"}},
+        {
+            "satisfies": {
+                "type": "any",
+                "checks": [
+                    {"type": "starts-with", "value": "Yes"},
+                    {"type": "starts-with", "value": "Sure"},
+                ],
+            }
+        },
+    ]
+    assert {row["metadata"]["case"]["oracleType"] for row in rows[:2]} == {"acceptable-set"}
+    derived = rows[0]["metadata"]["case"]["extensions"]["blueprint-import"]["derived"]
+    assert "capitals.yaml" in derived["metadata.case.oracleType"]
+    # an ideal Match does not read as text keeps today's reading
+    assert rows[2]["expected"] == 3 and "expected" not in rows[3]
+    # the samples go back as they came, through the canonical set too
+    result = roundtrip(samples, "openai-evals", source_format="openai-evals")
+    assert result.exact, (result.undeclared, result.unobserved)
+    imported = tmp_path / "imported.json"
+    convert(samples, imported, ConvertOptions(source_format="openai-evals"))
+    assert validate_file(imported).valid
+    exported = tmp_path / "exported.jsonl"
+    convert(imported, exported, ConvertOptions(target_format="openai-evals"))
+    assert [CODEC.without_payload(s) for s in lines(exported)] == lines(samples)
+    # read again outside the registry, the rows are what Blueprint wrote
+    again = [item.data for item in CODEC.open(exported).rows]
+    assert [r["expected"] for r in again[:2]] == [r["expected"] for r in rows[:2]]
+
+
+def test_includes_with_ignore_case_imports_as_a_lowercased_contains(tmp_path: Path) -> None:
+    spec = _spec("includes:Includes", ignore_case=True)
+    samples = _registry(tmp_path, {"capitals.yml": spec}, ["Paris"])
+    [item] = CODEC.open(samples).rows
+    assert item.data["expected"] == {
+        "satisfies": {"type": "contains", "value": "Paris", "normalize": ["lowercase"]}
+    }
+
+
+@pytest.mark.parametrize(
+    "specs",
+    [
+        # FuzzyMatch strips punctuation and articles, which no check does
+        {"capitals.yaml": _spec("fuzzy_match:FuzzyMatch")},
+        # two entries run the file with classes that disagree
+        {"a.yaml": _spec("match:Match"), "b.yaml": _spec("includes:Includes")},
+        # the entry names another file
+        {"other.yaml": {"x": {"class": "evals.elsuite.basic.match:Match", "args": {}}}},
+        {},
+    ],
+)
+def test_samples_with_no_one_exact_class_import_as_before(
+    tmp_path: Path, specs: dict[str, Any]
+) -> None:
+    samples = _registry(tmp_path, specs, ["Paris", ["Yes", "Sure"]])
+    rows = [item.data for item in CODEC.open(samples).rows]
+    assert [row["expected"] for row in rows] == ["Paris", {"acceptable": ["Yes", "Sure"]}]
+
+
+@pytest.mark.parametrize(
+    ("satisfies", "ideal", "named"),
+    [
+        ({"type": "starts-with", "value": "Yes"}, "Yes", "Match"),
+        ({"type": "contains", "value": "grub"}, "grub", "Includes"),
+        (
+            {"type": "contains", "value": "grub", "normalize": ["lowercase"]},
+            "grub",
+            "Includes (ignore_case)",
+        ),
+        (
+            {"type": "any", "checks": [{"type": "starts-with", "value": v} for v in "ab"]},
+            ["a", "b"],
+            "Match",
+        ),
+        # what no class decides exactly: an empty ideal list, as before
+        ({"type": "starts-with", "value": "Yes", "normalize": ["trim"]}, [], None),
+        ({"type": "ends-with", "value": "."}, [], None),
+        (
+            {
+                "type": "any",
+                "checks": [
+                    {"type": "starts-with", "value": "a"},
+                    {"type": "contains", "value": "b"},
+                ],
+            },
+            [],
+            None,
+        ),
+    ],
+)
+def test_an_acceptable_set_by_a_check_a_class_decides_exports_its_texts(
+    tmp_path: Path, satisfies: dict[str, Any], ideal: Any, named: str | None
+) -> None:
+    written = row("by-check", "acceptable-set", expected={"satisfies": satisfies})
+    target = tmp_path / "samples.jsonl"
+    header = {"schemaVersion": "blueprint.eval-set/v1", "name": "checks"}
+    result = CODEC.write(header, iter([written]), target, WriteOptions())
+    [sample] = lines(target)
+    assert sample["ideal"] == ideal
+    [weakened] = [item for item in result.lossy if item.field == "expected.satisfies"]
+    assert (named is not None and f"which {named} decides" in weakened.reason) or (
+        named is None and "no OpenAI Evals class applies" in weakened.reason
+    )

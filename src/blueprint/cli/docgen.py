@@ -20,7 +20,7 @@ from blueprint.core.issues import CODES
 from blueprint.core.model import OMITTED_FIELDS, ORACLE_TYPES
 from blueprint.core.resources import PACKAGE
 from blueprint.core.schema import published_schemas, render_schema
-from blueprint.formats import REGISTRY
+from blueprint.formats import REGISTRY, checkmap
 from blueprint.formats.canonical_csv import LIST_FIELDS
 from blueprint.formats.cells import encode_cell, encode_list_cell
 from blueprint.formats.mapping import load_mapping
@@ -162,6 +162,8 @@ def _context() -> dict[str, Any]:
         "formats": list(REGISTRY.values()),
         "csv_examples": _csv_examples(),
         "list_fields": sorted(LIST_FIELDS),
+        "checks": checkmap.table(),
+        "tools": checkmap.TOOLS,
     }
 
 
@@ -172,6 +174,7 @@ PAGES: Final[dict[str, str]] = {
     "reference/evaluators.md": "evaluators.md.j2",
     "reference/formats.md": "formats.md.j2",
     "reference/pack-format.md": "pack-format.md.j2",
+    "reference/checks.md": "checks.md.j2",
     "csv-encoding.md": "csv-encoding.md.j2",
 }
 

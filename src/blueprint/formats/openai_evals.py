@@ -14,8 +14,16 @@ from typing import Any, ClassVar, Final
 
 from blueprint.formats._io import read_json_lines
 from blueprint.formats.answers import answer_text, answers_of, criteria_text, prompt_of
+from blueprint.formats.base import SetSource
 from blueprint.formats.mapping import load_mapping
 from blueprint.formats.native import ABSENT, NativeShape
+from blueprint.formats.openai_registry import (
+    MATCH,
+    EvalClass,
+    check_ideal,
+    ideal_check,
+    registry_class,
+)
 from blueprint.formats.sniffing import Fit, first_line_object, foreign_marks
 from blueprint.formats.vendor import (
     ExportRow,
@@ -49,8 +57,26 @@ def _ideal(row: ExportRow) -> str | list[str] | None:
     if row.oracle_type == "reference-answer":
         return answer_text(row.expected)
     if row.oracle_type == "acceptable-set":
+        if isinstance(row.expected, dict) and "satisfies" in row.expected:
+            decided = check_ideal(row.expected["satisfies"])
+            return decided[1] if decided is not None else []
         return answers_of(row.expected)
     return None
+
+
+def _ideal_weakened(row: ExportRow) -> str | None:
+    """Why an acceptable set defined by a check Match or Includes decides is still weakened:
+    the registry YAML, not the samples file, names the class."""
+    if row.oracle_type != "acceptable-set" or not isinstance(row.expected, dict):
+        return None
+    decided = check_ideal(row.expected.get("satisfies"))
+    if decided is None:
+        return None
+    return (
+        f"ideal holds the check's text, which {decided[0]} decides exactly as the check does;"
+        " a samples file names no eval class, so that holds only when the registry YAML runs"
+        f" it with {decided[0].split()[0]}; convert --graders blueprint applies the check"
+    )
 
 
 class OpenaiEvalsCodec(VendorCodec):
@@ -67,6 +93,21 @@ class OpenaiEvalsCodec(VendorCodec):
 
     def records(self, path: Path) -> Records:
         return read_json_lines(path)
+
+    def open(self, path: Path) -> SetSource:
+        # the eval class a registry YAML runs the file with decides what an ideal means
+        return self.source(path, None, self.rows(self.records(path), registry_class(path)))
+
+    def kept_row(
+        self,
+        record: dict[str, Any],
+        payload: dict[str, Any],
+        position: int,
+        ids: Any,
+        suite: Any,
+    ) -> dict[str, Any]:
+        # a record Blueprint wrote back keeps its changes from the record read with no class
+        return super().kept_row(record, payload, position, ids, None)
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -96,7 +137,17 @@ class OpenaiEvalsCodec(VendorCodec):
         if isinstance(criteria, str) and criteria:
             case["evaluationCriteria"] = [criteria]
         expected = values.expected
-        if expected is not ABSENT:
+        check = ideal_check(suite, record.get("ideal")) if isinstance(suite, EvalClass) else None
+        if check is not None:
+            assert isinstance(suite, EvalClass)
+            expected = {"satisfies": check}
+            oracle = "acceptable-set"
+            how = "starts with" if suite.path == MATCH else "contains"
+            derived["metadata.case.oracleType"] = (
+                f"the registry YAML {suite.spec.name} runs these samples with {suite.name}, which"
+                f" passes an output that {how} any ideal: an acceptable set defined by that check"
+            )
+        elif expected is not ABSENT:
             if isinstance(record.get("ideal"), list):
                 oracle = "acceptable-set"
                 derived["metadata.case.oracleType"] = "the sample's ideal is a list: any is right"
@@ -155,16 +206,24 @@ class OpenaiEvalsCodec(VendorCodec):
         return None
 
     def weakened(self, row: ExportRow, context: WriteContext) -> list[tuple[str, str]] | None:
-        if not isinstance(row.input, list) or prompt_of(row.input, _MESSAGE_KEYS) is row.input:
+        chat = not isinstance(row.input, list) or prompt_of(row.input, _MESSAGE_KEYS) is row.input
+        decided = _ideal_weakened(row)
+        if chat and decided is None:
             return None
         rules = load_mapping(self.name).weakened_rules(row.data, row.oracle_type, row.evaluator)
-        return [(rule.field, rule.reason) for rule in rules] + [
-            (
-                "input",
-                "a list that is not chat messages (role system, user or assistant, text"
-                " content, an optional name) goes as its JSON text, so the model sees JSON",
-            )
+        found = [
+            (rule.field, decided if rule.field == "expected.satisfies" and decided else rule.reason)
+            for rule in rules
         ]
+        if not chat:
+            found.append(
+                (
+                    "input",
+                    "a list that is not chat messages (role system, user or assistant, text"
+                    " content, an optional name) goes as its JSON text, so the model sees JSON",
+                )
+            )
+        return found
 
     def sniff(self, path: Path, head: bytes) -> Fit:
         first = first_line_object(head)
