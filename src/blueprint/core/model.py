@@ -188,9 +188,9 @@ class TextsCheck(StrictModel):
 
 
 class RegexCheck(StrictModel):
-    """A match of ``pattern`` anywhere in the output's text. The dialect is the part of
-    Python's ``re`` that JavaScript's RegExp reads the same way (docs/grading.md); flags
-    are ``i`` (ignore case), ``m`` (^ and $ at line ends) and ``s`` (. matches a line end),
+    """A match of ``pattern`` anywhere in the output's text. The pattern is JavaScript's
+    RegExp, run with JavaScript's meaning wherever it is graded (docs/grading.md); flags are
+    ``i`` (ignore case), ``m`` (^ and $ at line ends) and ``s`` (. matches a line end),
     written in that order."""
 
     type: Literal["regex"]
