@@ -4,6 +4,7 @@ the rows that declare checks, thresholds and comparisons as data."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -151,6 +152,10 @@ def test_a_judges_score_against_the_rows_threshold() -> None:
     assert _grade(row, "x", {"score": 0.7}).verdict == "fail"
     assert _grade(row, "x", {"score": 0.7, "pass": True}).verdict == "fail"
     assert _grade(row, "x", {"score": 0.85}).verdict == "pass"
+    # as promptfoo's llm-rubric threshold: a judge's fail is a fail, a bare pass scores 1
+    assert _grade(row, "x", {"score": 0.9, "pass": False}).verdict == "fail"
+    assert _grade(row, "x", {"pass": True}).verdict == "pass"
+    assert _grade(row, "x", {"pass": False}).verdict == "fail"
     default = _row("rubric", evaluator="llm-judge", evaluationCriteria=["kind"])
     assert _grade(default, "x", {"score": 0.7}).verdict == "pass"
 
@@ -209,3 +214,22 @@ def test_options_do_not_override_a_declared_threshold() -> None:
     row = _row("acceptable-set", graded, passThreshold=0.5)
     result = Recorded(id="r", output="a", has_output=True)
     assert grade_row(row, result, GradingOptions(pass_grade=1.0)).verdict == "pass"
+
+
+def test_a_judged_rows_threshold_goes_on_promptfoos_llm_rubric(tmp_path: Any) -> None:
+    from pathlib import Path
+
+    from blueprint.convert import ConvertOptions, convert
+    from blueprint.formats.promptfoo import read_yaml
+
+    judged = _row("rubric", evaluator="llm-judge", evaluationCriteria=["kind"], passThreshold=0.8)
+    source = Path(tmp_path) / "set.json"
+    source.write_text(
+        json.dumps({"schemaVersion": "blueprint.eval-set/v1", "name": "s", "rows": [judged]})
+    )
+    result = convert(
+        source, Path(tmp_path) / "tests.yaml", ConvertOptions(target_format="promptfoo")
+    )
+    (test,) = read_yaml(Path(tmp_path) / "tests.yaml")
+    assert [(a["type"], a.get("threshold")) for a in test["assert"]] == [("llm-rubric", 0.8)]
+    assert "metadata.case.passThreshold" not in [loss.field for loss in result.export.lossy]

@@ -699,8 +699,14 @@ def _judged(
     score = judge.get("score")
     if isinstance(score, bool) or not isinstance(score, int | float) or not 0 <= score <= 1:
         score = None
-    # a threshold the row declares decides by the judge's score, whatever its pass says
-    if isinstance(verdict, bool) and (threshold is None or score is None):
+    if threshold is not None:
+        # the row's threshold, as promptfoo's llm-rubric applies one: the judge must not fail
+        # the output, and its score (1 for a bare pass) must reach the threshold
+        if verdict is False:
+            return _Outcome("fail", float(score or 0), f"{why}: the judge fails it")
+        if score is None and verdict is True:
+            score = 1.0
+    elif isinstance(verdict, bool):
         return _Outcome(
             "pass" if verdict else "fail",
             float(score) if score is not None else float(verdict),

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from blueprint.formats.native import ABSENT
+from blueprint.formats.promptfoo import checks as declared
 from blueprint.formats.promptfoo.cases import _comma_separated
-from blueprint.formats.promptfoo.checks import check_assertions, compared, compared_assertion
 from blueprint.formats.promptfoo.javascript import ACCEPTABLE, GRADED, TOOL_CALLS, javascript
 from blueprint.formats.promptfoo.templating import literal, risky, unliteral
 from blueprint.formats.vendor import ExportRow
@@ -33,9 +33,10 @@ def _rubric_text(row: ExportRow, lead: str) -> str:
 
 
 def assertions_for(row: ExportRow) -> list[dict[str, Any]]:
-    """The row's oracle as promptfoo assertions, then its gate of checks (promptfoo passes
-    a test when every assertion passes, so the gate holds for a judged row too)."""
-    return _oracle_assertions(row) + check_assertions(row.case.get("checks"))
+    """The row's oracle as promptfoo assertions, then its gate of checks (a test passes
+    when every assertion does: the gate holds for a judged row too)."""
+    oracle = declared.judge_threshold(row, _oracle_assertions(row))
+    return oracle + declared.check_assertions(row.case.get("checks"))
 
 
 def _oracle_assertions(row: ExportRow) -> list[dict[str, Any]]:
@@ -45,8 +46,8 @@ def _oracle_assertions(row: ExportRow) -> list[dict[str, Any]]:
         text = expected if isinstance(expected, str) else jsonvalues.dumps_text(expected)
         if judge:
             return [{"type": "factuality", "value": literal(text)}]
-        if compared(row):
-            return [compared_assertion(row)]
+        if declared.compared(row):
+            return [declared.compared_assertion(row)]
         if isinstance(expected, dict | list) and not risky(expected):
             return [{"type": "equals", "value": expected}]
         return [{"type": "equals", "value": literal(text)}]
@@ -58,9 +59,9 @@ def _oracle_assertions(row: ExportRow) -> list[dict[str, Any]]:
             )
             return [{"type": "llm-rubric", "value": literal(_rubric_text(row, lead))}]
         if "satisfies" in expected:
-            return check_assertions([expected["satisfies"]])
-        if compared(row):
-            return [compared_assertion(row)]
+            return declared.check_assertions([expected["satisfies"]])
+        if declared.compared(row):
+            return [declared.compared_assertion(row)]
         if "graded" in expected:
             return [javascript(GRADED, expected["graded"])]
         return [javascript(ACCEPTABLE, expected["acceptable"])]
@@ -74,12 +75,10 @@ def _oracle_assertions(row: ExportRow) -> list[dict[str, Any]]:
 
 def asserted(row: ExportRow) -> bool:
     """Whether :func:`assertions_for` gives the row any assertion, without building them."""
-    if row.case.get("checks"):
-        return True
     oracle = row.oracle_type
-    if oracle == "rubric":
+    if oracle == "rubric" and not row.case.get("checks"):
         return row.evaluator == "llm-judge"
-    return oracle in ("reference-answer", "acceptable-set", "expected-tool-calls")
+    return oracle in ("rubric", "reference-answer", "acceptable-set", "expected-tool-calls")
 
 
 def expected_from_assertions(assertions: Any) -> Any:

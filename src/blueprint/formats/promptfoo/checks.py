@@ -89,3 +89,18 @@ def nested_json_schema(row: ExportRow) -> bool:
             return True
         stack.extend(check_parts(node))
     return False
+
+
+def judge_threshold(row: ExportRow, assertions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The oracle's assertions with the row's passThreshold on its llm-rubric, which
+    promptfoo applies as ``grade`` does: the judge must pass the output and its score reach
+    the threshold."""
+    threshold = row.case.get("passThreshold")
+    if threshold is None or row.evaluator != "llm-judge":
+        return assertions
+    return [
+        {**assertion, "threshold": threshold}
+        if assertion.get("type") == "llm-rubric"
+        else assertion
+        for assertion in assertions
+    ]
