@@ -17,7 +17,7 @@ from blueprint.cli import app
 from blueprint.convert import ConvertOptions, convert, data_rows, roundtrip
 from blueprint.core.errors import EveryRowExcluded, ParseError, UnknownFormatError
 from blueprint.formats import REGISTRY, UnreadableRow, WriteOptions, resolve_codec
-from blueprint.formats.apollia import answer_of, any_of_pattern, exact_pattern
+from blueprint.formats.apollia_checks import answer_of, any_of_pattern, exact_pattern
 from blueprint.formats.vendor import InvalidRowForExport
 from blueprint.validation.validate import validate_file
 from conftest import EXAMPLES, FIXTURES, document, row, write_json

@@ -1,5 +1,5 @@
-"""ome recall suites: cases as acceptable sets of card lists, both ways, and suites that go
-back to ome as they came."""
+"""ome recall suites: cases as acceptable sets defined by ome's rule (an items check on the
+returned cards), card lists written as cases, and suites that go back to ome as they came."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from blueprint.formats.ome import (
     forbidden_text,
     render_suite,
 )
+from blueprint.grading.semantics import Recorded, grade_row
 from blueprint.validation.validate import validate_file
 from conftest import EXAMPLES, FIXTURES, document, row, write_json
 
@@ -88,11 +89,13 @@ def test_ome_suites_round_trip_exactly_and_go_back_byte_for_byte(
     assert back.read_bytes() == path.read_bytes()
 
 
-def test_the_documented_example_maps_onto_acceptable_sets_of_card_lists() -> None:
+def test_the_documented_example_maps_onto_an_items_check() -> None:
     strict, abstain = rows_of(SEED)
     assert strict["id"] == "frontend-browser-validation"
     assert strict["input"] == "After fixing the UI, validate it in the browser"
-    assert strict["expected"] == {"acceptable": [["browser-validation"]]}
+    assert strict["expected"] == {
+        "satisfies": {"type": "items", "required": ["browser-validation"]}
+    }
     case = strict["metadata"]["case"]
     assert case["oracleType"] == "acceptable-set"
     assert case["provenance"] == "imported"
@@ -102,7 +105,8 @@ def test_the_documented_example_maps_onto_acceptable_sets_of_card_lists() -> Non
     assert kept["record"] == {"difficulty": "easy", "tags": ["frontend", "en"]}
     assert kept["native"]["allowedExtraCards"]["value"] == []  # written as it came: []
     assert kept["keys"][:3] == ["id", "difficulty", "prompt"]
-    assert abstain["expected"] == {"acceptable": [[]]}  # the one answer: no card
+    # the one answer: no card
+    assert abstain["expected"] == {"satisfies": {"type": "items", "required": []}}
     assert abstain["metadata"]["case"]["extensions"]["ome"]["record"] == {
         "difficulty": "hard",
         "tags": ["negative", "held-out"],
@@ -144,12 +148,15 @@ def test_import_keeps_every_key_it_does_not_map(tmp_path: Path) -> None:
     assert first["metadata"]["case"]["extensions"]["ome"]["record"]["threshold"] == 35.5
     # release-notes may come back; deploy-window is required, changelog forbidden
     assert first["expected"] == {
-        "acceptable": [["deploy-window"], ["deploy-window", "release-notes"]]
+        "satisfies": {"type": "items", "required": ["deploy-window"], "allowed": ["release-notes"]}
     }
     assert rows[1]["id"] == "friday-release-2"  # a repeated id is renamed, and flagged
-    assert rows[2]["expected"] == {"acceptable": [[]]}  # expectNoMatches wins, as in ome
+    # expectNoMatches wins, as in ome
+    assert rows[2]["expected"] == {"satisfies": {"type": "items", "required": []}}
     assert rows[4]["id"] == "case-5"
-    assert rows[5]["expected"] == {"acceptable": [[], ["release-notes"]]}
+    assert rows[5]["expected"] == {
+        "satisfies": {"type": "items", "required": [], "allowed": ["release-notes"]}
+    }
     imported = tmp_path / "imported.json"
     convert(UNKNOWN_KEYS, imported, ConvertOptions(source_format="ome"))
     assert validate_file(imported).valid
@@ -209,7 +216,8 @@ def test_rows_naming_cards_become_recall_cases(tmp_path: Path) -> None:
     assert "strict" in dropped["metadata.case.unacceptableBehavior"]
     assert {"reference", "reference-none"} <= dropped["metadata.case.oracleType"]
     assert "optional" not in dropped.get("input", set())
-    assert "expected" not in dropped or "strict" not in dropped["expected"]
+    # a list of cards comes back as ome's rule, an items check
+    assert {"strict", "optional", "abstain", "reference"} <= dropped["expected"]
     weakened = lost(result, "weakened")
     assert {"strict", "optional", "abstain"} <= weakened["expected.acceptable"]
     assert "reference" in weakened["expected"]
@@ -378,13 +386,74 @@ def test_a_bad_case_is_named_by_line_and_field(case: str, field: str, tmp_path: 
     assert f"{path}:5" in result.output and field in result.output
 
 
-def test_too_many_optional_cards_are_refused_with_the_field(tmp_path: Path) -> None:
-    extras = json.dumps([f"card-{n}" for n in range(MAX_OPTIONAL_CARDS + 1)])
+def _graded(data: dict[str, Any], returned: list[str]) -> bool:
+    """Whether ``blueprint grade`` passes a row when ome returns these cards, in this order."""
+    verdict = grade_row(data, Recorded(id=data["id"], output=returned, has_output=True))
+    assert verdict.verdict in ("pass", "fail"), verdict
+    return verdict.verdict == "pass"
+
+
+def test_grade_passes_a_recall_in_any_order_as_ome_does(tmp_path: Path) -> None:
     path = tmp_path / "suite.json"
-    case = f'    {{"id": "wide", "prompt": "p", "allowedExtraCards": {extras}}}'
-    path.write_text(_suite_text(case), encoding="utf-8")
-    (bad,) = list(OME.open(path).rows)
-    assert isinstance(bad, UnreadableRow) and "allowedExtraCards" in bad.reason
+    cases = [
+        '    {"id": "two", "prompt": "p", "expectedCards": ["a", "b"],'
+        ' "allowedExtraCards": ["x", "z"], "unexpectedCards": ["z"]}',
+        '    {"id": "none", "prompt": "p", "expectedCards": ["a"], "expectNoMatches": true}',
+    ]
+    path.write_text(_suite_text(*cases), encoding="utf-8")
+    two, none = rows_of(path)
+    assert two["expected"] == {
+        "satisfies": {"type": "items", "required": ["a", "b"], "allowed": ["x"]}
+    }
+    assert _graded(two, ["b", "a"]) and _graded(two, ["x", "b", "a"])
+    assert not _graded(two, ["a"])  # a required card missing
+    assert not _graded(two, ["a", "b", "z"])  # allowed, but forbidden too: ome fails it
+    assert not _graded(two, ["a", "b", "y"])  # no other card
+    assert _graded(none, []) and not _graded(none, ["a"])  # expectNoMatches: no card at all
+
+
+def test_many_optional_cards_import_and_grade(tmp_path: Path) -> None:
+    extras = [f"card-{n}" for n in range(MAX_OPTIONAL_CARDS + 4)]
+    path = tmp_path / "suite.json"
+    suite = {"name": "s", "cases": [{"id": "wide", "prompt": "p", "allowedExtraCards": extras}]}
+    path.write_text(render_suite(suite), encoding="utf-8")
+    (data,) = rows_of(path)
+    assert data["expected"] == {"satisfies": {"type": "items", "required": [], "allowed": extras}}
+    assert _graded(data, extras[::-1]) and _graded(data, []) and _graded(data, extras[5:7])
+    assert not _graded(data, ["card-x"])
+    canonical, back = tmp_path / "set.json", tmp_path / "back.json"
+    convert(path, canonical, ConvertOptions(source_format="ome"))
+    assert validate_file(canonical).valid
+    convert(canonical, back, ConvertOptions(target_format="ome"))
+    assert back.read_bytes() == path.read_bytes()
+
+
+def test_items_checks_are_written_as_card_lists(tmp_path: Path) -> None:
+    def items(required: list[str], allowed: list[str] | None = None) -> dict[str, Any]:
+        check: dict[str, Any] = {"type": "items", "required": required}
+        return {"satisfies": check if allowed is None else {**check, "allowed": allowed}}
+
+    rows = [
+        card_row("pair", items(["b", "a"], ["x", "a"])),
+        card_row("none", items([])),
+        card_row("wide", items(["a"], [f"c{n}" for n in range(12)])),
+        card_row("twice", items(["a", "a"])),
+        card_row("paths", items(["docs/a.md"])),
+        card_row("other", {"satisfies": {"type": "contains", "value": "a"}}),
+    ]
+    result, suite = export(rows, tmp_path / "suite.json")
+    cases = {case["id"]: case for case in suite["cases"]}
+    assert cases["pair"]["expectedCards"] == ["b", "a"]
+    assert cases["pair"]["allowedExtraCards"] == ["x"]  # a required card is not an extra
+    assert "expectNoMatches" not in cases["pair"]
+    assert cases["none"]["expectNoMatches"] is True and cases["none"]["expectedCards"] == []
+    assert cases["wide"]["allowedExtraCards"] == [f"c{n}" for n in range(12)]
+    assert set(cases) == {"pair", "none", "wide"}
+    excluded = {
+        (item.reason, frozenset(item.row_ids)) for item in result.lossy if item.kind == "excluded"
+    }
+    assert excluded == {(MAPPING.excluded["no-cards"], frozenset({"twice", "paths", "other"}))}
+    assert "expected.satisfies" not in lost(result, "weakened")
 
 
 @pytest.mark.parametrize(

@@ -417,12 +417,12 @@ UNPLACEABLE = {
                 "name": "suite",
                 "cases": [
                     _OME_GOOD,
-                    {**_OME_GOOD, "id": "c2", "allowedExtraCards": [f"k{n}" for n in range(9)]},
+                    {**_OME_GOOD, "id": "c2", "prompt": 5},
                 ],
             },
             indent=2,
         ),
-        "allows 9 optional cards",
+        "prompt must be text",
         11,
     ),
     "apollia": (

@@ -19,6 +19,7 @@ from conformance_tools import QUIET_ENV, required
 from blueprint.convert import ConvertOptions, convert, data_rows
 from blueprint.formats import REGISTRY
 from blueprint.formats.ome import forbidden_card, forbidden_text
+from blueprint.grading.semantics import Recorded, grade_row
 from conftest import FIXTURES, document, row, write_json
 
 SUITES = FIXTURES / "native" / "ome" / "public" / "ome-tests-fixtures-eval"
@@ -61,15 +62,27 @@ def recall(ome: str, suite: Path) -> dict[str, Any]:
     return report
 
 
+def graded_pass(data: dict[str, Any], returned: list[str]) -> bool:
+    """Whether ``blueprint grade`` passes a row whose output is the cards ome returned."""
+    verdict = grade_row(data, Recorded(id=data["id"], output=returned, has_output=True))
+    assert verdict.verdict in ("pass", "fail"), verdict
+    return verdict.verdict == "pass"
+
+
 def canonical_pass(data: dict[str, Any], returned: list[str]) -> bool:
-    """Whether a row's acceptable set accepts the cards ome returned: the returned cards, in
-    any order, are one acceptable answer, and none of them is forbidden."""
+    """Whether a row accepts the cards ome returned: grade's verdict for a set defined by a
+    check (an imported case's items check); for a set of card lists, the returned cards, in
+    any order, are one acceptable answer; and none of them is forbidden."""
     expected = data["expected"]
-    answers = expected["acceptable"] if isinstance(expected, dict) else [expected]
-    sets = [{answer} if isinstance(answer, str) else set(answer) for answer in answers]
     behaviours = data["metadata"]["case"].get("unacceptableBehavior") or []
     forbidden = {card for text in behaviours if (card := forbidden_card(text))}
-    return set(returned) in sets and not set(returned) & forbidden
+    if set(returned) & forbidden:
+        return False
+    if isinstance(expected, dict) and "satisfies" in expected:
+        return graded_pass(data, returned)
+    answers = expected["acceptable"] if isinstance(expected, dict) else [expected]
+    sets = [{answer} if isinstance(answer, str) else set(answer) for answer in answers]
+    return set(returned) in sets
 
 
 def test_ome_passes_its_own_suite_written_back_by_us(ome: str, tmp_path: Path) -> None:
@@ -82,6 +95,45 @@ def test_ome_passes_its_own_suite_written_back_by_us(ome: str, tmp_path: Path) -
     rows = {data["id"]: data for data in data_rows(REGISTRY["json"].open(canonical))}
     for case in report["cases"]:
         assert canonical_pass(rows[case["id"]], case["returnedCards"]) is case["passed"]
+
+
+def test_grade_passes_the_cases_ome_passes_in_any_order(ome: str, tmp_path: Path) -> None:
+    """An imported case is ome's rule as an items check: grade gives ome's verdict on the
+    cards ome returned, in ome's order and reversed, for cases that pass and fail, with up
+    to a dozen allowed extra cards."""
+    invoice, payroll = "invoice-csv-export", "payroll-cutoff-lock"
+    extras = [invoice, *(f"unused-{n}" for n in range(11))]
+    cases = [
+        {"id": "exact", "prompt": INVOICE, "expectedCards": [invoice]},
+        {"id": "wide", "prompt": INVOICE, "expectedCards": [], "allowedExtraCards": extras},
+        {"id": "missing", "prompt": INVOICE, "expectedCards": [invoice, payroll]},
+        {"id": "extra", "prompt": INVOICE, "expectedCards": []},
+        {"id": "forbidden", "prompt": INVOICE, "allowedExtraCards": [invoice],
+         "unexpectedCards": [invoice]},
+        {"id": "abstain", "prompt": NO_HIT, "expectedCards": [], "expectNoMatches": True},
+    ]  # fmt: skip
+    suite = write_json(
+        tmp_path / "suite.json",
+        {"name": "any-order", "experiencesFile": "./held-out.cards.json", "cases": cases},
+    )
+    shutil.copy(SUITES / "held-out.cards.json", tmp_path / "held-out.cards.json")
+    report = recall(ome, suite)
+    rows = {data["id"]: data for data in data_rows(REGISTRY["ome"].open(suite))}
+    assert len(rows["wide"]["expected"]["satisfies"]["allowed"]) == len(extras)
+    verdicts = {}
+    for case in report["cases"]:
+        returned = case["returnedCards"]
+        assert graded_pass(rows[case["id"]], returned) is case["passed"]
+        assert graded_pass(rows[case["id"]], returned[::-1]) is case["passed"]
+        verdicts[case["id"]] = case["passed"]
+    assert verdicts == {
+        "exact": True,
+        "wide": True,
+        "missing": False,
+        "extra": False,
+        "forbidden": False,
+        "abstain": True,
+    }
 
 
 def test_ome_grades_our_cards_as_the_acceptable_sets_say(ome: str, tmp_path: Path) -> None:

@@ -28,6 +28,14 @@ import tomlkit
 from blueprint.core.errors import ParseError
 from blueprint.formats import native, tomlkeep
 from blueprint.formats._io import read_text
+from blueprint.formats.apollia_checks import (
+    answer_of,
+    any_of_pattern,
+    as_text,
+    exact_pattern,
+    regex_check,
+    result_patterns,
+)
 from blueprint.formats.base import SetSource, UnreadableRow
 from blueprint.formats.mapping import VendorMapping, load_mapping
 from blueprint.formats.native import ABSENT, NativeShape
@@ -46,7 +54,7 @@ from blueprint.formats.vendor import (
     imported_row,
     starter_note,
 )
-from blueprint.io import jsonvalues, tomlload
+from blueprint.io import tomlload
 from blueprint.io.toml_positions import KeyPath, Positions
 
 SUITE_KEYS: Final = ("name", "tasks")
@@ -74,96 +82,10 @@ JUDGE_WARNING: Final = (
     " backend is configured"
 )
 
-#: what Rust's regex::escape escapes: every character with a meaning in a pattern
-_META: Final = frozenset("\\.+*?()|[]{}^$#&-~")
-#: characters that mean something unescaped (the others of _META are literal outside classes)
-_SPECIAL: Final = frozenset("\\.+*?()|[]{}^$")
-_ESCAPED_CONTROLS: Final = {"n": "\n", "t": "\t", "r": "\r"}
-
 _TASKS_TABLE: Final = re.compile(r"^[ \t]*\[\[[ \t]*tasks[ \t]*\]\]", re.MULTILINE)
 _TOP_KEY: Final = re.compile(r"^[ \t]*(name|tasks)[ \t]*=", re.MULTILINE)
 _HEADER: Final = re.compile(r"^[ \t]*\[", re.MULTILINE)
 _TOML_WHERE: Final = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
-
-
-# --- regex patterns: exact answers as Rust regex syntax ---------------------------------------
-
-
-def escape(text: str) -> str:
-    """Text as a Rust regex that matches it literally (as regex::escape does)."""
-    return "".join("\\" + char if char in _META else char for char in text)
-
-
-def exact_pattern(text: str) -> str:
-    """A pattern matching exactly ``text``: ``^`` and ``$`` are the start and end of the
-    whole result in Rust's regex (no multi-line flag), so nothing may come before or after."""
-    return f"^{escape(text)}$"
-
-
-def any_of_pattern(texts: list[str]) -> str:
-    """A pattern matching exactly one of ``texts``."""
-    return "^(?:" + "|".join(escape(text) for text in texts) + ")$"
-
-
-def _literal(body: str) -> str | None:
-    """The text a pattern body matches when it is a plain literal, else None."""
-    out: list[str] = []
-    index = 0
-    while index < len(body):
-        char = body[index]
-        if char == "\\":
-            following = body[index + 1 : index + 2]
-            if following in _META and following:
-                out.append(following)
-            elif following in _ESCAPED_CONTROLS:
-                out.append(_ESCAPED_CONTROLS[following])
-            else:
-                return None
-            index += 2
-        elif char in _SPECIAL:
-            return None
-        else:
-            out.append(char)
-            index += 1
-    return "".join(out)
-
-
-def _alternatives(body: str) -> list[str] | None:
-    """The literal alternatives of ``(?:a|b|...)``, else None."""
-    if not (body.startswith("(?:") and body.endswith(")")):
-        return None
-    inner = body[3:-1]
-    parts: list[str] = []
-    start = index = 0
-    while index < len(inner):
-        if inner[index] == "\\":
-            index += 2
-            continue
-        if inner[index] == "|":
-            parts.append(inner[start:index])
-            start = index + 1
-        index += 1
-    parts.append(inner[start:])
-    texts = [_literal(part) for part in parts]
-    return None if any(text is None for text in texts) else [t for t in texts if t is not None]
-
-
-def answer_of(pattern: str) -> tuple[str, Any] | None:
-    """What an anchored literal pattern says the answer is: ("reference-answer", text) for
-    ``^text$``, ("acceptable-set", [texts]) for ``^(?:a|b)$``; None for any other pattern."""
-    if len(pattern) < 2 or not pattern.startswith("^") or not pattern.endswith("$"):
-        return None
-    body = pattern[1:-1]
-    texts = _alternatives(body)
-    if texts is not None:
-        return "acceptable-set", texts
-    text = _literal(body)
-    return None if text is None else ("reference-answer", text)
-
-
-def as_text(value: Any) -> str:
-    """A value as the text a run's result would show: itself, or its JSON text."""
-    return value if isinstance(value, str) else jsonvalues.dumps_text(value)
 
 
 # --- reading: the schema, checked strictly ----------------------------------------------------
@@ -367,6 +289,8 @@ class Reading:
     expected: Any = ABSENT
     criteria: list[str] | None = None
     derived: dict[str, str] = field(default_factory=dict)
+    #: regex assertions on the result beside the one that gives the oracle: the row's gate
+    checks: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _described(assertion: dict[str, Any]) -> str:
@@ -379,10 +303,14 @@ def read_assertions(assertions: list[Any]) -> Reading:
 
     An anchored literal regex on result is a reference answer (an anchored alternation, an
     acceptable set); exit_code and file_exists are final-state checks; llm_judge rubrics are
-    a rubric's criteria. Where a task mixes them, the first of these that it has decides,
-    and the other assertions are kept as written (in case.extensions.apollia).
+    a rubric's criteria; any other regex on result whose pattern reads the same in
+    Blueprint's dialect is a regex check: an acceptable set defined by it (by all of them)
+    when the task has nothing else, else a check every output must also pass. Where a task
+    mixes them, the first of these that it has decides, and the other assertions are kept
+    as written (in case.extensions.apollia).
     """
     answers: list[tuple[int, tuple[str, Any]]] = []
+    patterns: list[tuple[int, dict[str, Any]]] = []
     checks: list[tuple[int, dict[str, Any]]] = []
     rubrics: list[tuple[int, str]] = []
     for index, assertion in enumerate(assertions):
@@ -391,8 +319,11 @@ def read_assertions(assertions: list[Any]) -> Reading:
         kind = assertion.get("type")
         if kind == "regex" and assertion.get("on") == "result":
             answer = answer_of(str(assertion.get("pattern")))
-            if answer is not None:
+            regex = regex_check(assertion.get("pattern"))
+            if answer is not None and not answers:
                 answers.append((index, answer))
+            elif regex is not None:
+                patterns.append((index, regex))
         elif kind == "file_exists" and isinstance(assertion.get("path"), str):
             if assertion["path"]:
                 checks.append((index, {"kind": "file_exists", "path": assertion["path"]}))
@@ -407,6 +338,7 @@ def read_assertions(assertions: list[Any]) -> Reading:
         elif kind == "llm_judge" and isinstance(assertion.get("rubric"), str):
             rubrics.append((index, assertion["rubric"]))
     used: set[int]
+    gate = bool(answers or checks or rubrics)
     if answers:
         index, (oracle_type, value) = answers[0]
         used = {index}
@@ -433,18 +365,37 @@ def read_assertions(assertions: list[Any]) -> Reading:
         reading.derived["metadata.case.evaluationCriteria"] = "the llm_judge rubrics"
         reading.derived["metadata.case.evaluator"] = "the task is graded by llm_judge"
         how = "llm_judge assertions only"
+    elif patterns:
+        used = {index for index, _ in patterns}
+        found = [check for _, check in patterns]
+        satisfies = found[0] if len(found) == 1 else {"type": "all", "checks": found}
+        reading = Reading("acceptable-set", expected={"satisfies": satisfies})
+        reading.derived["expected"] = f"{_PATTERNS_READ}, which every result must match"
+        how = "regex assertions on result"
     else:
         used = set()
         reading = Reading("expected-behavior-only")
         how = "no assertion that gives an expected answer" if assertions else "no assertions"
+    if gate and patterns:
+        used |= {index for index, _ in patterns}
+        reading.checks = [check for _, check in patterns]
+        reading.derived["metadata.case.checks"] = f"{_PATTERNS_READ}, the other assertions"
     others = [_described(a) for i, a in enumerate(assertions) if i not in used]
     if others:
         how += (
             f"; {len(others)} other assertion(s) ({', '.join(others)}) are kept as written"
-            " in case.extensions.apollia"
+            " in case.extensions.apollia (a regex on stdout, or on result in Rust's syntax"
+            " where Blueprint's dialect reads it otherwise, is not a check Blueprint runs)"
         )
     reading.derived["metadata.case.oracleType"] = f"inferred from the task's assertions: {how}"
     return reading
+
+
+#: how a regex assertion on the result is read as a check
+_PATTERNS_READ: Final = (
+    "the regex assertions on result as regex checks (each pattern means the same in Rust's"
+    " syntax and in Blueprint's)"
+)
 
 
 # --- export: the assertions a row gives ------------------------------------------------------
@@ -459,12 +410,28 @@ def _exit_code(check: dict[str, Any]) -> int | None:
 
 
 def assertions_for(row: ExportRow) -> list[dict[str, Any]]:
-    """The assertions a row is written with ([] when it has none apollia-os can check)."""
+    """The assertions a row is written with ([] when it has none apollia-os can check): its
+    oracle's, then a regex on result for each check of its gate that has one."""
+    written = _oracle_assertions(row)
+    if row.human_only:
+        return written  # a person's row is never scored by its checks
+    for check in row.case.get("checks") or []:
+        written += [_on_result(pattern) for pattern in result_patterns(check)[0]]
+    return written
+
+
+def _on_result(pattern: str) -> dict[str, Any]:
+    return {"type": "regex", "on": "result", "pattern": pattern}
+
+
+def _oracle_assertions(row: ExportRow) -> list[dict[str, Any]]:
     oracle_type = row.oracle_type
     expected = row.expected
     if oracle_type == "reference-answer":
         return [{"type": "regex", "on": "result", "pattern": exact_pattern(as_text(expected))}]
     if oracle_type == "acceptable-set":
+        if "satisfies" in expected:
+            return [_on_result(pattern) for pattern in result_patterns(expected["satisfies"])[0]]
         if "acceptable" in expected:
             members = list(expected["acceptable"])
         else:  # graded: any member that earns a grade passes (a check lists none)
@@ -493,7 +460,7 @@ _SHAPE: Final = NativeShape(
     mapped={
         "id": ("id",),
         "prompt": ("input",),
-        "assertions": ("expected", "case.oracleType", "case.evaluationCriteria"),
+        "assertions": ("expected", "case.oracleType", "case.evaluationCriteria", "case.checks"),
     },
     grading=("assertions",),
 )
@@ -548,6 +515,8 @@ class ApolliaCodec(VendorCodec):
         if reading.criteria is not None:
             case["evaluationCriteria"] = reading.criteria
             case["evaluator"] = "llm-judge"
+        if reading.checks:
+            case["checks"] = reading.checks
         return imported_row(
             row_id=row_id,
             input_value=record.get("prompt"),
@@ -579,6 +548,15 @@ class ApolliaCodec(VendorCodec):
             (rule.field, rule.reason)
             for rule in mapping.weakened_rules(row.data, row.oracle_type, row.evaluator)
         ]
+        # a check written as regex assertions on the result is applied by apollia-os itself
+        written = {
+            "metadata.case.checks": all(
+                result_patterns(check)[1] for check in row.case.get("checks") or []
+            ),
+            "expected.satisfies": isinstance(row.expected, dict)
+            and result_patterns(row.expected.get("satisfies"))[1],
+        }
+        rules = [rule for rule in rules if not written.get(rule[0])]
         judged_behaviour = row.oracle_type == "expected-behavior-only" or (
             row.oracle_type == "rubric" and not row.case.get("evaluationCriteria")
         )

@@ -6,13 +6,16 @@ passes when every card of ``expectedCards`` comes back and no other card does, e
 ``allowedExtraCards`` lists (and never one of ``unexpectedCards``); with ``expectNoMatches``
 any returned card fails it.
 
-Canonically a case is an ``acceptable-set`` row whose acceptable answers are lists of card
-ids, each list one complete answer: ``{"acceptable": [["browser-validation"]]}`` says that
-exactly that card must come back. Optional extra cards give one list per choice of extras
-(``[[a], [a, x]]`` for ``expectedCards [a]`` with ``allowedExtraCards [x]``), and abstention
-(``expectNoMatches``) is the one answer that holds no card, ``[[]]``. Forbidden cards are
-unacceptable behaviours written ``returns the card "id"``. The input is the prompt, or
-``{"prompt", "cwd"}`` when the case sets the project folder that scoped cards depend on.
+Canonically a case is an ``acceptable-set`` row defined by an ``items`` check, which is
+ome's rule itself: the output (the list of card ids ome returns) holds every required card,
+in any order, and no other card but the allowed ones. ``{"satisfies": {"type": "items",
+"required": ["browser-validation"]}}`` says that exactly that card must come back; optional
+extra cards are the check's ``allowed`` ones, and abstention (``expectNoMatches``) is the
+check with nothing required and nothing allowed. Forbidden cards are left out of the allowed
+ones and kept as unacceptable behaviours written ``returns the card "id"``. The input is the
+prompt, or ``{"prompt", "cwd"}`` when the case sets the project folder that scoped cards
+depend on. An acceptable set of card lists, each list one complete answer, is written too
+when its lists are the required cards with each choice of the optional ones.
 
 A suite has no free-form place: ome's case contract names every key, so an export writes
 only those keys, and what a row cannot say is declared lost by reading the record back.
@@ -51,8 +54,8 @@ CARD_KEYS: Final = ("expectedCards", "allowedExtraCards", "unexpectedCards", "ex
 #: the keys ome's recall eval reads from a suite
 SUITE_KEYS: Final = frozenset({"name", "experiencesFile", "experiences", "cases"})
 
-#: the most optional cards a case may allow: each choice of them is one acceptable answer,
-#: so the acceptable set holds 2**n lists
+#: the most optional cards an acceptable set of card lists is written with: each choice of
+#: them is one list, so the set holds 2**n lists (an items check has no such limit)
 MAX_OPTIONAL_CARDS: Final = 8
 
 #: how many cards ome returns by default (``--limit``)
@@ -61,7 +64,7 @@ DEFAULT_LIMIT: Final = 4
 #: how an imported case says what passes, so a Blueprint reader knows the order is free
 PASS_LOGIC: Final = (
     "ome returns a ranked list of cards; the case passes when those cards, in any order, are"
-    " exactly the cards of one acceptable list"
+    " every required card and otherwise only allowed ones"
 )
 
 #: the case keys ome reads as one value, what each must be, and how to say so
@@ -139,6 +142,15 @@ class Cards:
             for chosen in itertools.combinations(self.optional, size)
         ]
 
+    def check(self) -> dict[str, Any]:
+        """ome's rule for these cards as an ``items`` check on the list of returned cards."""
+        if self.abstain:
+            return {"type": "items", "required": []}
+        check: dict[str, Any] = {"type": "items", "required": list(self.required)}
+        if self.optional:
+            check["allowed"] = list(self.optional)
+        return check
+
 
 def is_card_id(value: Any) -> bool:
     """Whether a value can be an ome card id: text, not empty, without a path separator
@@ -168,7 +180,9 @@ def cards_of(row: ExportRow) -> Cards | str:
         return "no-cards"
     if "graded" in expected:
         return "graded"
-    if "acceptable" not in expected:  # a set defined by a check names no cards
+    if "satisfies" in expected:
+        return _items_cards(expected["satisfies"])
+    if "acceptable" not in expected:
         return "no-cards"
     members = [_card_list(member) for member in expected["acceptable"]]
     if any(member is None for member in members):
@@ -187,6 +201,21 @@ def cards_of(row: ExportRow) -> Cards | str:
     if not required and not optional:
         cards.abstain = True
     return cards
+
+
+def _items_cards(check: Any) -> Cards | str:
+    """The cards an ``items`` check names (no-cards for any other check, or items that are
+    not card ids)."""
+    if not isinstance(check, dict) or check.get("type") != "items":
+        return "no-cards"
+    required = _card_list(check.get("required"))
+    allowed = _card_list(check.get("allowed") or [])
+    if not isinstance(check.get("required"), list) or required is None or allowed is None:
+        return "no-cards"
+    if len(_unique(required)) != len(required):
+        return "no-cards"  # ome returns each card once: a card required twice never passes
+    optional = _unique([card for card in allowed if card not in required])
+    return Cards(required, optional, abstain=not required and not optional)
 
 
 def prompt_of(value: Any) -> tuple[str, str | None]:
@@ -396,12 +425,6 @@ class OmeCodec(VendorCodec):
             for card in _unique(record.get("allowedExtraCards") or [])
             if card not in required and card not in forbidden
         ]
-        if len(optional) > MAX_OPTIONAL_CARDS:
-            raise ValueError(
-                f"case {row_id!r}: allowedExtraCards allows {len(optional)} optional cards;"
-                f" Blueprint reads at most {MAX_OPTIONAL_CARDS} (each choice of them is one"
-                " acceptable answer)"
-            )
         abstain = record.get("expectNoMatches") is True
         cards = Cards(required, optional, abstain)
         case: dict[str, Any] = {}
@@ -410,12 +433,16 @@ class OmeCodec(VendorCodec):
             derived["metadata.case.unacceptableBehavior"] = "one per card of unexpectedCards"
         case["passLogic"] = PASS_LOGIC
         derived["metadata.case.oracleType"] = "an ome case checks which cards come back"
+        derived["expected"] = (
+            "ome's rule as an items check: expectedCards required, allowedExtraCards (but"
+            " unexpectedCards) allowed, in any order; nothing at all with expectNoMatches"
+        )
         derived["metadata.case.expectedBehavior"] = "written from the case's card lists"
         derived["metadata.case.passLogic"] = "ome's rule for passing a case"
         return imported_row(
             row_id=row_id,
             input_value=self._input(record),
-            expected={"acceptable": cards.answers()},
+            expected={"satisfies": cards.check()},
             oracle_type="acceptable-set",
             expected_behavior=_behaviour(cards),
             format_name=self.name,

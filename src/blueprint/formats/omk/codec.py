@@ -13,7 +13,9 @@ from blueprint.core.issues import Issue, make_issue
 from blueprint.core.model import KEBAB_CASE
 from blueprint.formats import native
 from blueprint.formats.base import SetSource
+from blueprint.formats.mapping import load_mapping
 from blueprint.formats.native import ABSENT, NativeShape, same
+from blueprint.formats.omk.checks import assertions_of
 from blueprint.formats.omk.files import (
     _sample_lines,
     _yaml_sample_lines,
@@ -70,7 +72,7 @@ _SHAPE: Final = NativeShape(
         "sample_id": ("id",),
         "prompt": ("input",),
         "rubric": ("case.oracleType", "case.evaluationCriteria"),
-        "assertions": ("expected", "case.oracleType"),
+        "assertions": ("expected", "case.oracleType", "case.checks"),
         "provenance": ("case.provenance",),
         "capability": ("case.caseFamily",),
     },
@@ -185,6 +187,11 @@ class OmkCodec(VendorCodec):
                 "taken from the rubric's criteria (dimension names and weights stay in"
                 " case.extensions.omk)"
             )
+        if "checks" in case:
+            derived["metadata.case.checks"] = _CHECKS_READ
+        if isinstance(expected, dict) and "satisfies" in expected:
+            derived["expected"] = _CHECKS_READ
+            derived["metadata.case.evaluator"] = "omk runs these assertions as code"
         capability = record.get("capability")
         if (
             isinstance(capability, list)
@@ -216,6 +223,24 @@ class OmkCodec(VendorCodec):
         if row.oracle_type != "expected-behavior-only" and not self._grading(row, context):
             return NO_CHECK
         return None
+
+    def weakened(self, row: ExportRow, context: WriteContext) -> list[tuple[str, str]] | None:
+        rules = [
+            (rule.field, rule.reason)
+            for rule in load_mapping(self.name).weakened_rules(
+                row.data, row.oracle_type, row.evaluator
+            )
+        ]
+        # a check written as the omk assertion that says the same is applied by omk itself
+        expected = row.expected if row.has_expected else None
+        written = {
+            "metadata.case.checks": all(
+                assertions_of(check) is not None for check in row.case.get("checks") or []
+            ),
+            "expected.satisfies": isinstance(expected, dict)
+            and assertions_of(expected.get("satisfies")) is not None,
+        }
+        return [rule for rule in rules if not written.get(rule[0])]
 
     def _grading(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
         """:func:`grading_of` the row, worked out once for the row's check and its sample."""
@@ -397,6 +422,12 @@ class OmkCodec(VendorCodec):
             return Fit.yes() if re.search(r"\b(sample_id|prompt)\s*:", text) else Fit.no(why)
         return Fit.yes() if not top or top & set(ROOT_KEYS) else Fit.no(why)
 
+
+#: how an import reads a sample's assertions as checks
+_CHECKS_READ: Final = (
+    "the sample's assertions that check the output's text, as the checks that say the same"
+    " (contains as contains under lowercase, equals under trim, assert-set as all or any)"
+)
 
 #: the comment above a starter row's sample in a YAML file
 _STARTER_COMMENT: Final = f"# {STARTER_NOTE}\n".encode()

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from blueprint.formats.native import ABSENT
+from blueprint.formats.omk.checks import assertions_of, check_of
 from blueprint.formats.omk.rules import _is_number, _safe_number, blank
 from blueprint.formats.vendor import ExportRow
 from blueprint.io import jsonvalues
@@ -74,7 +75,26 @@ def _plain_forbidden(expected: dict[str, Any]) -> list[str]:
 
 
 def grading_of(row: ExportRow) -> dict[str, Any]:
-    """The rubric and assertions that say what the row's oracle says, as far as omk can."""
+    """The rubric and assertions that say what the row's oracle says, as far as omk can,
+    with an assertion for each check of its gate that omk has (a person's row is never
+    scored by its checks)."""
+    grading = _oracle_grading(row)
+    gate = [] if row.human_only else gate_assertions(row)
+    if gate:
+        grading["assertions"] = [*grading.get("assertions", []), *gate]
+    return grading
+
+
+def gate_assertions(row: ExportRow) -> list[dict[str, Any]]:
+    """The assertions of the row's checks that omk has (the others are left out)."""
+    return [
+        assertion
+        for check in row.case.get("checks") or []
+        for assertion in assertions_of(check) or []
+    ]
+
+
+def _oracle_grading(row: ExportRow) -> dict[str, Any]:
     oracle = row.oracle_type
     expected = row.expected
     if oracle == "rubric":
@@ -82,6 +102,9 @@ def grading_of(row: ExportRow) -> dict[str, Any]:
         return {"rubric": rubric_of(criteria)} if criteria else {}
     if oracle == "reference-answer":
         return {"assertions": [{"type": "equals", "value": answer_value(expected)}]}
+    if oracle == "acceptable-set" and "satisfies" in expected:
+        found = assertions_of(expected["satisfies"])
+        return {"assertions": found} if found else {}
     if oracle == "acceptable-set":
         members = _acceptable_members(expected)
         if not members:
@@ -184,9 +207,18 @@ def _tool_names(assertions: list[Any], kind: str) -> list[str]:
     ]
 
 
+def _gate(assertions: list[Any], used: Any = None) -> dict[str, Any]:
+    """The case's checks: every assertion with a check but the one the oracle came from."""
+    checks = [check_of(item) for item in assertions if item is not used]
+    found = [check for check in checks if check is not None]
+    return {"checks": found} if found else {}
+
+
 def oracle_of(record: dict[str, Any]) -> tuple[str, Any, dict[str, Any], str]:
     """The oracle type a sample states, its expected value (ABSENT for none), the case fields
-    it gives, and how the oracle type was inferred."""
+    it gives (its checks among them), and how the oracle type was inferred."""
+    raw = record.get("assertions")
+    assertions = raw if isinstance(raw, list) else []
     rubric = record.get("rubric")
     if isinstance(rubric, dict) and rubric:
         criteria = [
@@ -195,18 +227,18 @@ def oracle_of(record: dict[str, Any]) -> tuple[str, Any, dict[str, Any], str]:
             else jsonvalues.dumps_text(dimension)
             for dimension in rubric.values()
         ]
-        return "rubric", ABSENT, {"evaluationCriteria": criteria}, "the sample has a rubric"
-    raw = record.get("assertions")
-    assertions = raw if isinstance(raw, list) else []
+        case = {"evaluationCriteria": criteria, **_gate(assertions)}
+        return "rubric", ABSENT, case, "the sample has a rubric"
     for assertion in assertions:
         value = _equals_value(assertion)
         if value is not ABSENT:
-            return "reference-answer", value, {}, "the sample has an equals assertion"
+            why = "the sample has an equals assertion"
+            return "reference-answer", value, _gate(assertions, assertion), why
     for assertion in assertions:
         members = _acceptable_set(assertion)
         if members is not None:
             why = "the sample has an assert-set of mode any whose children are equals assertions"
-            return "acceptable-set", {"acceptable": members}, {}, why
+            return "acceptable-set", {"acceptable": members}, _gate(assertions, assertion), why
     called = _tool_names(assertions, "tools_called")
     not_called = _tool_names(assertions, "tools_not_called")
     if called or not_called:
@@ -217,9 +249,18 @@ def oracle_of(record: dict[str, Any]) -> tuple[str, Any, dict[str, Any], str]:
             "the sample has tools_called or tools_not_called assertions (the arguments from"
             " tool_input_contains; in any order, which omk does not check)"
         )
-        return "expected-tool-calls", expected, {}, why
+        return "expected-tool-calls", expected, _gate(assertions), why
+    checks = _gate(assertions).get("checks")
+    if checks:
+        satisfies = checks[0] if len(checks) == 1 else {"type": "all", "checks": checks}
+        why = (
+            "the sample's assertions are checks of the output with no judge: the acceptable"
+            " outputs are those that pass them all"
+        )
+        case = {"evaluator": "exact-or-programmatic"}
+        return "acceptable-set", {"satisfies": satisfies}, case, why
     if assertions:
-        why = "its assertions state no reference answer, set, rubric or tool calls"
+        why = "its assertions state no reference answer, set, rubric, tool calls or checks"
     else:
         why = "the sample has no rubric and no assertions"
     return "expected-behavior-only", ABSENT, {}, why
