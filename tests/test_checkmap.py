@@ -14,7 +14,7 @@ from blueprint.convert import ConvertOptions, convert
 from blueprint.core.checks import check_problem
 from blueprint.core.model import CHECK_TYPES, Check
 from blueprint.formats import REGISTRY
-from blueprint.formats.checkmap import EXAMPLES, TOOLS, table
+from blueprint.formats.checkmap import EXAMPLES, LEFT_OUT, PARTLY, TOOLS, table
 from blueprint.formats.vendor.codec import SCORED_FORMATS
 
 #: the tools a set is exported to for a runner, as the docs list them
@@ -36,7 +36,7 @@ def test_the_mapping_names_every_check_type_and_every_tool() -> None:
     assert tuple(TOOLS) == RUNNERS + OTHERS
     assert set(TOOLS) <= set(REGISTRY)
     # every runner with a Blueprint scorer is listed, and only promptfoo runs checks natively
-    assert {name for name, tool in TOOLS.items() if tool.kind != "not carried"} == set(
+    assert {name for name, tool in TOOLS.items() if tool.kind in ("native", "scorer")} == set(
         SCORED_FORMATS
     )
     assert {name for name, tool in TOOLS.items() if tool.kind == "native"} == {"promptfoo"}
@@ -111,7 +111,18 @@ def test_each_tools_kind_is_what_its_export_does(tmp_path: Path, tool: str) -> N
         again = _lossy(tmp_path, tool, graders="blueprint")
         assert not {field for field, _ in again} & {"expected.satisfies", "metadata.case.checks"}
     else:
-        assert found[("*", "excluded")] >= set(SATISFIED)
-        assert "gated" in found[("*", "excluded")] | set().union(
+        # the tool's own assertions: a check it has is written, a row defined by one it has
+        # not is left out (or the check reported), and cells marked partly go either way
+        left_out = found.get(("*", "excluded"), set()) | found.get(
+            ("expected.satisfies", "weakened"), set()
+        )
+        for check_type in CHECK_TYPES:
+            cell = TOOLS[tool].carries(check_type)
+            if cell.startswith(LEFT_OUT):
+                assert f"by-{check_type}" in left_out, (tool, check_type, found)
+            elif not cell.startswith(PARTLY):
+                assert f"by-{check_type}" not in left_out, (tool, check_type, found)
+        # the gate holds every example, some of which the tool has not
+        assert "gated" in found.get(("*", "excluded"), set()) | set().union(
             *(ids for (field, _), ids in found.items() if field == "metadata.case.checks")
         )

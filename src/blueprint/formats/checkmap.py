@@ -15,9 +15,15 @@ from typing import Any, Final, Literal, get_args
 
 from blueprint.core.model import CHECK_MODELS, CHECK_TYPES
 
-#: how a tool carries checks: its own assertions run them; Blueprint's scorer in the runner
-#: runs them (``convert --graders blueprint``), the stock graders do not; or not at all
-Kind = Literal["native", "scorer", "not carried"]
+#: how a tool carries checks: its own assertions run every one of them; Blueprint's scorer in
+#: the runner runs them (``convert --graders blueprint``), the stock graders do not; or the
+#: tool's own assertions run those it has, and the others are left out or reported
+Kind = Literal["native", "scorer", "own where it has one"]
+
+#: a cell that starts so: the check is not carried (its row left out, or the check reported)
+LEFT_OUT: Final = "left out"
+#: a cell that starts so: carried in some forms of the check, left out in others
+PARTLY: Final = "partly"
 
 #: the cell of a check Blueprint's scorer applies in the runner
 SCORER: Final = "scorer"
@@ -61,19 +67,54 @@ _OPENAI_EVALS: Final = (
     " checks"
 )
 _OMK: Final = (
-    "a row whose acceptable set is defined by a check is left out (nothing omk can check is"
-    " left of it); a gate is dropped and reported (an omk sample has no place for it)"
+    "each check omk has is written as its own assertion (omk lowercases contains and the"
+    " other text checks, so a case-sensitive one goes as an escaped regex, and trims"
+    " equals); a row whose acceptable set is defined by a check omk has none of (number,"
+    " items, weighted, other normalisations) is left out, and such a check in a gate is"
+    " reported weakened. omk counts lengths and edit distances in UTF-16 units"
 )
 _APOLLIA: Final = (
-    "a row whose acceptable set is defined by a check is left out (a task without"
-    " assertions passes every run); a gate is dropped and reported weakened; grade the"
-    " recorded outputs with `blueprint grade`"
+    "a check that is a pattern on the result is written as apollia-os's regex assertion on"
+    " `result`: regex with no flag or `s`, and equals, contains, starts-with, ends-with,"
+    " contains-any and contains-all without normalisations, as escaped patterns; a row whose"
+    " acceptable set is defined by any other check is left out (a task without assertions"
+    " passes every run), and such a check in a gate is reported weakened"
 )
 _OME: Final = (
-    "a row whose acceptable set is defined by a check is left out (ome checks which cards"
-    " come back); a gate on a card row is reported weakened; grade the recorded outputs with"
-    " `blueprint grade`"
+    "ome checks which cards come back: an `items` check of card ids is the case's"
+    " expectedCards and allowedExtraCards; a row whose acceptable set is defined by any other"
+    " check is left out, and a gate is reported weakened"
 )
+_OMK_TYPES: Final = {
+    "equals": f"{PARTLY}: `equals` (omk trims; other normalisations {LEFT_OUT})",
+    "number": LEFT_OUT,
+    "contains": f"{PARTLY}: `contains` under `lowercase`, else a regex; `trim` {LEFT_OUT}",
+    "starts-with": f"{PARTLY}: `starts_with` under `lowercase`, else a regex",
+    "ends-with": f"{PARTLY}: `ends_with` under `lowercase`, else a regex",
+    "contains-any": f"{PARTLY}: `contains_any` under `lowercase`, else regexes",
+    "contains-all": f"{PARTLY}: `contains_all` under `lowercase`, else regexes",
+    "regex": "`regex`",
+    "is-json": "`json_valid`",
+    "json-schema": f"{PARTLY}: `json_schema` where draft-07 reads the schema the same",
+    "length": "`min_length`, `max_length`, `word_count_min`, `word_count_max`",
+    "levenshtein": "`levenshtein_max`",
+    "items": LEFT_OUT,
+    "not": "`not: true`",
+    "all": "`assert-set` (all)",
+    "any": "`assert-set` (any)",
+    "weighted": LEFT_OUT,
+}
+_PATTERN: Final = f"{PARTLY}: regex on `result` without normalisations"
+_APOLLIA_TYPES: Final = {
+    "equals": _PATTERN,
+    "contains": _PATTERN,
+    "starts-with": _PATTERN,
+    "ends-with": _PATTERN,
+    "contains-any": _PATTERN,
+    "contains-all": _PATTERN,
+    "regex": f"{PARTLY}: regex on `result`, no flag or `s`",
+    "all": f"{PARTLY}: its pattern checks, each a regex on `result`",
+}
 _SCHEMA: Final = {"json-schema": "`is-json` with the schema"}
 _IDEAL: Final = {"starts-with": "scorer; Match", "contains": "scorer; Includes"}
 #: one line per tool, in the order the table lists them
@@ -84,9 +125,9 @@ TOOLS: Final[dict[str, Carriage]] = {
     "braintrust": Carriage("Braintrust", "scorer", SCORER, _STOCK),
     "inspect": Carriage("Inspect", "scorer", SCORER, _STOCK),
     "openai-evals": Carriage("OpenAI Evals", "scorer", SCORER, _OPENAI_EVALS, _IDEAL),
-    "omk": Carriage("omk", "not carried", "left out", _OMK),
-    "apollia": Carriage("apollia", "not carried", "left out", _APOLLIA),
-    "ome": Carriage("ome", "not carried", "left out", _OME),
+    "omk": Carriage("omk", "own where it has one", LEFT_OUT, _OMK, _OMK_TYPES),
+    "apollia": Carriage("apollia", "own where it has one", LEFT_OUT, _APOLLIA, _APOLLIA_TYPES),
+    "ome": Carriage("ome", "own where it has one", LEFT_OUT, _OME, {"items": "expectedCards"}),
 }
 
 #: one example of each check type
