@@ -75,8 +75,17 @@ def test_each_config_entry_crossed_with_each_test_is_a_row(tmp_path: Path) -> No
         "Hello World",
         "Good morning",
     ]
-    # the entry's assertions run before the test's, on every test it is crossed with
-    assert rows[1]["expected"] == "Hola mundo"
+    # the entry's assertions run before the test's, on every test it is crossed with: the
+    # entry's icontains, then the test's equals of its var
+    assert rows[1]["expected"] == {
+        "satisfies": {
+            "type": "all",
+            "checks": [
+                {"type": "contains", "value": "hola", "normalize": ["lowercase"]},
+                {"type": "equals", "value": "Hola mundo"},
+            ],
+        }
+    }
     assert rows[3]["expected"] == "Bonjour le monde"
     assert rows[1]["metadata"]["team"] == rows[2]["metadata"]["team"] == "es"
     derived = rows[4]["metadata"]["case"]["extensions"]["blueprint-import"]["derived"]

@@ -80,12 +80,12 @@ def test_promptfoo_config_inference() -> None:
         "vars": {"question": "Where do I send returns?", "locale": "en-GB"},
     }
     case = programmatic["metadata"]["case"]
-    # icontains is a substring check, not an equality: a rubric stating it, no answer
-    assert case["oracleType"] == "rubric" and "evaluator" not in case
-    assert "expected" not in programmatic
-    assert case["evaluationCriteria"] == [
-        'output contains "returns centre", ignoring case (promptfoo icontains)'
-    ]
+    # icontains is a substring check, not an equality: the acceptable set the check defines
+    assert case["oracleType"] == "acceptable-set"
+    assert case["evaluator"] == "exact-or-programmatic"
+    assert programmatic["expected"] == {
+        "satisfies": {"type": "contains", "value": "returns centre", "normalize": ["lowercase"]}
+    }
     assert "icontains 'returns centre'" in case["passLogic"]
     kept = case["extensions"]["promptfoo"]["native"]["assert"]["value"]
     assert kept == [{"type": "icontains", "value": "returns centre"}]  # written back as it was
@@ -98,10 +98,8 @@ def test_promptfoo_csv_expected_grammar() -> None:
     assert rows[0]["metadata"]["tags"] == ["easy", "smoke"]
     assert rows[1]["expected"] == "necessary"  # a bare cell means equals
     contains = rows[2]["metadata"]["case"]
-    assert contains["oracleType"] == "rubric" and "expected" not in rows[2]
-    assert contains["evaluationCriteria"] == [
-        'output contains "Bonjour", matching case (promptfoo contains)'
-    ]
+    assert contains["oracleType"] == "acceptable-set"
+    assert rows[2]["expected"] == {"satisfies": {"type": "contains", "value": "Bonjour"}}
     assert "contains 'Bonjour'" in contains["passLogic"]
 
 
@@ -209,19 +207,20 @@ def test_negated_checks_are_never_an_expected_answer(tmp_path) -> None:
         "  assert: [{type: icontains, value: thanks}, {type: not-equals, value: I cannot help}]\n",
     )
     negated, mixed = (row["metadata"]["case"] for row in rows)
-    assert "expected" not in rows[0] and negated["oracleType"] == "rubric"
-    assert negated["unacceptableBehavior"] == [
-        'output contains "idiot", matching case (promptfoo not-contains)'
-    ]
-    assert "evaluator" not in negated  # promptfoo runs it as code; no evaluator is claimed
-    assert "expected" not in rows[1] and mixed["oracleType"] == "rubric"
-    assert mixed["unacceptableBehavior"] == [
-        'output equals "I cannot help" exactly (promptfoo not-equals)'
-    ]
-    assert mixed["evaluationCriteria"] == [
-        'output contains "thanks", ignoring case (promptfoo icontains)',
-        'output does not equal "I cannot help" (promptfoo not-equals)',
-    ]
+    # a negated check is no answer: the acceptable set is what the negation lets through
+    assert negated["oracleType"] == mixed["oracleType"] == "acceptable-set"
+    assert rows[0]["expected"] == {
+        "satisfies": {"type": "not", "check": {"type": "contains", "value": "idiot"}}
+    }
+    assert rows[1]["expected"] == {
+        "satisfies": {
+            "type": "all",
+            "checks": [
+                {"type": "contains", "value": "thanks", "normalize": ["lowercase"]},
+                {"type": "not", "check": {"type": "equals", "value": "I cannot help"}},
+            ],
+        }
+    }
 
 
 def test_checks_that_name_no_answer_become_criteria(tmp_path) -> None:

@@ -5,7 +5,8 @@ and negations) runs with the echo provider on outputs such as "There's grub in t
 Wherever the imported row is a reference answer, promptfoo passes exactly the outputs equal
 to its expected value, which is what Blueprint's reference semantics (equality) grade; and
 wherever promptfoo passes an output that is not the check's value, the row is no reference
-answer, so nothing imported grades stricter than promptfoo did.
+answer but the acceptable set the check defines, which ``blueprint grade`` decides as
+promptfoo does.
 """
 
 from __future__ import annotations
@@ -70,7 +71,9 @@ def test_reference_rows_pass_exactly_what_promptfoo_passes(promptfoo: str, tmp_p
         where = f"{check} on {output!r}: promptfoo {'passes' if passed else 'fails'}"
         if oracle == "reference-answer":
             references += 1
-            assert passed == reference_grade(row, output), where
+        # every other check is the acceptable set its check defines, graded the same way
+        assert oracle in ("reference-answer", "acceptable-set"), where
+        assert passed == reference_grade(row, output), where
         if passed and output != check["value"]:
             assert oracle != "reference-answer", where
     # the suite means something: equals and levenshtein below 1 are references; the issue's
@@ -176,5 +179,5 @@ def test_checks_promptfoo_does_not_run_are_said_on_import(promptfoo: str, tmp_pa
     assert "promptfoo runs it with no check and passes it" in notes[0]
     assert "did you mean contains-any?" in notes[1]
     oracles = [row["metadata"]["case"]["oracleType"] for row in rows]
-    unchecked, rubric = "expected-behavior-only", "rubric"
-    assert oracles == [unchecked, unchecked, rubric, unchecked, rubric]
+    unchecked, rubric, checked = "expected-behavior-only", "rubric", "acceptable-set"
+    assert oracles == [unchecked, unchecked, rubric, unchecked, checked]

@@ -18,7 +18,6 @@ from blueprint.formats.promptfoo.assertions import (
     asserted,
     assertions_for,
     expected_from_assertions,
-    infer,
 )
 from blueprint.formats.promptfoo.cases import (
     CONTEXT_VARS,
@@ -29,13 +28,13 @@ from blueprint.formats.promptfoo.cases import (
     merged_vars,
     moved_prompts,
     native_input,
-    output_transform,
     suite_of_header,
     vars_for,
     vars_of_input,
 )
 from blueprint.formats.promptfoo.checks import NESTED_SCHEMA, nested_json_schema
 from blueprint.formats.promptfoo.config import load
+from blueprint.formats.promptfoo.importchecks import infer
 from blueprint.formats.promptfoo.prompts import read_prompts
 from blueprint.formats.promptfoo.references import (
     Unkept,
@@ -80,6 +79,7 @@ _SHAPE: Final = NativeShape(
             "case.expectedBehavior",
             "case.unacceptableBehavior",
             "case.passLogic",
+            "case.checks",
         ),
         "metadata": ("id", "extras"),
     },
@@ -172,7 +172,8 @@ class PromptfooCodec(VendorCodec):
         inference = infer(
             assertions,
             variables if isinstance(variables, dict) else {"input": variables},
-            output_transform(record.get("options"), suite),
+            record,
+            suite,
         )
         derived.update(inference.derived)
         derived["metadata.case.oracleType"] = "; ".join(
@@ -467,7 +468,8 @@ class PromptfooCodec(VendorCodec):
         inference = infer(
             [*(defaults if isinstance(defaults, list) else []), *checks],
             variables if isinstance(variables, dict) else {"input": variables},
-            output_transform(record.get("options") if isinstance(record, dict) else None, suite),
+            record,
+            suite,
         )
         case = row.case
         said = (
@@ -476,7 +478,7 @@ class PromptfooCodec(VendorCodec):
             and same(inference.expected, row.data.get("expected", ABSENT))
             and all(
                 same(inference.case.get(key, ABSENT), case.get(key, ABSENT))
-                for key in ("evaluationCriteria", "unacceptableBehavior")
+                for key in ("evaluationCriteria", "unacceptableBehavior", "checks")
             )
         )
         return checks if said else None
