@@ -163,6 +163,21 @@ def test_an_edited_row_reaches_the_vendor_and_the_old_value_travels_with_it() ->
     assert restored.payload["entries"]["q"] == extension["native"]["q"]  # nothing is lost
 
 
+def test_an_entry_from_before_the_check_fields_matches_a_row_without_them() -> None:
+    # the shape came to depend on case.checks after the entry was written: a row with no
+    # checks is as it was, so the vendor's value comes back; a row that has checks is edited
+    later = NativeShape(mapped={"a": ("expected", "case.checks")}, grading=("a",))
+    row = _row("q", "Paris")
+    entry = {"from": fingerprint(row, ("expected",)), "value": "native"}
+    extension = {"native": {"a": entry}}
+    restored = restore(later, {"a": "regenerated"}, extension, row)
+    assert restored.kept == {"a"} and restored.record["a"] == "native"
+    gated = _row("q", "Paris")
+    gated["metadata"]["case"]["checks"] = [{"type": "is-json"}]
+    edited = restore(later, {"a": "regenerated"}, extension, gated)
+    assert edited.edited == ["a"] and edited.record["a"] == "regenerated"
+
+
 def test_fingerprints_tell_absent_from_null() -> None:
     assert fingerprint({"input": None}, ("input",)) != fingerprint({}, ("input",))
     assert fingerprint({"input": 1}, ("input",)) != fingerprint({"input": 1.0}, ("input",))

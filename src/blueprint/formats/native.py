@@ -76,6 +76,30 @@ def fingerprint(row: dict[str, Any], dependencies: tuple[Dependency, ...]) -> st
     return hashlib.sha256(jsonvalues.dumps(values, sort_keys=True)).hexdigest()[:16]
 
 
+#: case-profile fields the shapes came to depend on after files were imported (the check
+#: vocabulary's): an entry fingerprinted before, without them, still matches a row that has
+#: none of them, so a set imported then goes back as it came
+LATER_DEPENDENCIES: Final = frozenset(
+    {"case.checks", "case.normalize", "case.tolerance", "case.passThreshold"}
+)
+
+
+def unchanged(
+    entry: dict[str, Any], row: dict[str, Any], dependencies: tuple[Dependency, ...]
+) -> bool:
+    """Whether the canonical values a native entry was read into are as they were: its
+    fingerprint is the row's now, with or without the later dependencies the row lacks."""
+    written = entry.get("from")
+    if written == fingerprint(row, dependencies):
+        return True
+    earlier = tuple(
+        name
+        for name in dependencies
+        if name not in LATER_DEPENDENCIES or canonical_value(row, name) is not ABSENT
+    )
+    return earlier != dependencies and written == fingerprint(row, earlier)
+
+
 def same(left: Any, right: Any) -> bool:
     """Equal as JSON, types kept apart (1 is not 1.0 is not true): their JSON texts, keys
     sorted, are the same."""
@@ -153,7 +177,7 @@ def restore(
         if dependencies is None or not isinstance(entry, dict):
             entries[key] = entry  # not ours to interpret; carried as it is
             continue
-        if entry.get("from") != fingerprint(row, dependencies):
+        if not unchanged(entry, row, dependencies):
             entries[key] = entry  # edited since import: the old entry travels whole
             restored.edited.append(key)
             continue
