@@ -333,3 +333,16 @@ def test_default_test_assertions_run_first(tmp_path: Path) -> None:
     assert rows[2]["expected"] == {"satisfies": default}
     derived = rows[0]["metadata"]["case"]["extensions"]["blueprint-import"]["derived"]
     assert "expected" in derived
+
+
+def test_an_llm_rubrics_threshold_is_the_rows_pass_threshold() -> None:
+    rubric = {"type": "llm-rubric", "value": "is polite", "threshold": 0.8}
+    found = infer([rubric], {"input": "q"}, {}, Suite())
+    assert found.evaluator == "llm-judge" and found.case["passThreshold"] == 0.8
+    # beside a test threshold, the judge's score is weighed with the others: no row threshold
+    weighed = infer([rubric], {"input": "q"}, {"threshold": 0.5}, Suite())
+    assert "passThreshold" not in weighed.case
+    # out of range, or on a judge whose threshold means something else: none
+    assert "passThreshold" not in infer([{**rubric, "threshold": 3}], {}, {}, Suite()).case
+    geval = {"type": "g-eval", "value": "is polite", "threshold": 0.8}
+    assert "passThreshold" not in infer([geval], {}, {}, Suite()).case

@@ -80,6 +80,7 @@ _SHAPE: Final = NativeShape(
             "case.unacceptableBehavior",
             "case.passLogic",
             "case.checks",
+            "case.passThreshold",
         ),
         "metadata": ("id", "extras"),
     },

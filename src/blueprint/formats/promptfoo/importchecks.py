@@ -322,8 +322,34 @@ def _default(record: dict[str, Any], suite: Suite, key: str) -> Any:
 def infer(assertions: list[Any], variables: dict[str, Any], record: Any, suite: Suite) -> Inference:
     """The row a promptfoo test's assertions (its defaultTest's first) amount to: read by
     :func:`assertions.infer`, then with its deterministic assertions as checks where every
-    one of them maps and promptfoo's verdict is theirs (see the module's docstring)."""
+    one of them maps and promptfoo's verdict is theirs (see the module's docstring), and an
+    llm-rubric's threshold as the row's passThreshold."""
     record = record if isinstance(record, dict) else {}
+    inference = _infer(assertions, variables, record, suite)
+    threshold = _rubric_threshold(assertions, record, suite)
+    if threshold is not None and inference.evaluator == "llm-judge":
+        inference.case["passThreshold"] = threshold
+    return inference
+
+
+def _rubric_threshold(assertions: list[Any], record: dict[str, Any], suite: Suite) -> Any:
+    """The threshold of a test's one llm-rubric, which promptfoo applies as a row's
+    passThreshold is (the judge passes, and its score reaches it): None when the test has
+    no such one, or a threshold of its own that weighs the judge with other scores."""
+    if _default(record, suite, "threshold") is not None or not _flat(assertions):
+        return None
+    judges = [
+        item for item in assertions if isinstance(item, dict) and "rubric" in str(item.get("type"))
+    ]
+    if len(judges) != 1 or judges[0].get("type") != "llm-rubric":
+        return None
+    threshold: Any = judges[0].get("threshold")
+    return threshold if _number(threshold) and 0 <= threshold <= 1 else None
+
+
+def _infer(
+    assertions: list[Any], variables: dict[str, Any], record: dict[str, Any], suite: Suite
+) -> Inference:
     transform = output_transform(record.get("options"), suite)
     inference = infer_criteria(assertions, variables, transform)
     if not _flat(assertions) or unknown_types(assertions):
