@@ -764,7 +764,8 @@ def infer(assertions: list[Any], variables: dict[str, Any], transform: Any = Non
         names = list(dict.fromkeys(name for name in names if name))
         if names:
             derived["expected"] = (
-                "tool-call-f1 names tools only, in no order; arguments are unknown"
+                "tool-call-f1 names tools only, in no order; arguments are unknown; promptfoo"
+                " also fails a call of any tool it does not name, which the row allows"
             )
             calls = [{"name": name, "arguments": {}} for name in names]
             expected = {"calls": calls, "order": "any"}
