@@ -270,7 +270,8 @@ def graded(row: dict[str, Any], output: str) -> bool:
 #: promptfoo's tool-call-f1 at its default threshold 1 passes only when the tools called are
 #: exactly the tools named (precision and recall 1), while the expected-tool-calls row it
 #: imports as lets other calls be made (docs/grading.md): an output that calls get_weather and
-#: get_time passes ``grade`` and fails promptfoo. Kept failing until the import says it.
+#: get_time passes ``grade`` and fails promptfoo. The set has no way to say "no other tool",
+#: so the import's derived-value note says it; this stays a known difference, held here.
 TOOL_CALL_F1 = pytest.mark.xfail(
     strict=True, reason="tool-call-f1 fails an extra tool that expected-tool-calls allows"
 )
