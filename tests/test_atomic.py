@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -404,4 +405,45 @@ def test_a_scratch_folder_is_removed_and_a_stale_one_swept(
             f"blueprint-roundtrip-{os.getpid()}."
         )
         assert not stale.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+class _Stopped(Exception):
+    pass
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("kind", ["file", "folder"])
+def test_a_signal_as_a_partial_is_made_leaves_no_partial(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """A SIGTERM that arrives the moment the partial exists, before it is noted, still ends
+    with the partial removed (the command line turns SIGTERM into an exception)."""
+    import signal
+
+    def stop(signum: int, frame: Any) -> None:
+        raise _Stopped
+
+    name = "mkstemp" if kind == "file" else "mkdtemp"
+    real = getattr(tempfile, name)
+
+    def made_then_signalled(*args: Any, **kwargs: Any) -> Any:
+        made = real(*args, **kwargs)
+        # to this thread, as a command's one thread receives it (another thread of the test
+        # runner would take a signal sent to the process)
+        signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+        return made
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    monkeypatch.setattr(tempfile, name, made_then_signalled)
+    try:
+        with pytest.raises(_Stopped):
+            if kind == "file":
+                with AtomicOutputs([tmp_path / "out.txt"], force=False) as outputs:
+                    outputs.open(tmp_path / "out.txt").write("x")
+            else:
+                with AtomicFolder(tmp_path / "out.dir", force=False) as folder:
+                    (folder / "a").write_text("x")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     assert list(tmp_path.iterdir()) == []

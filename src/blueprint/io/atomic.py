@@ -258,18 +258,21 @@ class AtomicOutputs:
         target = self._given.get(Path(target), Path(target))
         if target not in self.targets:
             raise ValueError(f"{target} was not declared as an output")
-        try:
-            descriptor, temporary = tempfile.mkstemp(
-                dir=target.parent, prefix=_owned_prefix(target), suffix=".partial"
-            )
-        except OSError as error:
-            raise OutputError(target, _reason(error)) from None
         handle: IO[bytes] | IO[str]
-        if mode == "wb":
-            handle = os.fdopen(descriptor, "wb")
-        else:
-            handle = os.fdopen(descriptor, "w", encoding="utf-8", newline="")
-        self._pending[target] = (Path(temporary), handle)
+        # a signal between creating the partial and noting it would leave it behind: the
+        # two happen with signals held, so abort() always knows what to remove
+        with signals_held():
+            try:
+                descriptor, temporary = tempfile.mkstemp(
+                    dir=target.parent, prefix=_owned_prefix(target), suffix=".partial"
+                )
+            except OSError as error:
+                raise OutputError(target, _reason(error)) from None
+            if mode == "wb":
+                handle = os.fdopen(descriptor, "wb")
+            else:
+                handle = os.fdopen(descriptor, "w", encoding="utf-8", newline="")
+            self._pending[target] = (Path(temporary), handle)
         self._last_opened = target
         return handle
 
@@ -395,13 +398,24 @@ class AtomicFolder:
 
     def __enter__(self) -> Path:
         try:
-            self._temporary = Path(
-                tempfile.mkdtemp(
-                    dir=self.target.parent, prefix=_owned_prefix(self.target), suffix=".partial"
-                )
-            )
-        except OSError as error:
-            raise OutputError(self.target, _reason(error)) from None
+            # held while the folder is made and noted; a signal waiting when they are
+            # released is raised here, where __exit__ will not run: it is removed first
+            with signals_held():
+                try:
+                    self._temporary = Path(
+                        tempfile.mkdtemp(
+                            dir=self.target.parent,
+                            prefix=_owned_prefix(self.target),
+                            suffix=".partial",
+                        )
+                    )
+                except OSError as error:
+                    raise OutputError(self.target, _reason(error)) from None
+        except BaseException:
+            if self._temporary is not None:
+                _remove(self._temporary)
+                self._temporary = None
+            raise
         return self._temporary
 
     def __exit__(
