@@ -233,3 +233,41 @@ def test_a_judged_rows_threshold_goes_on_promptfoos_llm_rubric(tmp_path: Any) ->
     (test,) = read_yaml(Path(tmp_path) / "tests.yaml")
     assert [(a["type"], a.get("threshold")) for a in test["assert"]] == [("llm-rubric", 0.8)]
     assert "metadata.case.passThreshold" not in [loss.field for loss in result.export.lossy]
+
+
+@pytest.mark.parametrize(
+    ("field", "row"),
+    [
+        (
+            "expected.satisfies",
+            _row(
+                "acceptable-set",
+                {"satisfies": {"type": "all", "checks": [{"type": "json-schema", "schema": {}}]}},
+            ),
+        ),
+        (
+            "metadata.case.checks",
+            _row(
+                "reference-answer",
+                "a",
+                checks=[{"type": "not", "check": {"type": "json-schema", "schema": {}}}],
+            ),
+        ),
+    ],
+)
+def test_a_nested_json_schema_is_reported_on_the_field_that_holds_it(
+    tmp_path: Any, field: str, row: dict[str, Any]
+) -> None:
+    from pathlib import Path
+
+    from blueprint.convert import ConvertOptions, convert
+
+    source = Path(tmp_path) / "set.json"
+    source.write_text(
+        json.dumps({"schemaVersion": "blueprint.eval-set/v1", "name": "s", "rows": [row]})
+    )
+    result = convert(
+        source, Path(tmp_path) / "tests.yaml", ConvertOptions(target_format="promptfoo")
+    )
+    fields = {loss.field for loss in result.export.lossy if "json-schema" in loss.reason}
+    assert fields == {field}

@@ -544,19 +544,12 @@ class ApolliaCodec(VendorCodec):
 
     def weakened(self, row: ExportRow, context: WriteContext) -> list[tuple[str, str]] | None:
         mapping = load_mapping(self.name)
+        applied = self.applied_by_vendor(row)
         rules = [
             (rule.field, rule.reason)
             for rule in mapping.weakened_rules(row.data, row.oracle_type, row.evaluator)
+            if rule.field not in applied
         ]
-        # a check written as regex assertions on the result is applied by apollia-os itself
-        written = {
-            "metadata.case.checks": all(
-                result_patterns(check)[1] for check in row.case.get("checks") or []
-            ),
-            "expected.satisfies": isinstance(row.expected, dict)
-            and result_patterns(row.expected.get("satisfies"))[1],
-        }
-        rules = [rule for rule in rules if not written.get(rule[0])]
         judged_behaviour = row.oracle_type == "expected-behavior-only" or (
             row.oracle_type == "rubric" and not row.case.get("evaluationCriteria")
         )
@@ -565,6 +558,17 @@ class ApolliaCodec(VendorCodec):
             if rule not in rules:
                 rules.append(rule)
         return rules
+
+    def applied_by_vendor(self, row: ExportRow) -> set[str]:
+        # a check written as regex assertions on the result is applied by apollia-os itself
+        written = {
+            "metadata.case.checks": all(
+                result_patterns(check)[1] for check in row.case.get("checks") or []
+            ),
+            "expected.satisfies": isinstance(row.expected, dict)
+            and result_patterns(row.expected.get("satisfies"))[1],
+        }
+        return {field for field, applied in written.items() if applied}
 
     def _task(self, row: ExportRow) -> dict[str, Any]:
         task: dict[str, Any] = {"id": row.id, "prompt": as_text(row.input)}

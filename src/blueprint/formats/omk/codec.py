@@ -225,12 +225,11 @@ class OmkCodec(VendorCodec):
         return None
 
     def weakened(self, row: ExportRow, context: WriteContext) -> list[tuple[str, str]] | None:
-        rules = [
-            (rule.field, rule.reason)
-            for rule in load_mapping(self.name).weakened_rules(
-                row.data, row.oracle_type, row.evaluator
-            )
-        ]
+        applied = self.applied_by_vendor(row)
+        rules = load_mapping(self.name).weakened_rules(row.data, row.oracle_type, row.evaluator)
+        return [(rule.field, rule.reason) for rule in rules if rule.field not in applied]
+
+    def applied_by_vendor(self, row: ExportRow) -> set[str]:
         # a check written as the omk assertion that says the same is applied by omk itself
         expected = row.expected if row.has_expected else None
         written = {
@@ -240,7 +239,7 @@ class OmkCodec(VendorCodec):
             "expected.satisfies": isinstance(expected, dict)
             and assertions_of(expected.get("satisfies")) is not None,
         }
-        return [rule for rule in rules if not written.get(rule[0])]
+        return {field for field, applied in written.items() if applied}
 
     def _grading(self, row: ExportRow, context: WriteContext) -> dict[str, Any]:
         """:func:`grading_of` the row, worked out once for the row's check and its sample."""

@@ -10,13 +10,12 @@ from blueprint.core.checks import check_parts
 from blueprint.formats.promptfoo.javascript import ALL_CHECKS, COMPARED, javascript
 from blueprint.formats.vendor import ExportRow
 
-#: what a json-schema check inside another check becomes in promptfoo: is-json with a schema
-#: runs only as an assertion of its own, and the javascript assertion cannot validate one
+#: why a json-schema check inside another check is weakened in promptfoo: is-json with a
+#: schema runs only as an assertion of its own, and the javascript assertion cannot validate one
 NESTED_SCHEMA: Final = (
-    "metadata.case.checks",
     "a json-schema check inside not, all, any or weighted is not run by promptfoo (its"
     " is-json assertion validates a schema only as an assertion of its own): the javascript"
-    " assertion stops with an error on it; convert --graders blueprint applies it",
+    " assertion stops with an error on it; convert --graders blueprint applies it"
 )
 
 
@@ -69,26 +68,28 @@ def check_assertions(checks: Any) -> list[dict[str, Any]]:
     return native + ([javascript(ALL_CHECKS, coded)] if coded else [])
 
 
-def nested_json_schema(row: ExportRow) -> bool:
-    """Whether a json-schema check sits inside another check (or defines the acceptable
-    set inside one), where no promptfoo assertion can run it."""
-    roots = list(row.case.get("checks") or [])
+def nested_json_schema(row: ExportRow) -> list[tuple[str, str]]:
+    """The weakened entries for json-schema checks that sit inside another check, where no
+    promptfoo assertion can run them: one per field that holds such a check (the gate in
+    ``metadata.case.checks``, an acceptable set's ``expected.satisfies``)."""
+    roots: list[tuple[str, Any]] = [("metadata.case.checks", row.case.get("checks") or [])]
     expected = row.expected
-    if (
-        row.oracle_type == "acceptable-set"
-        and isinstance(expected, dict)
-        and "satisfies" in expected
-    ):
-        roots.append(expected["satisfies"])
-    stack = [part for root in roots if isinstance(root, dict) for part in check_parts(root)]
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, dict):
+    if row.oracle_type == "acceptable-set" and isinstance(expected, dict):
+        roots.append(("expected.satisfies", [expected.get("satisfies")]))
+    found = []
+    for field, checks in roots:
+        if not isinstance(checks, list):
             continue
-        if node.get("type") == "json-schema":
-            return True
-        stack.extend(check_parts(node))
-    return False
+        stack = [part for root in checks if isinstance(root, dict) for part in check_parts(root)]
+        while stack:
+            node = stack.pop()
+            if not isinstance(node, dict):
+                continue
+            if node.get("type") == "json-schema":
+                found.append((field, NESTED_SCHEMA))
+                break
+            stack.extend(check_parts(node))
+    return found
 
 
 def judge_threshold(row: ExportRow, assertions: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -32,7 +32,7 @@ from blueprint.formats.promptfoo.cases import (
     vars_for,
     vars_of_input,
 )
-from blueprint.formats.promptfoo.checks import NESTED_SCHEMA, nested_json_schema
+from blueprint.formats.promptfoo.checks import nested_json_schema
 from blueprint.formats.promptfoo.config import load
 from blueprint.formats.promptfoo.importchecks import infer
 from blueprint.formats.promptfoo.prompts import read_prompts
@@ -439,7 +439,7 @@ class PromptfooCodec(VendorCodec):
     def weakened(self, row: ExportRow, context: WriteContext) -> list[tuple[str, str]] | None:
         rules = load_mapping(self.name).weakened_rules(row.data, row.oracle_type, row.evaluator)
         found = [(rule.field, rule.reason) for rule in rules]
-        return found + ([NESTED_SCHEMA] if nested_json_schema(row) else [])
+        return found + nested_json_schema(row)
 
     def skip(self, row: ExportRow, context: WriteContext) -> str | None:
         if context.options.graders == "blueprint" and _blueprint_graded(row):
