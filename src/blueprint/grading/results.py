@@ -4,7 +4,12 @@ JSON Lines (one object a line) or CSV (a column a field; ``toolCalls``, ``finalS
 ``judge`` cells hold JSON, ``output`` is text), or a JSON array of the same objects:
 
     {"id": ROW_ID, "output": ANY, "toolCalls": [{"name": ..., "arguments": ...}],
-     "finalState": {...}, "judge": {"pass": BOOL, "score": NUM}}
+     "finalState": {...}, "judge": {"pass": BOOL, "score": NUM, "reason": TEXT,
+                                    "model": TEXT, "template": TEXT}}
+
+The judge's ``model`` and ``template`` name the judge that gave the verdict (see
+:mod:`blueprint.core.judgeprompt`). Each runner's own results file is read as well
+(:mod:`blueprint.grading.runners`).
 
 Only ``id`` is required; other keys (latency, cost, ...) are let be. A file whose ids repeat
 is refused, naming both lines.
@@ -21,7 +26,7 @@ from typing import Any, Final
 from blueprint.core.errors import ParseError
 from blueprint.formats import refuse_special_file
 from blueprint.formats._io import require_within_size
-from blueprint.grading.records import recorded_output
+from blueprint.grading.runners import runner_archive, runner_document
 from blueprint.grading.semantics import Recorded
 from blueprint.io import jsonvalues
 
@@ -45,12 +50,10 @@ def read_results(path: Path) -> dict[str, Recorded]:
 
 
 def _items(path: Path) -> Iterator[tuple[int | None, Any]]:
-    if path.suffix.lower() == ".eval":
-        raise ParseError(
-            path,
-            "an Inspect .eval log is a compressed archive Blueprint does not open; convert it"
-            " with: inspect log convert LOG.eval --to json --output-dir DIR",
-        )
+    archived = runner_archive(path)
+    if archived is not None:
+        yield from ((None, item) for item in archived)
+        return
     text = _text(path)
     suffix = path.suffix.lower()
     if suffix == ".csv":
@@ -62,11 +65,9 @@ def _items(path: Path) -> Iterator[tuple[int | None, Any]]:
             document = jsonvalues.loads(text)
         except jsonvalues.JSONError as error:
             raise ParseError(path, error.reason, line=error.line, column=error.column) from None
-        if isinstance(document, dict) and _promptfoo_results(document) is not None:
-            yield from ((None, item) for item in _from_promptfoo(path, document))
-            return
-        if isinstance(document, dict) and isinstance(document.get("samples"), list):
-            yield from ((None, item) for item in _from_inspect(path, document["samples"]))
+        found = runner_document(path, document)
+        if found is not None:
+            yield from ((None, item) for item in found)
             return
         if not isinstance(document, list):
             raise ParseError(
@@ -186,6 +187,10 @@ def _type_problem(calls: Any, state: Any, judge: Any) -> str | None:
         if score is not None and not (_json_number(score) and 0 <= score <= 1):
             shown = jsonvalues.dumps_text(score) if _json_number(score) else type_of(score)
             return f"judge.score: a number from 0 to 1, not {shown}"
+        for name in ("reason", "model", "template"):
+            value = judge.get(name)
+            if value is not None and not isinstance(value, str):
+                return f"judge.{name}: text, not {type_of(value)}"
     return None
 
 
@@ -221,109 +226,3 @@ def _state_problem(state: dict[str, Any]) -> str | None:
     elif records is not None and not isinstance(records, dict):
         return f"records: an object or a list, not {type_of(records)}"
     return None
-
-
-# --- the runners' own result files ------------------------------------------------------------
-
-
-def _promptfoo_results(document: dict[str, Any]) -> list[Any] | None:
-    """The entries of promptfoo's results file (``promptfoo eval -o results.json``)."""
-    results = document.get("results")
-    if isinstance(results, dict):
-        results = results.get("results")
-    if isinstance(results, list) and all(
-        isinstance(entry, dict) and "testCase" in entry for entry in results
-    ):
-        return results
-    return None
-
-
-def _from_promptfoo(path: Path, document: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """One result a test: its row's id from the test's metadata (the id Blueprint's export
-    wrote, else ``test-N`` by position, as Blueprint names a promptfoo test with none), its
-    output, and tool calls where the output is a list of them."""
-    for entry in _promptfoo_results(document) or []:
-        test = entry.get("testCase") if isinstance(entry.get("testCase"), dict) else {}
-        row_id = _promptfoo_id(test.get("metadata"))
-        if row_id is None and isinstance(entry.get("testIdx"), int):
-            row_id = f"test-{entry['testIdx'] + 1}"
-        response = entry.get("response")
-        if not isinstance(response, dict) or "output" not in response:
-            # an error before any output (a provider that failed): no result for the row
-            continue
-        recorded = recorded_output(row_id or "", response["output"])
-        item: dict[str, Any] = {"id": row_id, "output": recorded.output}
-        if recorded.tool_calls is not None:
-            item["toolCalls"] = recorded.tool_calls
-        judge = _promptfoo_judge(entry.get("gradingResult"))
-        if judge is not None:
-            item["judge"] = judge
-        yield item
-
-
-#: promptfoo's assertions whose verdict a model gives: a judge's verdict, for rubric rows
-MODEL_GRADED: Final = frozenset(
-    {"llm-rubric", "g-eval", "model-graded-closedqa", "factuality", "model-graded-factuality"}
-)
-
-
-def _promptfoo_judge(grading: Any) -> dict[str, Any] | None:
-    """The judge's verdict in a promptfoo result: every model-graded assertion's, together
-    (it passes when each passes; its score is their mean); None when no model graded."""
-    components = grading.get("componentResults") if isinstance(grading, dict) else None
-    verdicts = [
-        component
-        for component in components or []
-        if isinstance(component, dict)
-        and isinstance(component.get("assertion"), dict)
-        and component["assertion"].get("type") in MODEL_GRADED
-        and isinstance(component.get("pass"), bool)
-    ]
-    if not verdicts:
-        return None
-    judge: dict[str, Any] = {"pass": all(component["pass"] for component in verdicts)}
-    scores = [
-        component["score"]
-        for component in verdicts
-        if isinstance(component.get("score"), int | float)
-        and not isinstance(component.get("score"), bool)
-    ]
-    if len(scores) == len(verdicts):
-        judge["score"] = sum(scores) / len(scores)
-    return judge
-
-
-def _promptfoo_id(metadata: Any) -> str | None:
-    if not isinstance(metadata, dict):
-        return None
-    payload = metadata.get("blueprint")
-    if isinstance(payload, str):
-        try:
-            payload = jsonvalues.loads(payload)
-        except jsonvalues.JSONError:
-            payload = None
-    for found in (payload.get("id") if isinstance(payload, dict) else None, metadata.get("id")):
-        if isinstance(found, str) and found:
-            return found
-    return None
-
-
-def _from_inspect(path: Path, samples: list[Any]) -> Iterator[dict[str, Any]]:
-    """One result a sample of an Inspect log (JSON): its id, the completion, and the tool
-    calls of its assistant messages."""
-    for sample in samples:
-        if not isinstance(sample, dict):
-            raise ParseError(path, "an Inspect log's samples are objects")
-        output = sample.get("output")
-        completion = output.get("completion") if isinstance(output, dict) else None
-        calls = []
-        for message in sample.get("messages") or []:
-            if not isinstance(message, dict) or message.get("role") != "assistant":
-                continue
-            for call in message.get("tool_calls") or []:
-                if isinstance(call, dict):
-                    calls.append({"name": call.get("function"), "arguments": call.get("arguments")})
-        item: dict[str, Any] = {"id": str(sample.get("id")), "toolCalls": calls}
-        if completion is not None:
-            item["output"] = completion
-        yield item

@@ -36,6 +36,7 @@ from typing import Any, Final, Literal
 
 from blueprint.core.admissibility import ADMISSIBILITY
 from blueprint.core.checks import json_equal
+from blueprint.core.judgeprompt import judged
 from blueprint.core.model import EVALUATOR_TYPES, STARTER_PROVENANCES
 from blueprint.grading.checks import run_check, values_equal
 from blueprint.grading.commands import run_command
@@ -108,6 +109,8 @@ class RowVerdict:
     evaluator: str | None = None
     #: a starter row: an example, never gold; its verdict counts in no pass rate
     starter: bool = False
+    #: the judge that gave a judged row's verdict, as the result names it (model, template)
+    judge: dict[str, str] | None = None
 
     @property
     def scored(self) -> bool:
@@ -134,6 +137,7 @@ class RowVerdict:
             "oracleType": self.oracle_type,
             "caseFamily": self.case_family,
             "starterExample": self.starter,
+            **({"judge": self.judge} if self.judge else {}),
         }
 
 
@@ -173,7 +177,17 @@ def grade_row(
         case_family=family if isinstance(family, str) else None,
         evaluator=evaluator if isinstance(evaluator, str) else None,
         starter=case.get("provenance") in STARTER_PROVENANCES,
+        judge=_judge_identity(result) if judged(row, family_evaluator) else None,
     )
+
+
+def _judge_identity(result: Recorded | None) -> dict[str, str] | None:
+    """The model and template a recorded judge verdict names (None when it names neither)."""
+    judge = result.judge if result is not None else None
+    if not isinstance(judge, dict):
+        return None
+    found = {key: judge[key] for key in ("model", "template") if isinstance(judge.get(key), str)}
+    return found or None
 
 
 def _barred(oracle: Any, evaluator: Any) -> str | None:
