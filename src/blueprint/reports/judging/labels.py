@@ -17,6 +17,10 @@ from blueprint.validation.judge_status import LabelsError
 #: the rater name that stands for the judge in the long layout (caseId, rater, label)
 JUDGE_RATER: Final = "judge"
 HUMAN_COLUMN: Final = "human"
+#: the columns (keys) that name the judge that gave the judge's labels: its model and its
+#: Blueprint judge template (``<oracle-type>@<digest>``); in the long layout, on the judge's lines
+JUDGE_MODEL_COLUMN: Final = "judgeModel"
+JUDGE_TEMPLATE_COLUMN: Final = "judgeTemplate"
 #: how many unknown case ids a refusal names before it says "and N more"
 ID_PREVIEW: Final = 10
 
@@ -59,6 +63,9 @@ class LabelledCase:
     line: int | None
     humans: dict[str, int]
     judge: int
+    #: the judge that gave the judge's label, where the file names it: (model, template)
+    judge_model: str | None = None
+    judge_template: str | None = None
 
     def reference(self) -> int:
         """The humans' label the judge is compared with: the lower median of their labels
@@ -86,6 +93,8 @@ class _RawCase:
     humans: dict[str, Any] = field(default_factory=dict)
     judge: Any = None
     judge_given: bool = False
+    judge_model: str | None = None
+    judge_template: str | None = None
 
 
 def read_labels(path: Path, *, scale: tuple[int, int] | None = None) -> Labels:
@@ -118,6 +127,8 @@ class JudgedOutput:
     output: Any
     judge: str | int
     humans: dict[str, str | int]
+    judge_model: str | None = None
+    judge_template: str | None = None
 
 
 def read_judged_outputs(path: Path) -> list[JudgedOutput]:
@@ -142,7 +153,17 @@ def read_judged_outputs(path: Path) -> list[JudgedOutput]:
             for rater, value in raw.humans.items()
             if (token := _token(value)) is not None
         }
-        judged.append(JudgedOutput(raw.case_id, raw.line, outputs.get(raw.case_id), judge, humans))
+        judged.append(
+            JudgedOutput(
+                raw.case_id,
+                raw.line,
+                outputs.get(raw.case_id),
+                judge,
+                humans,
+                raw.judge_model,
+                raw.judge_template,
+            )
+        )
     return judged
 
 
@@ -257,6 +278,7 @@ def _collect(
                 raise LabelsError(f"{where}: a second label by {rater!r} for case {case_id!r}")
             if rater == JUDGE_RATER:
                 case.judge, case.judge_given = record["label"], True
+                _take_identity(where, case, record)
             else:
                 case.humans[rater] = record["label"]
             continue
@@ -265,6 +287,7 @@ def _collect(
         case = cases[case_id] = _RawCase(case_id, line)
         if JUDGE_RATER in record:
             case.judge, case.judge_given = record[JUDGE_RATER], True
+        _take_identity(where, case, record)
         for key, value in record.items():
             if key == HUMAN_COLUMN:
                 case.humans[HUMAN_COLUMN] = value
@@ -278,6 +301,20 @@ def _collect(
     ):
         raise LabelsError(f"{path}: no human column (human, or human.<rater> for each rater)")
     return list(cases.values()), layout or "wide"
+
+
+def _take_identity(where: str, case: _RawCase, record: dict[str, Any]) -> None:
+    """The judge's model and template a record names (text; an empty cell names none)."""
+    for column, name in (
+        (JUDGE_MODEL_COLUMN, "judge_model"),
+        (JUDGE_TEMPLATE_COLUMN, "judge_template"),
+    ):
+        value = record.get(column)
+        if value is None or value == "":
+            continue
+        if not isinstance(value, str):
+            raise LabelsError(f"{where}: {column} is text, not {jsonvalues.json_type(value)}")
+        setattr(case, name, value.strip() or None)
 
 
 def _token(value: Any) -> str | int | None:
@@ -349,7 +386,7 @@ def _decode_case(path: Path, raw: _RawCase, scale: Scale) -> LabelledCase:
     }
     if not humans:
         raise LabelsError(f"{where}: case {raw.case_id!r} has no human label")
-    return LabelledCase(raw.case_id, raw.line, humans, judge)
+    return LabelledCase(raw.case_id, raw.line, humans, judge, raw.judge_model, raw.judge_template)
 
 
 def parse_scale(text: str) -> tuple[int, int]:
