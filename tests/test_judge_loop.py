@@ -151,8 +151,8 @@ def test_labels_from_two_judges_make_no_report(tmp_path: Path) -> None:
     labels = tmp_path / "labels.csv"
     labels.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert {case.judge_model for case in read_labels(labels).cases} == {"a", "b"}
-    done = runner.invoke(app, ["judge-report", str(set_path), str(labels)])
-    assert done.exit_code == 2
+    done = runner.invoke(app, ["judge-report", str(labels), "--set", str(set_path)])
+    assert done.exit_code == 2, done.output
 
 
 @pytest.mark.parametrize("value", ['{"judgeModel": 3}', '{"judgeTemplate": ["x"]}'])
@@ -162,3 +162,39 @@ def test_a_judge_identity_that_is_not_text_is_refused(tmp_path: Path, value: str
     labels.write_text(json.dumps(record) + "\n", encoding="utf-8")
     with pytest.raises(LabelsError):
         read_labels(labels)
+
+
+def test_judge_report_takes_the_judges_labels_from_a_runners_results(tmp_path: Path) -> None:
+    set_path, rows = judged_set(tmp_path)
+    found = results(tmp_path, rows)
+    verdicts = [json.loads(line)["judge"]["pass"] for line in found.read_text().splitlines()]
+    lines = ["caseId,human"]  # people's labels only: the judge's come from the results
+    for number, (row, passed) in enumerate(zip(rows, verdicts, strict=True)):
+        agrees = number != 4
+        lines.append(f"{row['id']},{'pass' if passed == agrees else 'fail'}")
+    labels = tmp_path / "humans.csv"
+    labels.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report_path = tmp_path / "set.judge.json"
+    done = runner.invoke(
+        app,
+        [
+            "judge-report",
+            str(labels),
+            "--set",
+            str(set_path),
+            "--judge-results",
+            str(found),
+            "-o",
+            str(report_path),
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert {entry["judge"]["model"] for entry in report["families"]} == {MODEL}
+    assert {check.status for check in grade_set(set_path, found).judges.values()} == {"validated"}
+    # a judge label in the labels file that is not the results' one: other verdicts
+    labels.write_text("caseId,judge,human\n" + f"{rows[0]['id']},pass,pass\n", encoding="utf-8")
+    done = runner.invoke(
+        app, ["judge-report", str(labels), "--set", str(set_path), "--judge-results", str(found)]
+    )
+    assert done.exit_code == 2

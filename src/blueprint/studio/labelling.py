@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from blueprint.core.errors import BlueprintError, ParseError, UsageError
-from blueprint.grading.results import read_results
+from blueprint.core.errors import BlueprintError, UsageError
 from blueprint.io import jsonvalues
 from blueprint.io.atomic import AtomicOutputs
 from blueprint.reports.judging import (
@@ -31,6 +30,7 @@ from blueprint.reports.judging import (
     read_set_families,
     with_report_paths,
 )
+from blueprint.reports.judging.judged import LABEL_SUFFIXES, read_judge_results
 from blueprint.reports.judging.labels import (
     JUDGE_MODEL_COLUMN,
     JUDGE_TEMPLATE_COLUMN,
@@ -41,7 +41,6 @@ from blueprint.reports.judging.labels import (
 
 Label = str | int
 PASS_FAIL_LABELS: Final = ("pass", "fail")
-LABEL_SUFFIXES: Final = (".csv", ".jsonl", ".ndjson")
 #: the columns that name the judge, written when the results name it
 IDENTITY_COLUMNS: Final = (JUDGE_MODEL_COLUMN, JUDGE_TEMPLATE_COLUMN)
 
@@ -52,42 +51,6 @@ def _identity(item: JudgedOutput) -> tuple[str | None, str | None]:
 
 def _named(item: JudgedOutput) -> dict[str, str | None]:
     return dict(zip(IDENTITY_COLUMNS, _identity(item), strict=True))
-
-
-def read_judge_results(path: Path) -> list[JudgedOutput]:
-    """The judged outputs of a results file (see the module's docstring): a labels file
-    (``caseId`` and ``judge``), else any results file ``blueprint grade`` reads (a runner's
-    own results, Blueprint's JSON Lines or CSV), whose judge verdicts give the judge's label
-    and name the judge (model and template) where the file does."""
-    if path.suffix.lower() in LABEL_SUFFIXES and "caseId" in label_columns(path):
-        return read_judged_outputs(path)
-    try:
-        recorded = read_results(path)
-    except ParseError as error:
-        raise LabelsError(str(error)) from None
-    judged = [
-        JudgedOutput(
-            item.id,
-            item.line,
-            item.output,
-            "pass" if item.judge["pass"] else "fail",
-            {},
-            _text(item.judge.get("model")),
-            _text(item.judge.get("template")),
-        )
-        for item in recorded.values()
-        if isinstance(item.judge, dict) and isinstance(item.judge.get("pass"), bool)
-    ]
-    if not judged:
-        raise LabelsError(
-            f"{path}: no judge verdicts in it (a runner's results give them where a model"
-            " graded the output: promptfoo's llm-rubric, Blueprint's scorer with a judge)"
-        )
-    return judged
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def check_rater(name: str) -> str:

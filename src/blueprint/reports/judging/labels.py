@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -97,17 +97,29 @@ class _RawCase:
     judge_template: str | None = None
 
 
-def read_labels(path: Path, *, scale: tuple[int, int] | None = None) -> Labels:
+def read_labels(
+    path: Path,
+    *,
+    scale: tuple[int, int] | None = None,
+    judged: Sequence[JudgedOutput] | None = None,
+    judged_path: Path | None = None,
+) -> Labels:
     """Read a labels file: CSV (``.csv``) or JSON Lines (``.jsonl``), wide or long layout.
 
     Wide: a ``caseId`` column, a ``judge`` column and either one ``human`` column or one
     ``human.<rater>`` column per human rater (other columns are ignored). Long: ``caseId``,
     ``rater`` and ``label``, where the rater ``judge`` is the judge. Labels are ``pass`` /
     ``fail`` or integer scores; ``scale`` fixes the score range (else the scores seen).
+
+    ``judged`` (read from ``judged_path``, a runner's results) gives the judge's label and
+    identity of every case instead: the file then needs no judge column, and a judge label
+    it does hold must be the results' one.
     """
     path = Path(path)
     records = _records(path)
-    raws, layout = _collect(path, records)
+    raws, layout = _collect(path, records, judge_needed=judged is None)
+    if judged is not None:
+        _take_judged(path, raws, judged, judged_path or path)
     if not raws:
         raise LabelsError(f"{path}: no labels in the file")
     chosen = _scale(path, raws, scale)
@@ -246,8 +258,35 @@ def _jsonl_records(path: Path, text: str) -> Iterator[_Record]:
         yield number, flat
 
 
+def _take_judged(
+    path: Path, raws: list[_RawCase], judged: Sequence[JudgedOutput], source: Path
+) -> None:
+    """Each case's judge label and identity from the judge's results."""
+    verdicts = {item.case_id: item for item in judged}
+    for raw in raws:
+        where = f"{path}:{raw.line}" if raw.line is not None else str(path)
+        verdict = verdicts.get(raw.case_id)
+        if verdict is None:
+            raise LabelsError(f"{where}: case {raw.case_id!r} has no judge verdict in {source}")
+        try:
+            given = _token(raw.judge) if raw.judge_given else None
+        except ValueError:
+            given = raw.judge  # not a label at all: not the results' one either
+        if given not in (None, verdict.judge):
+            raise LabelsError(
+                f"{where}: case {raw.case_id!r} has the judge label {raw.judge!r}, and {source}"
+                f" says {verdict.judge!r}: the labels were given for other verdicts"
+            )
+        raw.judge, raw.judge_given = verdict.judge, True
+        raw.judge_model, raw.judge_template = verdict.judge_model, verdict.judge_template
+
+
 def _collect(
-    path: Path, records: Iterable[_Record], *, humans_needed: bool = True
+    path: Path,
+    records: Iterable[_Record],
+    *,
+    humans_needed: bool = True,
+    judge_needed: bool = True,
 ) -> tuple[list[_RawCase], Literal["wide", "long"]]:
     cases: dict[str, _RawCase] = {}
     layout: Literal["wide", "long"] | None = None
@@ -261,7 +300,7 @@ def _collect(
         long = "rater" in record and "label" in record
         if layout is None:
             layout = "long" if long else "wide"
-            if layout == "wide" and JUDGE_RATER not in record:
+            if layout == "wide" and judge_needed and JUDGE_RATER not in record:
                 raise LabelsError(
                     f"{where}: no judge column; a labels file has caseId, judge and human (or"
                     " human.<rater>) columns, or caseId, rater and label"
