@@ -23,8 +23,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-from jinja2 import Environment, StrictUndefined
-
 from blueprint.core.checks import describe
 
 #: the oracle types an LLM judge may grade (under the spec's two conditions)
@@ -126,6 +124,9 @@ def _template_ids() -> dict[str, str]:
 
 @cache
 def _template(oracle_type: str) -> Any:
+    # jinja2 loads only when a prompt is rendered: validate reads template names alone
+    from jinja2 import Environment, StrictUndefined
+
     environment = Environment(
         undefined=StrictUndefined,
         trim_blocks=True,
