@@ -59,6 +59,8 @@ GRADES: Final[dict[str, dict[str, Any]]] = {
     "P": {"score": 0.5},
 }
 _JUDGE_KEYS: Final = ("pass", "score", "reason", "model", "template")
+#: bytes read from an entry at a time
+_CHUNK: Final = 1 << 20
 
 
 def items(path: Path, document: Any) -> Iterator[dict[str, Any]] | None:
@@ -337,27 +339,23 @@ class _Budget:
         self.total = bounds.max_file_bytes
         self.used = 0
 
-    def allowed(self, name: str, size: int) -> int:
-        """The most bytes ``name`` may inflate to, -1 for no bound (ParseError when the
-        archive's directory already says it is more)."""
+    def check(self, name: str, size: int) -> None:
+        """Refuse an entry the archive's directory says inflates past a limit."""
         if self.entry and size > self.entry:
-            raise self.refuse(name, size, "max_cell_bytes", self.entry, "the entry")
+            raise ParseError(
+                self.path,
+                f"{name}: {size} bytes once inflated, more than the limit of {self.entry} an"
+                f" entry ({limits.hint('max_cell_bytes')})",
+            )
         if self.total and self.used + size > self.total:
-            raise self.refuse(name, self.used + size, "max_file_bytes", self.total, "in all")
-        bounds = [self.entry] if self.entry else []
-        if self.total:
-            bounds.append(self.total - self.used)
-        return min(bounds) if bounds else -1
+            raise ParseError(
+                self.path,
+                f"{name}: the archive inflates to {self.used + size} bytes or more, more than"
+                f" the limit of {self.total} ({limits.hint('max_file_bytes')})",
+            )
 
     def spend(self, size: int) -> None:
         self.used += size
-
-    def refuse(self, name: str, size: int, limit: str, value: int, what: str) -> ParseError:
-        return ParseError(
-            self.path,
-            f"{name}: inflates to {size} bytes {what}, more than the limit of {value}"
-            f" ({limits.hint(limit)})",
-        )
 
 
 def _entry_json(
@@ -382,7 +380,10 @@ def _entry_bytes(
     name = info.filename
     if info.flag_bits & 0x1:
         raise ParseError(path, f"{name}: encrypted, which an Inspect log never is")
-    bound = budget.allowed(name, info.file_size)
+    budget.check(name, info.file_size)
+    # never more than the directory says (and so than the limits allow): a bomb whose
+    # directory lies stops one byte past what it claims
+    bound = info.file_size
     if info.compress_type == ZSTANDARD:
         data = _zstandard(path, name, _raw(path, handle, info), bound)
     elif info.compress_type in _STDLIB_METHODS:
@@ -396,7 +397,6 @@ def _entry_bytes(
             path, f"{name}: compressed with method {info.compress_type}, which Blueprint reads not"
         )
     if len(data) != info.file_size:
-        # the bound is at least the size the directory gives, so a bomb that lies stops here
         shown = f"at least {len(data)}" if len(data) > info.file_size else str(len(data))
         raise ParseError(
             path, f"{name}: inflates to {shown} bytes where the archive says {info.file_size}"
@@ -434,12 +434,11 @@ def _zstandard(path: Path, name: str, raw: bytes, bound: int) -> bytes:
 
 
 def _bounded_read(stream: Any, bound: int) -> bytes:
-    """Everything a stream gives, or the first ``bound + 1`` bytes when it gives more (a
-    ``bound`` below 0 is none)."""
+    """Everything a stream gives, or the first ``bound + 1`` bytes when it gives more."""
     chunks: list[bytes] = []
     size = 0
-    while bound < 0 or size <= bound:
-        chunk = stream.read(1 << 20)
+    while size <= bound:
+        chunk = stream.read(min(_CHUNK, bound + 1 - size))
         if not chunk:
             break
         chunks.append(chunk)
