@@ -54,8 +54,7 @@ EXPECTED = {
     "tool-calls": {
         "output": "",
         "toolCalls": [{"name": "lookup_order", "arguments": {"order_id": "A-1"}}],
-        # Blueprint's scorer gives no judge to a tool-call row; Inspect's own grader did
-        "judge": {"pass": True, "score": 1.0, "model": "mockllm/model"},
+        # Blueprint's scorer gives no judge to a tool-call row, whatever Inspect's own gave
     },
 }
 
@@ -171,6 +170,29 @@ def test_model_graded_scores_are_the_judges_verdict_graded_by_the_model_evaluate
     }
 
 
+def test_without_blueprints_scorer_inspects_own_grades_are_the_judge() -> None:
+    """The fixture's model_graded_qa scores, graded by the model evaluated (mockllm/model)."""
+    document = json.loads((LOGS / "judged.json").read_text(encoding="utf-8"))
+    for logged in document["samples"]:
+        del logged["scores"]["oracle_scorer"]
+    found = judges(document)
+    assert found["judged-rubric"] == {
+        "pass": False,
+        "score": 0.0,
+        "reason": "It apologises but names no date.\nGRADE: I",
+        "model": "mockllm/model",
+    }
+    assert found["tool-calls"] == {
+        "pass": True,
+        "score": 1.0,
+        "reason": "It meets the criterion.\nGRADE: C",
+        "model": "mockllm/model",
+    }
+    # the stub answered P, which model_graded_qa's own instructions do not offer: Inspect
+    # left the sample unscored (NaN in the log), so there is no verdict
+    assert found["judged-graded"] is None
+
+
 def test_the_grader_is_the_scorers_model_else_the_grader_role() -> None:
     scorers = [
         {"name": "model_graded_fact", "options": {}},
@@ -188,14 +210,20 @@ def test_the_grader_is_the_scorers_model_else_the_grader_role() -> None:
     }
 
 
-def test_blueprints_scorer_judge_comes_before_inspects_own() -> None:
+def test_blueprints_scorer_where_used_decides_the_judge_not_inspects_own() -> None:
     judge = {"pass": True, "score": 0.9, "model": "m", "template": "rubric@000000000000"}
     scores = {
         "oracle_scorer": {"value": 0.9, "metadata": {"verdict": "pass", "judge": judge}},
         "model_graded_qa": {"value": "I"},
     }
-    document = log([sample("a", scores)], scorers=[{"name": "model_graded_qa"}])
-    assert judges(document) == {"a": judge}
+    unjudged = {
+        "oracle_scorer": {"value": 1.0, "metadata": {"verdict": "pass"}},
+        "model_graded_qa": {"value": "I"},
+    }
+    document = log(
+        [sample("a", scores), sample("b", unjudged)], scorers=[{"name": "model_graded_qa"}]
+    )
+    assert judges(document) == {"a": judge, "b": None}
 
 
 def test_several_epochs_of_a_sample_are_refused_naming_it_and_its_epochs() -> None:

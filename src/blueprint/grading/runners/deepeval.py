@@ -9,10 +9,11 @@ keeps its last run under ``testRunData`` in ``.deepeval/.latest_test_run.json``.
 A test case is its row by the id Blueprint's export wrote (``metadata.blueprint.id``, the
 golden's ``additional_metadata``), else by its name. Its output is ``actualOutput``, its
 tool calls ``toolsCalled``, and its final state ``metadata.finalState`` (where Blueprint's
-metric reads it). The judge's verdict is Blueprint's metric's (``Blueprint oracle``: its
-``verboseLogs`` hold the verdict and the judge as JSON, with the model and template), else
-that of every model-graded metric of the test case together (GEval, or any metric that
-names its ``evaluationModel``; it passes when each passes, its score is their mean).
+metric reads it). The judge's verdict is Blueprint's metric's where it was used
+(``Blueprint oracle``: its ``verboseLogs`` hold the verdict and the judge as JSON, with the
+model and template), else that of every model-graded metric of the test case together
+(GEval, or any metric that names its ``evaluationModel``; it passes when each passes, its
+score is their mean).
 """
 
 from __future__ import annotations
@@ -81,16 +82,19 @@ def _call(call: Any) -> Any:
 
 
 def _judge(metrics: Any) -> dict[str, Any] | None:
-    """Blueprint's metric's judge, else the model-graded metrics' verdict together."""
+    """Blueprint's metric's judge where Blueprint's metric was used, else the model-graded
+    metrics' verdict together."""
     if not isinstance(metrics, list):
         return None
     metrics = [metric for metric in metrics if isinstance(metric, dict)]
     for metric in metrics:
         if metric.get("name") == METRIC:
+            # Blueprint's metric judged the row, or the row needs no judge
             logged = _logged(metric.get("verboseLogs"))
             judge = logged.get("judge") if logged is not None else None
-            if isinstance(judge, dict):
-                return {key: judge[key] for key in _JUDGE_KEYS if judge.get(key) is not None}
+            if not isinstance(judge, dict):
+                return None
+            return {key: judge[key] for key in _JUDGE_KEYS if judge.get(key) is not None}
     graded = [
         metric
         for metric in metrics

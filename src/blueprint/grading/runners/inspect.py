@@ -10,8 +10,8 @@ Inspect writes ``NaN`` for a score or a metric with no value, which strict JSON 
 log reads it as no value.
 
 Each sample gives its output (``output.completion``), the tool calls of its assistant
-messages, and the judge's verdict where one is recorded: Blueprint's scorer's (the score's
-``metadata.judge``, with the model and template it names), else that of Inspect's own
+messages, and the judge's verdict where one is recorded: Blueprint's scorer's where it was
+used (the score's ``metadata.judge``, with the model and template it names), else that of Inspect's own
 model-graded scorers (``model_graded_qa``, ``model_graded_fact``: ``C`` passes, ``I`` fails,
 ``P`` is a score of 0.5), the grader named from the log's eval spec (the scorer's ``model``
 option, else the ``grader`` model role, else the model evaluated, which Inspect grades with
@@ -141,16 +141,19 @@ def _sample_item(sample: dict[str, Any], graders: dict[str, str]) -> dict[str, A
 
 
 def _judge(scores: Any, graders: dict[str, str]) -> dict[str, Any] | None:
-    """Blueprint's scorer's judge verdict, else that of Inspect's model-graded scorers
-    together (it passes when each passes; its score is their mean)."""
+    """Blueprint's scorer's judge verdict where Blueprint's scorer was used, else that of
+    Inspect's model-graded scorers together (it passes when each passes; its score is their
+    mean)."""
     if not isinstance(scores, dict):
         return None
     for score in scores.values():
         metadata = score.get("metadata") if isinstance(score, dict) else None
         if isinstance(metadata, dict) and "verdict" in metadata:
+            # Blueprint's scorer judged the row, or the row needs no judge
             judge = metadata.get("judge")
-            if isinstance(judge, dict):
-                return {key: judge[key] for key in _JUDGE_KEYS if judge.get(key) is not None}
+            if not isinstance(judge, dict):
+                return None
+            return {key: judge[key] for key in _JUDGE_KEYS if judge.get(key) is not None}
     verdicts = []
     for name, score in scores.items():
         if _base_name(name) not in MODEL_GRADED or not isinstance(score, dict):
