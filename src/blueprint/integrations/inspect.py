@@ -130,12 +130,12 @@ def partial_credit(row: dict[str, Any]) -> bool:
     metadata = row.get("metadata")
     case = metadata.get("case") if isinstance(metadata, dict) else None
     threshold = case.get("passThreshold") if isinstance(case, dict) else None
-    if _share(threshold) and 0 < threshold < 1:
+    if _share(threshold) and threshold not in (0, 1):
         return True
     expected = row.get("expected")
     graded = expected.get("graded") if isinstance(expected, dict) else None
     return isinstance(graded, list) and any(
-        isinstance(member, dict) and _share(member.get("grade")) and 0 < member["grade"] < 1
+        isinstance(member, dict) and _share(member.get("grade")) and member["grade"] not in (0, 1)
         for member in graded
     )
 
@@ -144,7 +144,7 @@ def _share(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
 
 
-def _grader(judge_model: JudgeModel) -> Model | list[Model]:
+def _grader(judge_model: JudgeModel) -> Model | list[str | Model]:
     """The judge: the model named, else the model bound to the grader role (a panel where a
     list is bound), else the model evaluated."""
     if isinstance(judge_model, list):
@@ -153,11 +153,11 @@ def _grader(judge_model: JudgeModel) -> Model | list[Model]:
         return get_model(judge_model)
     bound = model_roles().get(GRADER_ROLE)
     if isinstance(bound, list):
-        return list(bound)
+        return list[str | Model](bound)
     return get_model(role=GRADER_ROLE)
 
 
-def _model_name(grader: Model | list[Model]) -> str:
+def _model_name(grader: Model | list[str | Model]) -> str:
     return ", ".join(map(str, grader)) if isinstance(grader, list) else str(grader)
 
 

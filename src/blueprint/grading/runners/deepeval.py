@@ -48,7 +48,8 @@ def _items(cases: list[Any]) -> Iterator[dict[str, Any]]:
     for number, case in enumerate(cases):
         if not isinstance(case, dict):
             continue
-        metadata = case.get("metadata") if isinstance(case.get("metadata"), dict) else {}
+        given = case.get("metadata")
+        metadata: dict[str, Any] = given if isinstance(given, dict) else {}
         item: dict[str, Any] = {"id": _row_id(metadata, case.get("name"), number)}
         if case.get("actualOutput") is not None:
             item["output"] = case["actualOutput"]
@@ -91,10 +92,10 @@ def _judge(metrics: Any) -> dict[str, Any] | None:
         if metric.get("name") == METRIC:
             # Blueprint's metric judged the row, or the row needs no judge
             logged = _logged(metric.get("verboseLogs"))
-            judge = logged.get("judge") if logged is not None else None
-            if not isinstance(judge, dict):
+            given = logged.get("judge") if logged is not None else None
+            if not isinstance(given, dict):
                 return None
-            return {key: judge[key] for key in _JUDGE_KEYS if judge.get(key) is not None}
+            return {key: given[key] for key in _JUDGE_KEYS if given.get(key) is not None}
     graded = [
         metric
         for metric in metrics

@@ -11,11 +11,11 @@ log reads it as no value.
 
 Each sample gives its output (``output.completion``), the tool calls of its assistant
 messages, and the judge's verdict where one is recorded: Blueprint's scorer's where it was
-used (the score's ``metadata.judge``, with the model and template it names), else that of Inspect's own
-model-graded scorers (``model_graded_qa``, ``model_graded_fact``: ``C`` passes, ``I`` fails,
-``P`` is a score of 0.5), the grader named from the log's eval spec (the scorer's ``model``
-option, else the ``grader`` model role, else the model evaluated, which Inspect grades with
-when nothing else is said).
+used (the score's ``metadata.judge``, with the model and template it names), else that of
+Inspect's own model-graded scorers (``model_graded_qa``, ``model_graded_fact``: ``C``
+passes, ``I`` fails, ``P`` is a score of 0.5), the grader named from the log's eval spec
+(the scorer's ``model`` option, else the ``grader`` model role, else the model evaluated,
+which Inspect grades with when nothing else is said).
 
 A sample run over several epochs has several results, and a row has one: such a log is
 refused, naming the samples and their epochs.
@@ -150,15 +150,16 @@ def _judge(scores: Any, graders: dict[str, str]) -> dict[str, Any] | None:
         metadata = score.get("metadata") if isinstance(score, dict) else None
         if isinstance(metadata, dict) and "verdict" in metadata:
             # Blueprint's scorer judged the row, or the row needs no judge
-            judge = metadata.get("judge")
-            if not isinstance(judge, dict):
+            given = metadata.get("judge")
+            if not isinstance(given, dict):
                 return None
-            return {key: judge[key] for key in _JUDGE_KEYS if judge.get(key) is not None}
+            return {key: given[key] for key in _JUDGE_KEYS if given.get(key) is not None}
     verdicts = []
     for name, score in scores.items():
         if _base_name(name) not in MODEL_GRADED or not isinstance(score, dict):
             continue
-        grade = GRADES.get(score.get("value")) if isinstance(score.get("value"), str) else None
+        value = score.get("value")
+        grade = GRADES.get(value) if isinstance(value, str) else None
         if grade is not None:
             verdicts.append((name, grade, score.get("explanation")))
     if not verdicts:
