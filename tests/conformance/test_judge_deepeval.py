@@ -232,3 +232,22 @@ def test_a_judged_row_with_no_output_never_reaches_the_judge(tmp_path: Path) -> 
     assert metric.measure(llm_case(golden, actual_output=None)) is None
     assert stub.prompts == [] and metric.verdict is not None
     assert metric.verdict.verdict == "needs-judge"
+
+
+def test_a_judge_that_fails_is_the_metrics_error(tmp_path: Path) -> None:
+    """DeepEval records a metric's exception as its error: the metric says the judge failed
+    and gives no score."""
+    from blueprint.integrations.deepeval import OracleMetric
+
+    golden = goldens(tmp_path)["judged-by-family"]
+    stub = stub_model()
+
+    def unreachable(prompt: str, schema: Any = None, **_: Any) -> Any:
+        raise ConnectionError("the judge's endpoint cannot be reached")
+
+    stub.generate = unreachable
+    metric = OracleMetric(judge=stub)
+    with pytest.raises(ConnectionError):
+        metric.measure(llm_case(golden))
+    assert metric.score is None and metric.success is False
+    assert metric.error is not None and "endpoint" in metric.error

@@ -200,11 +200,11 @@ class OracleMetric(BaseMetric):  # type: ignore[misc]
         prompt = self._prompt(row, recorded, verdict)
         if prompt is not None:
             case = judge_test_case(test_case, prompt)
-            metric = judge_metric(row, prompt, case, self.judge, self.options)
             try:
+                metric = judge_metric(row, prompt, case, self.judge, self.options)
                 metric.measure(case, _show_indicator=False)
-            except Exception:
-                self._failed(metric)
+            except Exception as error:
+                self._failed(error)
                 raise
             verdict = self._judged(row, recorded, metric, prompt)
         return self._finish(verdict)
@@ -216,11 +216,11 @@ class OracleMetric(BaseMetric):  # type: ignore[misc]
         prompt = self._prompt(row, recorded, verdict)
         if prompt is not None:
             case = judge_test_case(test_case, prompt)
-            metric = judge_metric(row, prompt, case, self.judge, self.options, async_mode=True)
             try:
+                metric = judge_metric(row, prompt, case, self.judge, self.options, async_mode=True)
                 await metric.a_measure(case, _show_indicator=False)
-            except Exception:
-                self._failed(metric)
+            except Exception as error:
+                self._failed(error)
                 raise
             verdict = self._judged(row, recorded, metric, prompt)
         return self._finish(verdict)
@@ -229,6 +229,7 @@ class OracleMetric(BaseMetric):  # type: ignore[misc]
         self.error = None
         self.judged = None
         self.evaluation_model = None
+        self.verbose_logs = None
         row = row_from_record("deepeval", golden_record(test_case))
         recorded = recorded_result(row["id"], test_case)
         return row, recorded, grade_record_row(row, recorded, self.options)
@@ -241,10 +242,12 @@ class OracleMetric(BaseMetric):  # type: ignore[misc]
             return None
         return judge_prompt(row)
 
-    def _failed(self, metric: GEval) -> None:
-        self.error = f"the judge failed: {metric.error}" if metric.error else "the judge failed"
+    def _failed(self, error: Exception) -> None:
+        """The judge could not give a verdict (no model configured, an answer GEval cannot
+        read): the metric reports the error, and the exception goes on to DeepEval."""
+        self.error = f"the judge failed: {error}"
         self.success = False
-        self.evaluation_model = metric.evaluation_model
+        self.score = None
 
     def _judged(
         self, row: dict[str, Any], recorded: Recorded, metric: GEval, prompt: JudgePrompt
