@@ -13,14 +13,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from blueprint.grading.runners import inspect, promptfoo
+from blueprint.grading.runners import deepeval, inspect, promptfoo
 
 #: items of a recognised JSON document, else None
 DocumentReader = Callable[[Path, Any], Iterator[dict[str, Any]] | None]
 #: items of a recognised file that is not JSON text (an archive), else None
 ArchiveReader = Callable[[Path], Iterator[dict[str, Any]] | None]
 
-DOCUMENT_READERS: Final[tuple[DocumentReader, ...]] = (promptfoo.items, inspect.items)
+DOCUMENT_READERS: Final[tuple[DocumentReader, ...]] = (
+    promptfoo.items,
+    inspect.items,
+    deepeval.items,
+)
 ARCHIVE_READERS: Final[tuple[ArchiveReader, ...]] = (inspect.archive_items,)
 
 
