@@ -35,6 +35,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Final
 
+from blueprint.core.judgeprompt import JudgePrompt
 from blueprint.grading import GradingOptions, Recorded, RowVerdict
 from blueprint.grading.records import grade_record_row, recorded_from, row_from_record
 from blueprint.integrations._judging import (
@@ -42,7 +43,6 @@ from blueprint.integrations._judging import (
     answer_block,
     answer_text,
     first_verdict,
-    format_escaped,
     identity_note,
     judged_verdict,
     model_name,
@@ -55,6 +55,8 @@ KEY: Final = "blueprint_oracle"
 ROW_KEY: Final = "blueprint_row"
 #: the feedback key whose value is the judge's verdict (JSON text)
 JUDGE_KEY: Final = "blueprint_judge"
+#: the prompt variable the row's judge prompt goes in
+INSTRUCTIONS: Final = "blueprint_instructions"
 
 
 def example_record(example: Any) -> dict[str, Any]:
@@ -95,15 +97,15 @@ def make_oracle_evaluator(
     with the model's name, or a model string alone (``"openai:gpt-4o-mini"``) that openevals
     starts. With neither, no judge is called and a judged row gets no score, as with
     :func:`oracle_evaluator`."""
-    judging = judge is not None or model is not None
+    run_judge = _openevals_judge(judge, model) if judge is not None or model else None
 
     def blueprint_oracle(outputs: dict[str, Any], example: Any) -> dict[str, Any]:
         row = row_from_record("langsmith", example_record(example))
         recorded = recorded_from(row["id"], outputs)
         verdict, prompt = first_verdict(row, recorded, options)
         verdict_judge = recorded.judge if isinstance(recorded.judge, dict) else None
-        if prompt is not None and judging:
-            verdict_judge = _judge(prompt, recorded, judge, model)
+        if prompt is not None and run_judge is not None:
+            verdict_judge = run_judge(prompt, recorded)
             verdict = judged_verdict(row, recorded, verdict_judge, options)
         results = [
             _oracle_feedback(verdict, verdict_judge),
@@ -134,9 +136,16 @@ def _oracle_feedback(verdict: RowVerdict, judge: dict[str, Any] | None) -> dict[
     return feedback
 
 
-def _judge(prompt: Any, recorded: Recorded, judge: Any, model: str | None) -> dict[str, Any]:
-    """openevals' LLM-as-judge on one answer, with the row's judge prompt: its verdict as a
-    recorded result holds it."""
+def _openevals_judge(
+    judge: Any, model: str | None
+) -> Callable[[JudgePrompt, Recorded], dict[str, Any]]:
+    """openevals' LLM-as-judge, made once (openevals starts a model named by string on its
+    first call and keeps it): a function of a row's judge prompt and a recorded result that
+    gives the judge's verdict as a recorded result holds it.
+
+    openevals fills its prompt with ``str.format``; the row's instructions go in as a
+    variable of their own, so a brace in the row's criteria or reference is never read as
+    one, and the reference goes in as ``reference_outputs`` too."""
     try:
         from openevals.llm import create_llm_as_judge
     except ImportError as error:  # pragma: no cover - the extra is missing
@@ -144,22 +153,37 @@ def _judge(prompt: Any, recorded: Recorded, judge: Any, model: str | None) -> di
             "make_oracle_evaluator's judge runs openevals: pip install openevals"
         ) from error
     evaluator = create_llm_as_judge(
-        prompt=format_escaped(prompt.text) + answer_block("{outputs}"),
+        prompt="{" + INSTRUCTIONS + "}" + answer_block("{outputs}"),
         feedback_key=JUDGE_KEY,
         judge=judge,
         model=model,
     )
-    found = evaluator(outputs=answer_text(recorded), reference_outputs=prompt.reference)
-    found = found[0] if isinstance(found, list) else found
-    score = found.get("score") if isinstance(found, dict) else None
-    reason = found.get("comment") if isinstance(found, dict) else None
-    passed = score if isinstance(score, bool) else None
-    number = (
-        CHOICES["pass" if score else "fail"]
-        if isinstance(score, bool)
-        else float(score)
-        if isinstance(score, int | float) and 0 <= score <= 1
-        else None
-    )
-    reason = reason if isinstance(reason, str) else None
-    return verdict_of(passed, number, reason, model_name(model, judge), prompt.template)
+    name = model_name(model, judge)
+
+    def run(prompt: JudgePrompt, recorded: Recorded) -> dict[str, Any]:
+        found = evaluator(
+            outputs=answer_text(recorded),
+            reference_outputs=prompt.reference,
+            **{INSTRUCTIONS: prompt.text},
+        )
+        found = found[0] if isinstance(found, list) else found
+        score = found.get("score") if isinstance(found, dict) else None
+        reason = found.get("comment") if isinstance(found, dict) else None
+        return verdict_of(
+            score if isinstance(score, bool) else None,
+            number(score),
+            reason if isinstance(reason, str) else None,
+            name,
+            prompt.template,
+        )
+
+    return run
+
+
+def number(score: Any) -> float | None:
+    """A judge's score in [0, 1]: a boolean as 1 or 0."""
+    if isinstance(score, bool):
+        return CHOICES["pass" if score else "fail"]
+    if isinstance(score, int | float) and 0 <= score <= 1:
+        return float(score)
+    return None
