@@ -66,12 +66,19 @@ class Judge:
 """
 
 
-def registry(tmp_path: Path, args: dict[str, str]) -> Path:
-    """A registry with the eval over the judged set's samples, and the stub functions."""
+def registry(tmp_path: Path, args: dict[str, str], barred: bool) -> Path:
+    """A registry with the eval over the judged set's samples, and the stub functions. With
+    ``barred``, the tool-call sample's row says llm-judge (a bar the set would not allow)."""
     root = tmp_path / "registry"
     samples = root / "data" / "judged" / "samples.jsonl"
     samples.parent.mkdir(parents=True)
     convert(SET, samples, ConvertOptions(target_format="openai-evals", graders="blueprint"))
+    if barred:
+        lines = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines()]
+        for sample in lines:
+            if sample["metadata"]["blueprint"]["id"] == "tool-calls":
+                sample["metadata"]["blueprint"]["case"]["evaluator"] = "llm-judge"
+        samples.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     (root / "evals").mkdir()
     spec = {
         "judged": {"id": "judged.dev.v0", "metrics": ["accuracy"]},
@@ -97,10 +104,12 @@ def registry(tmp_path: Path, args: dict[str, str]) -> Path:
     return root
 
 
-def oaieval(tmp_path: Path, functions: str, args: dict[str, str]) -> tuple[Path, list[str]]:
+def oaieval(
+    tmp_path: Path, functions: str, args: dict[str, str], *, barred: bool = False
+) -> tuple[Path, list[str]]:
     """Run ``oaieval`` offline; its record log, and the prompts the judge was shown."""
     python = openai_evals_python()
-    root = registry(tmp_path, args)
+    root = registry(tmp_path, args, barred)
     log = tmp_path / "log.jsonl"
     prompts = tmp_path / "prompts.jsonl"
     source = Path(blueprint.__file__).parents[1]  # this checkout's Blueprint first
@@ -153,7 +162,16 @@ def test_the_judge_the_eval_names_sees_each_judged_row(tmp_path: Path) -> None:
 
 def test_the_last_completion_function_is_the_judge(tmp_path: Path) -> None:
     """``oaieval model,judge``, as evals' ModelBasedClassify takes two functions: the judge
-    is named by its class where the eval does not name it."""
-    log, prompts = oaieval(tmp_path, "stub-model,stub-judge", {})
+    is named by its class where the eval does not name it. A tool-call row whose evaluator
+    is llm-judge is invalid there, and never reaches the judge either."""
+    log, prompts = oaieval(tmp_path, "stub-model,stub-judge", {}, barred=True)
     assert_prompts(prompts)
     assert_graded(log, "Judge")
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    [barred] = [
+        event
+        for event in events
+        if event.get("type") in ("match", "blueprint_verdict")
+        and event["data"]["id"] == "tool-calls"
+    ]
+    assert (barred["type"], barred["data"]["verdict"]) == ("blueprint_verdict", "invalid")
