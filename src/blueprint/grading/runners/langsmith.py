@@ -123,9 +123,10 @@ def _listed(entries: Any, shaped: Any) -> TypeGuard[list[dict[str, Any]]]:
 
 
 def _feedback(found: Any) -> list[dict[str, Any]]:
+    """Feedback entries: a list of them, or ``{"results": [...]}`` as evaluate() keeps them."""
     if isinstance(found, dict):
         found = found.get("results")
-    return [entry for entry in found or [] if isinstance(entry, dict)]
+    return [entry for entry in found if isinstance(entry, dict)] if isinstance(found, list) else []
 
 
 def _row(entry: dict[str, Any], number: int) -> _Run:
@@ -225,7 +226,7 @@ def _row_id(run: _Run) -> str | None:
 
 def _judge(path: Path, run: _Run) -> dict[str, Any] | None:
     """Blueprint's judge feedback (JSON), else an openevals LLM-as-judge feedback."""
-    by_key = {entry.get("key"): entry for entry in run.feedback}
+    by_key = {entry["key"]: entry for entry in run.feedback if isinstance(entry.get("key"), str)}
     ours = by_key.get(JUDGE_KEY)
     if ours is not None:
         value = ours.get("value")
