@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from blueprint.cli import app
 from blueprint.convert import ConvertOptions, convert
-from blueprint.formats.vendor.codec import JUDGED_FIELD, SCORED_FORMATS
+from blueprint.formats.vendor.codec import SCORED_FORMATS
 from blueprint.grading.records import row_from_record
 from conftest import EXAMPLES, FIXTURES, document, row, write_json
 
@@ -64,14 +64,17 @@ def test_blueprint_graders_leave_nothing_weakened_that_the_scorer_enforces(
 
 
 @pytest.mark.parametrize("fmt", SCORED_FORMATS)
-def test_a_judged_row_stays_weakened(fmt: str, tmp_path: Path) -> None:
+def test_a_judged_row_goes_to_the_runners_judge(fmt: str, tmp_path: Path) -> None:
     rubric = row("tone", "rubric", evaluator="llm-judge", evaluationCriteria=["apologises once"])
+    person = row("person", "rubric", evaluator="rubric-human", evaluationCriteria=["kind"])
     answer = row("answer", expected="42")
-    source = write_json(tmp_path / "set.json", document(answer, rubric, name="judged"))
-    report = export(source, tmp_path / NAMES[fmt], fmt, "--graders", "blueprint")
-    assert [(item["field"], item["rowIds"]) for item in weakened(report)] == [
-        (JUDGED_FIELD, ["tone"])
-    ]
+    source = write_json(tmp_path / "set.json", document(answer, rubric, person, name="judged"))
+    report = export(
+        source, tmp_path / NAMES[fmt], fmt, "--graders", "blueprint", "--include-human-review"
+    )
+    assert weakened(report) == []
+    (note,) = [note for note in report["notes"] if "judge" in note and "(tone)" in note]
+    assert note.startswith("1 row(s) (tone)")
 
 
 @pytest.mark.parametrize("fmt", SCORED_FORMATS)

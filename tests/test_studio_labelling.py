@@ -9,8 +9,9 @@ import pytest
 
 from blueprint.core.errors import UsageError
 from blueprint.reports.judging import LabelsError, read_labels
+from blueprint.reports.judging.judged import read_judge_results
 from blueprint.reports.judging.labels import read_judged_outputs
-from blueprint.studio.labelling import LabellingSession, read_judge_results
+from blueprint.studio.labelling import LabellingSession
 from conftest import FIXTURES
 from studio_sets import judge_results, studio_set
 

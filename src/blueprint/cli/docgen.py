@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from blueprint.core import admissibility
+from blueprint.core import admissibility, judgeprompt
 from blueprint.core.errors import OutputError
 from blueprint.core.issues import CODES
 from blueprint.core.model import OMITTED_FIELDS, ORACLE_TYPES
@@ -152,6 +152,65 @@ def _reports_example() -> dict[str, Any]:
     }
 
 
+#: a row of each judged oracle type, rendered as an example of its judge template
+_JUDGED_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
+    "reference-answer": {
+        "input": "How long do I have to return an item?",
+        "expected": "You can return it within 30 days of delivery.",
+        "case": {
+            "expectedBehavior": "Quotes the 30-day window, counted from delivery.",
+            "evaluationCriteria": ["counts the window from delivery, not from the order"],
+        },
+    },
+    "acceptable-set": {
+        "input": "Which carriers deliver to Norway?",
+        "expected": {"acceptable": ["Posten and DHL", "DHL and Posten"]},
+        "case": {"expectedBehavior": "Names both carriers and no other."},
+    },
+    "rubric": {
+        "input": "This is the third time I am writing. Where is my refund?",
+        "case": {
+            "expectedBehavior": "Acknowledges the repeat contact and gives the refund's status.",
+            "evaluationCriteria": [
+                "acknowledges that this is a repeat contact",
+                "names a concrete next step and when it happens",
+            ],
+            "unacceptableBehavior": ["asks the customer to repeat details already given"],
+            "passLogic": "both criteria met",
+        },
+    },
+}
+
+
+def _judge_templates() -> list[dict[str, Any]]:
+    found = []
+    for oracle, example in _JUDGED_EXAMPLES.items():
+        row: dict[str, Any] = {"id": f"example-{oracle}", "input": example["input"]}
+        if "expected" in example:
+            row["expected"] = example["expected"]
+        row["metadata"] = {
+            "case": {
+                "caseId": row["id"],
+                "oracleType": oracle,
+                "evaluator": "llm-judge",
+                "provenance": "expert-authored",
+                **example["case"],
+            }
+        }
+        prompt = judgeprompt.judge_prompt(row)
+        assert prompt is not None
+        found.append(
+            {
+                "oracle": oracle,
+                "id": judgeprompt.template_id(oracle),
+                "source": judgeprompt.template_source(oracle),
+                "row": json.dumps(row, indent=2, ensure_ascii=False),
+                "example": prompt.text,
+            }
+        )
+    return found
+
+
 def _context() -> dict[str, Any]:
     return {
         "codes": list(CODES.values()),
@@ -164,6 +223,7 @@ def _context() -> dict[str, Any]:
         "list_fields": sorted(LIST_FIELDS),
         "checks": checkmap.table(),
         "tools": checkmap.TOOLS,
+        "judge_templates": _judge_templates(),
     }
 
 
@@ -175,6 +235,7 @@ PAGES: Final[dict[str, str]] = {
     "reference/formats.md": "formats.md.j2",
     "reference/pack-format.md": "pack-format.md.j2",
     "reference/checks.md": "checks.md.j2",
+    "reference/judge-templates.md": "judge-templates.md.j2",
     "csv-encoding.md": "csv-encoding.md.j2",
 }
 

@@ -49,8 +49,9 @@ def grade_command(
         Path,
         typer.Argument(
             help="Recorded results: JSON Lines (or CSV with JSON cells), one result a row run:"
-            ' {"id", "output", "toolCalls", "finalState", "judge"}; or promptfoo\'s results'
-            " file, or an Inspect log in JSON.",
+            ' {"id", "output", "toolCalls", "finalState", "judge"}; or a runner\'s own results'
+            " (promptfoo's results file, an Inspect log, DeepEval's test run, LangSmith and"
+            " Braintrust experiment exports).",
             show_default=False,
         ),
     ],
@@ -107,16 +108,26 @@ def grade_command(
             " examples do not count): results that score nothing are not a green gate.",
         ),
     ] = 1,
+    validated_judges: Annotated[
+        bool,
+        typer.Option(
+            "--validated-judges",
+            help="Fail (exit 1) when a counted judged verdict comes from a judge no passing"
+            " judge-validation report validated (missing, stale, unconfirmed...).",
+        ),
+    ] = False,
     force: Force = False,
 ) -> None:
     """Grade recorded results against a set: one verdict a row, kept apart by oracle type.
 
     A row passes or fails by its oracle type's rule (docs/grading.md). The set is obeyed
     first: a row it has an error in (an evaluator its oracle type bars) is invalid and gets
-    no verdict. A row graded by an LLM judge needs the judge's verdict in its result; an
-    expected-behavior-only or human row needs a person and gets no number; a row with no
-    result is not-run; a starter row is an example, graded but counted in no pass rate.
-    Exit 0 when no counted row fails, 1 when one does, a row is invalid or fewer rows than
+    no verdict. A row graded by an LLM judge needs the judge's verdict in its result, and
+    each judged verdict says whether a passing judge-validation report validated its judge
+    (model and template); an expected-behavior-only or human row needs a person and gets no
+    number; a row with no result is not-run; a starter row is an example, graded but counted
+    in no pass rate. Exit 0 when no counted row fails, 1 when one does, a row is invalid,
+    a judge is unvalidated under --validated-judges, or fewer rows than
     --min-scored were scored, 2 for unusable input (a result for a row the set does not
     have, the same row twice, a field of the wrong type).
     """
@@ -157,7 +168,15 @@ def grade_command(
             f"[bold red]{graded.scored} row(s) scored[/], fewer than --min-scored"
             f" {min_scored}: nothing here shows the set passes"
         )
-    raise typer.Exit(1 if graded.failed or graded.invalid or short else 0)
+    unvalidated = graded.unvalidated_judges
+    if unvalidated:
+        style = "bold red" if validated_judges else "yellow"
+        err.print(
+            f"[{style}]{unvalidated} judged verdict(s) from a judge no passing report"
+            " validated[/] (blueprint judge-report; docs/judge-validation.md)"
+        )
+    refused = validated_judges and unvalidated > 0
+    raise typer.Exit(1 if graded.failed or graded.invalid or short or refused else 0)
 
 
 def _rendered(graded: GradeReport, report: GradeReportKind) -> str:
@@ -182,7 +201,9 @@ def _text_lines(graded: GradeReport) -> list[str]:
     for row in graded.rows:
         score = "" if row.score is None else f" {row.score:.2f}"
         mark = f" {STARTER_MARK}" if row.starter else ""
-        lines.append(f"{row.verdict:<11} {row.id}{score}{mark}: {row.reason}")
+        lines.append(
+            f"{row.verdict:<11} {row.id}{score}{mark}: {row.reason}{_judge_note(graded, row)}"
+        )
     summary = graded.summary()
     counts = summary["verdicts"]
     starters = summary["starterExamples"]
@@ -194,6 +215,10 @@ def _text_lines(graded: GradeReport) -> list[str]:
         lines.append(
             f"{starters['rows']} starter example(s), not gold, in no count or pass rate: {shown}"
         )
+    judges = {name: n for name, n in summary["judgeValidation"].items() if n}
+    if judges:
+        shown = ", ".join(f"{n} {name}" for name, n in judges.items())
+        lines.append(f"judged verdicts, by whether their judge is validated: {shown}")
     for title, key in (("by oracle type", "byOracleType"), ("by case family", "byCaseFamily")):
         lines.append(f"{title} (pass rate over pass and fail only, starter examples apart):")
         for name, group in summary[key].items():
@@ -202,6 +227,17 @@ def _text_lines(graded: GradeReport) -> list[str]:
                 parts.append(f"{group['starterExamples']} starter example(s)")
             lines.append(f"  {name}: {_rate(group)} ({', '.join(parts)})")
     return lines
+
+
+def _judge_note(graded: GradeReport, row: Any) -> str:
+    """Who judged a judged verdict, and whether that judge is validated."""
+    check = graded.judges.get(row.id)
+    if check is None:
+        return ""
+    judge = row.judge or {}
+    named = ", ".join(f"{key} {judge[key]}" for key in ("model", "template") if key in judge)
+    by = f"judged by {named}; " if named else ""
+    return f" [{by}judge {check.status}: {check.reason}]"
 
 
 def _print_text(graded: GradeReport) -> None:
@@ -245,7 +281,8 @@ def _markdown(graded: GradeReport) -> str:
     for row in graded.rows:
         score = "" if row.score is None else f"{row.score:.2f}"
         mark = f" {STARTER_MARK}" if row.starter else ""
-        lines.append(f"| {cell(row.id)} | {row.verdict}{mark} | {score} | {cell(row.reason)} |")
+        reason = row.reason + _judge_note(graded, row)
+        lines.append(f"| {cell(row.id)} | {row.verdict}{mark} | {score} | {cell(reason)} |")
     return "\n".join(lines) + "\n"
 
 

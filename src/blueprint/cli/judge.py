@@ -47,6 +47,16 @@ def judge_report_command(
     set_path: Annotated[
         Path, typer.Option("--set", help="The set the labels are for.", show_default=False)
     ],
+    judge_results: Annotated[
+        Path | None,
+        typer.Option(
+            "--judge-results",
+            help="The runner's results the judge gave (what blueprint grade reads): each"
+            " case's judge label, model and template come from them, and LABELS needs only"
+            " the human labels.",
+            show_default=False,
+        ),
+    ] = None,
     from_format: FromFormat = None,
     output: Annotated[
         Path | None,
@@ -104,6 +114,10 @@ def judge_report_command(
 ) -> None:
     """Measure an LLM judge against human labels on a set's own cases, per case family.
 
+    The judge's labels come from LABELS, or from a runner's results with --judge-results;
+    where they name the judge (model and template), the report records the judge it
+    validated, and grade later matches each judged verdict with it.
+
     Exit 0 when every labelled family passes, 1 when one fails, 2 for unusable input.
     """
     # the statistics libraries load only when a report is asked for
@@ -118,7 +132,7 @@ def judge_report_command(
             )
     if point and kind != "json":
         raise UsageError("--point needs the report written as JSON: -o REPORT.json")
-    refuse_output_over_inputs(output, labels, set_path)
+    refuse_output_over_inputs(output, labels, set_path, judge_results)
     project = load_project(config)
     given = project.config.judge_thresholds.given()
     flags = {
@@ -133,7 +147,12 @@ def judge_report_command(
     thresholds = judging.Thresholds(**given)
     bootstrap = judging.BootstrapOptions(resamples=resamples, confidence=confidence, seed=seed)
     parsed_scale = judging.parse_scale(scale) if scale is not None else None
-    read = judging.read_labels(labels, scale=parsed_scale)
+    judged = None
+    if judge_results is not None:
+        from blueprint.reports.judging.judged import read_judge_results
+
+        judged = read_judge_results(judge_results)
+    read = judging.read_labels(labels, scale=parsed_scale, judged=judged, judged_path=judge_results)
     families = judging.read_set_families(set_path, format=value_of(from_format))
     built = judging.build_report(
         read,

@@ -135,12 +135,13 @@ CODES: Final[dict[str, IssueCode]] = {
             "judge-report-stale",
             "warning",
             "Judge-validation report is stale",
-            "{report} no longer matches case family {family!r}: its rows changed after the"
-            " report was made",
-            "The report records a content hash of the family's rows. A row added, removed or"
-            " edited since then changes the hash, so the labels may not speak for the family"
-            " any more and its `conditional-evaluator` warnings stay. Label the new or changed"
-            " cases and run `blueprint judge-report` again.",
+            "{report} no longer matches case family {family!r}: {reason}",
+            "The report records a content hash of the family's rows and, where its labels name"
+            " it, the judge it validated (model and judge template). A row added, removed or"
+            " edited since then changes the hash, and an edited judge template is another"
+            " judge, so the labels may not speak for the family any more and its"
+            " `conditional-evaluator` warnings stay. Label the new or changed cases (or the new"
+            " judge's verdicts) and run `blueprint judge-report` again.",
         ),
         IssueCode(
             "judge-report-insufficient",

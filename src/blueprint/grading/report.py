@@ -17,6 +17,8 @@ from typing import Any
 from blueprint.convert import complete_header, data_rows, open_set
 from blueprint.core.errors import ParseError, UsageError
 from blueprint.core.issues import Issue
+from blueprint.core.judgeprompt import judged
+from blueprint.grading.judges import JudgeCheck, check_judges, judge_counts
 from blueprint.grading.results import read_results
 from blueprint.grading.semantics import (
     VERDICTS,
@@ -62,6 +64,18 @@ class GradeReport:
     set_path: Path
     results_path: Path
     rows: list[RowVerdict] = field(default_factory=list)
+    #: the judge check of each judged row that got a pass or a fail, by row id
+    judges: dict[str, JudgeCheck] = field(default_factory=dict)
+
+    @property
+    def unvalidated_judges(self) -> int:
+        """How many judged verdicts that count come from a judge no passing report
+        validated."""
+        return sum(
+            1
+            for row in self.gold
+            if row.id in self.judges and self.judges[row.id].status != "validated"
+        )
 
     @property
     def gold(self) -> list[RowVerdict]:
@@ -92,15 +106,23 @@ class GradeReport:
             "starterExamples": {"rows": len(starters), "verdicts": verdict_counts(starters)},
             "byOracleType": _grouped(self.rows, lambda row: row.oracle_type or "(none)"),
             "byCaseFamily": _grouped(self.rows, lambda row: row.case_family or "(none)"),
+            "judgeValidation": judge_counts(self.judges),
         }
 
     def to_json(self) -> dict[str, Any]:
         return {
             "set": str(self.set_path),
             "results": str(self.results_path),
-            "rows": [row.to_json() for row in self.rows],
+            "rows": [self._row_json(row) for row in self.rows],
             "summary": self.summary(),
         }
+
+    def _row_json(self, row: RowVerdict) -> dict[str, Any]:
+        found = row.to_json()
+        check = self.judges.get(row.id)
+        if check is not None:
+            found["judgeValidation"] = check.to_json()
+        return found
 
 
 def pass_rate(counts: dict[str, int]) -> float | None:
@@ -152,6 +174,7 @@ def grade_set(
     }
     report = GradeReport(set_path, results_path)
     graded: set[str] = set()
+    judged_ids: set[str] = set()
     for row in data_rows(source):
         if not isinstance(row, dict):
             continue
@@ -163,6 +186,8 @@ def grade_set(
         family = case.get("caseFamily") if isinstance(case, dict) else None
         evaluator = families.get(family) if isinstance(family, str) else None
         verdict = grade_row(row, result, options, family_evaluator=evaluator)
+        if judged(row, evaluator):
+            judged_ids.add(verdict.id)
         found = errors.get(row_id) if isinstance(row_id, str) else None
         if found:
             verdict = _invalid(verdict, found)
@@ -170,6 +195,9 @@ def grade_set(
     unknown = sorted(set(results) - graded)
     if unknown:
         raise UnknownResultIds(results_path, unknown)
+    report.judges = check_judges(
+        set_path, header, report.gold, judged_ids, source_format=source_format
+    )
     return report
 
 

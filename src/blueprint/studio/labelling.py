@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from blueprint.core.errors import BlueprintError, ParseError, UsageError
-from blueprint.grading.results import read_results
+from blueprint.core.errors import BlueprintError, UsageError
 from blueprint.io import jsonvalues
 from blueprint.io.atomic import AtomicOutputs
 from blueprint.reports.judging import (
@@ -31,34 +30,27 @@ from blueprint.reports.judging import (
     read_set_families,
     with_report_paths,
 )
-from blueprint.reports.judging.labels import JudgedOutput, label_columns, read_judged_outputs
+from blueprint.reports.judging.judged import LABEL_SUFFIXES, read_judge_results
+from blueprint.reports.judging.labels import (
+    JUDGE_MODEL_COLUMN,
+    JUDGE_TEMPLATE_COLUMN,
+    JudgedOutput,
+    label_columns,
+    read_judged_outputs,
+)
 
 Label = str | int
 PASS_FAIL_LABELS: Final = ("pass", "fail")
-LABEL_SUFFIXES: Final = (".csv", ".jsonl", ".ndjson")
+#: the columns that name the judge, written when the results name it
+IDENTITY_COLUMNS: Final = (JUDGE_MODEL_COLUMN, JUDGE_TEMPLATE_COLUMN)
 
 
-def read_judge_results(path: Path) -> list[JudgedOutput]:
-    """The judged outputs of a results file (see the module's docstring)."""
-    if path.suffix.lower() == ".json":
-        try:
-            recorded = read_results(path)
-        except ParseError as error:
-            raise LabelsError(str(error)) from None
-        judged = [
-            JudgedOutput(
-                item.id, item.line, item.output, "pass" if item.judge["pass"] else "fail", {}
-            )
-            for item in recorded.values()
-            if isinstance(item.judge, dict) and isinstance(item.judge.get("pass"), bool)
-        ]
-        if not judged:
-            raise LabelsError(
-                f"{path}: no judge verdicts in it (a promptfoo results file gives them where a"
-                " test has an llm-rubric or other model-graded assertion)"
-            )
-        return judged
-    return read_judged_outputs(path)
+def _identity(item: JudgedOutput) -> tuple[str | None, str | None]:
+    return item.judge_model, item.judge_template
+
+
+def _named(item: JudgedOutput) -> dict[str, str | None]:
+    return dict(zip(IDENTITY_COLUMNS, _identity(item), strict=True))
 
 
 def check_rater(name: str) -> str:
@@ -149,7 +141,8 @@ class LabellingSession:
         other = sorted(
             column
             for column in columns
-            if column not in ("caseId", "output", "judge") and not column.startswith("human.")
+            if column not in ("caseId", "output", "judge", *IDENTITY_COLUMNS)
+            and not column.startswith("human.")
         )
         if other:
             raise refuse(f"drop its column(s) {', '.join(other)}")
@@ -157,7 +150,12 @@ class LabellingSession:
         unknown = [item.case_id for item in earlier if item.case_id not in judged]
         if unknown:
             raise refuse(f"drop labels of cases these results do not hold ({unknown[0]}, ...)")
-        changed = [item.case_id for item in earlier if judged[item.case_id] != item.judge]
+        judges = {item.case_id: _identity(item) for item in self.items}
+        changed = [
+            item.case_id
+            for item in earlier
+            if judged[item.case_id] != item.judge or judges[item.case_id] != _identity(item)
+        ]
         if changed:
             raise refuse(f"change the judge's label of {changed[0]} to these results' one")
         for item in earlier:
@@ -226,6 +224,7 @@ class LabellingSession:
         output the judge saw. CSV in the wide layout (``caseId``, ``output``, ``judge``, then
         ``human.<rater>``), or JSON Lines (``human`` an object of the raters' labels)."""
         labelled = [item for item in self.items if self.labels.get(item.case_id)]
+        named = any(item.judge_model or item.judge_template for item in self.items)
         if self.labels_path.suffix.lower() != ".csv":
             return "".join(
                 jsonvalues.dumps_text(
@@ -233,6 +232,11 @@ class LabellingSession:
                         "caseId": item.case_id,
                         "output": item.output,
                         "judge": item.judge,
+                        **(
+                            dict(zip(IDENTITY_COLUMNS, _identity(item), strict=True))
+                            if named
+                            else {}
+                        ),
                         "human": self.labels[item.case_id],
                     }
                 )
@@ -242,7 +246,10 @@ class LabellingSession:
         raters = self.raters()
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["caseId", "output", "judge", *[f"human.{rater}" for rater in raters]])
+        identity = list(IDENTITY_COLUMNS) if named else []
+        writer.writerow(
+            ["caseId", "output", "judge", *identity, *[f"human.{rater}" for rater in raters]]
+        )
         for item in labelled:
             given = self.labels[item.case_id]
             output = item.output
@@ -252,6 +259,7 @@ class LabellingSession:
                     item.case_id,
                     "" if output is None else shown,
                     item.judge,
+                    *([value or "" for value in _identity(item)] if named else []),
                     *[given.get(rater, "") for rater in raters],
                 ]
             )

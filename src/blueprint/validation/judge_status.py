@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from blueprint.core.errors import BlueprintError, ParseError
 from blueprint.core.issues import Issue, ValidationReport, make_issue
+from blueprint.core.judgeprompt import current_template, template_id
 from blueprint.formats import SourceRow, UnreadableRow, refuse_special_file, resolve_codec
 from blueprint.io import jsonvalues, limits
 
@@ -203,6 +204,8 @@ class JudgeStatus:
     labelled: int | None = None
     required: int | None = None
     reasons: tuple[str, ...] = ()
+    #: the judge the report validated (model, template), where its labels named it
+    judge: dict[str, str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -216,6 +219,7 @@ class JudgeStatus:
             "labelled": self.labelled,
             "required": self.required,
             "reasons": list(self.reasons),
+            "judge": self.judge,
         }
 
 
@@ -330,8 +334,19 @@ def _family_status(
         "labelled": labelled,
         "required": required,
     }
+    judge = entry.get("judge")
+    if isinstance(judge, dict):
+        common["judge"] = {key: value for key, value in judge.items() if isinstance(value, str)}
     if entry.get("rowsHash") != current_hash:
-        return JudgeStatus(status="stale", **common)  # type: ignore[arg-type]
+        reasons = ("its rows changed after the report was made",)
+        return JudgeStatus(status="stale", reasons=reasons, **common)  # type: ignore[arg-type]
+    template = judge.get("template") if isinstance(judge, dict) else None
+    if template is not None and not current_template(template):
+        reasons = (
+            f"the judge template changed after the report was made (the report validated"
+            f" {template}; Blueprint renders {_now(template)} now)",
+        )
+        return JudgeStatus(status="stale", reasons=reasons, **common)  # type: ignore[arg-type]
     if entry.get("verdict") == "insufficient" or labelled < required:
         reasons = tuple(entry.get("reasons") or ())
         return JudgeStatus(status="insufficient", reasons=reasons, **common)  # type: ignore[arg-type]
@@ -339,6 +354,15 @@ def _family_status(
         reasons = tuple(entry.get("reasons") or ())
         return JudgeStatus(status="failed", reasons=reasons, **common)  # type: ignore[arg-type]
     return JudgeStatus(status="validated", **common)  # type: ignore[arg-type]
+
+
+def _now(template: Any) -> str:
+    """The template Blueprint renders today for the oracle type a template id names."""
+    oracle = str(template).split("@", 1)[0]
+    try:
+        return template_id(oracle)
+    except KeyError:
+        return f"no template for {oracle!r}"
 
 
 def statuses_for(

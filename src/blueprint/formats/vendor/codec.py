@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from blueprint.core.errors import ParseError
+from blueprint.core.judgeprompt import judged
 from blueprint.core.model import SCHEMA_VERSION
 from blueprint.formats import native
 from blueprint.formats.base import (
@@ -47,12 +48,14 @@ from blueprint.formats.vendor.importing import (
 from blueprint.io import jsonvalues
 from blueprint.io.atomic import AtomicOutputs
 
-#: what an export graded by Blueprint's scorer still leaves to the runner: a judge's verdict
-JUDGED_FIELD: Final = "metadata.case.evaluationCriteria"
-JUDGED: Final = (
-    "Blueprint's scorer grades this row only with a judge's verdict in the result: a row"
-    " graded by an LLM judge (or a rubric) gets no score from it, so the runner's own judge"
-    " must grade it"
+#: what an export graded by Blueprint's scorer says of its judged rows: the scorer runs the
+#: runner's own judge with Blueprint's judge template, on the model the runner is set up with
+JUDGED_NOTE: Final = (
+    "{rows} are graded by {runner}'s own LLM judge through Blueprint's scorer,"
+    " with the judge prompt rendered from Blueprint's template for the row's oracle type (the"
+    " reference, the acceptable set or the rubric in it); the judge model is the runner's"
+    " configuration, and the judge counts as validated once a judge-report from its verdicts"
+    " passes (docs/judge-validation.md)"
 )
 #: the formats whose runner has a Blueprint scorer (blueprint.integrations.<name>)
 SCORED_FORMATS: Final = (
@@ -485,9 +488,11 @@ class VendorCodec:
             tally.weaken_media(row)
         if not natively_graded:
             if context.options.graders == "blueprint":
-                # Blueprint's scorer enforces every rule but what a judge or a person decides
-                if row.evaluator == "llm-judge" or row.oracle_type == "rubric":
-                    tally.weaken_rule(JUDGED_FIELD, JUDGED, row)
+                # Blueprint's scorer enforces every rule, a judged row's with the runner's judge
+                if judged(row.data, row.family_evaluator):
+                    tally.note_rows(
+                        "judged", row, lambda rows: JUDGED_NOTE.format(rows=rows, runner=self.name)
+                    )
             else:
                 own = self.weakened(row, context)
                 if own is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -17,6 +17,10 @@ from blueprint.validation.judge_status import LabelsError
 #: the rater name that stands for the judge in the long layout (caseId, rater, label)
 JUDGE_RATER: Final = "judge"
 HUMAN_COLUMN: Final = "human"
+#: the columns (keys) that name the judge that gave the judge's labels: its model and its
+#: Blueprint judge template (``<oracle-type>@<digest>``); in the long layout, on the judge's lines
+JUDGE_MODEL_COLUMN: Final = "judgeModel"
+JUDGE_TEMPLATE_COLUMN: Final = "judgeTemplate"
 #: how many unknown case ids a refusal names before it says "and N more"
 ID_PREVIEW: Final = 10
 
@@ -59,6 +63,9 @@ class LabelledCase:
     line: int | None
     humans: dict[str, int]
     judge: int
+    #: the judge that gave the judge's label, where the file names it: (model, template)
+    judge_model: str | None = None
+    judge_template: str | None = None
 
     def reference(self) -> int:
         """The humans' label the judge is compared with: the lower median of their labels
@@ -86,19 +93,33 @@ class _RawCase:
     humans: dict[str, Any] = field(default_factory=dict)
     judge: Any = None
     judge_given: bool = False
+    judge_model: str | None = None
+    judge_template: str | None = None
 
 
-def read_labels(path: Path, *, scale: tuple[int, int] | None = None) -> Labels:
+def read_labels(
+    path: Path,
+    *,
+    scale: tuple[int, int] | None = None,
+    judged: Sequence[JudgedOutput] | None = None,
+    judged_path: Path | None = None,
+) -> Labels:
     """Read a labels file: CSV (``.csv``) or JSON Lines (``.jsonl``), wide or long layout.
 
     Wide: a ``caseId`` column, a ``judge`` column and either one ``human`` column or one
     ``human.<rater>`` column per human rater (other columns are ignored). Long: ``caseId``,
     ``rater`` and ``label``, where the rater ``judge`` is the judge. Labels are ``pass`` /
     ``fail`` or integer scores; ``scale`` fixes the score range (else the scores seen).
+
+    ``judged`` (read from ``judged_path``, a runner's results) gives the judge's label and
+    identity of every case instead: the file then needs no judge column, and a judge label
+    it does hold must be the results' one.
     """
     path = Path(path)
     records = _records(path)
-    raws, layout = _collect(path, records)
+    raws, layout = _collect(path, records, judge_needed=judged is None)
+    if judged is not None:
+        _take_judged(path, raws, judged, judged_path or path)
     if not raws:
         raise LabelsError(f"{path}: no labels in the file")
     chosen = _scale(path, raws, scale)
@@ -118,6 +139,8 @@ class JudgedOutput:
     output: Any
     judge: str | int
     humans: dict[str, str | int]
+    judge_model: str | None = None
+    judge_template: str | None = None
 
 
 def read_judged_outputs(path: Path) -> list[JudgedOutput]:
@@ -142,7 +165,17 @@ def read_judged_outputs(path: Path) -> list[JudgedOutput]:
             for rater, value in raw.humans.items()
             if (token := _token(value)) is not None
         }
-        judged.append(JudgedOutput(raw.case_id, raw.line, outputs.get(raw.case_id), judge, humans))
+        judged.append(
+            JudgedOutput(
+                raw.case_id,
+                raw.line,
+                outputs.get(raw.case_id),
+                judge,
+                humans,
+                raw.judge_model,
+                raw.judge_template,
+            )
+        )
     return judged
 
 
@@ -225,8 +258,35 @@ def _jsonl_records(path: Path, text: str) -> Iterator[_Record]:
         yield number, flat
 
 
+def _take_judged(
+    path: Path, raws: list[_RawCase], judged: Sequence[JudgedOutput], source: Path
+) -> None:
+    """Each case's judge label and identity from the judge's results."""
+    verdicts = {item.case_id: item for item in judged}
+    for raw in raws:
+        where = f"{path}:{raw.line}" if raw.line is not None else str(path)
+        verdict = verdicts.get(raw.case_id)
+        if verdict is None:
+            raise LabelsError(f"{where}: case {raw.case_id!r} has no judge verdict in {source}")
+        try:
+            given = _token(raw.judge) if raw.judge_given else None
+        except ValueError:
+            given = raw.judge  # not a label at all: not the results' one either
+        if given not in (None, verdict.judge):
+            raise LabelsError(
+                f"{where}: case {raw.case_id!r} has the judge label {raw.judge!r}, and {source}"
+                f" says {verdict.judge!r}: the labels were given for other verdicts"
+            )
+        raw.judge, raw.judge_given = verdict.judge, True
+        raw.judge_model, raw.judge_template = verdict.judge_model, verdict.judge_template
+
+
 def _collect(
-    path: Path, records: Iterable[_Record], *, humans_needed: bool = True
+    path: Path,
+    records: Iterable[_Record],
+    *,
+    humans_needed: bool = True,
+    judge_needed: bool = True,
 ) -> tuple[list[_RawCase], Literal["wide", "long"]]:
     cases: dict[str, _RawCase] = {}
     layout: Literal["wide", "long"] | None = None
@@ -240,7 +300,7 @@ def _collect(
         long = "rater" in record and "label" in record
         if layout is None:
             layout = "long" if long else "wide"
-            if layout == "wide" and JUDGE_RATER not in record:
+            if layout == "wide" and judge_needed and JUDGE_RATER not in record:
                 raise LabelsError(
                     f"{where}: no judge column; a labels file has caseId, judge and human (or"
                     " human.<rater>) columns, or caseId, rater and label"
@@ -257,6 +317,7 @@ def _collect(
                 raise LabelsError(f"{where}: a second label by {rater!r} for case {case_id!r}")
             if rater == JUDGE_RATER:
                 case.judge, case.judge_given = record["label"], True
+                _take_identity(where, case, record)
             else:
                 case.humans[rater] = record["label"]
             continue
@@ -265,6 +326,7 @@ def _collect(
         case = cases[case_id] = _RawCase(case_id, line)
         if JUDGE_RATER in record:
             case.judge, case.judge_given = record[JUDGE_RATER], True
+        _take_identity(where, case, record)
         for key, value in record.items():
             if key == HUMAN_COLUMN:
                 case.humans[HUMAN_COLUMN] = value
@@ -278,6 +340,20 @@ def _collect(
     ):
         raise LabelsError(f"{path}: no human column (human, or human.<rater> for each rater)")
     return list(cases.values()), layout or "wide"
+
+
+def _take_identity(where: str, case: _RawCase, record: dict[str, Any]) -> None:
+    """The judge's model and template a record names (text; an empty cell names none)."""
+    for column, name in (
+        (JUDGE_MODEL_COLUMN, "judge_model"),
+        (JUDGE_TEMPLATE_COLUMN, "judge_template"),
+    ):
+        value = record.get(column)
+        if value is None or value == "":
+            continue
+        if not isinstance(value, str):
+            raise LabelsError(f"{where}: {column} is text, not {jsonvalues.json_type(value)}")
+        setattr(case, name, value.strip() or None)
 
 
 def _token(value: Any) -> str | int | None:
@@ -349,7 +425,7 @@ def _decode_case(path: Path, raw: _RawCase, scale: Scale) -> LabelledCase:
     }
     if not humans:
         raise LabelsError(f"{where}: case {raw.case_id!r} has no human label")
-    return LabelledCase(raw.case_id, raw.line, humans, judge)
+    return LabelledCase(raw.case_id, raw.line, humans, judge, raw.judge_model, raw.judge_template)
 
 
 def parse_scale(text: str) -> tuple[int, int]:

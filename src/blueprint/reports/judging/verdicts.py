@@ -85,6 +85,7 @@ def build_report(
         if len(cases) < required:
             verdict = "insufficient"
             reasons.insert(0, f"{len(cases)} labelled case(s), and the family needs {required}")
+        judge = _judge_of(labels, name, cases)
         entries.append(
             {
                 "family": name,
@@ -93,6 +94,7 @@ def build_report(
                 "required": required,
                 "rowsHash": hashes[name],
                 "caseIds": [case.case_id for case in cases],
+                **({"judge": judge} if judge else {}),
                 **statistics,
                 "verdict": verdict,
                 "reasons": reasons,
@@ -130,6 +132,28 @@ def build_report(
         "unlabelledFamilies": unlabelled,
         "notJudgeRows": not_judged,
     }
+
+
+def _judge_of(
+    labels: Labels, family: str | None, cases: Sequence[LabelledCase]
+) -> dict[str, str] | None:
+    """The judge whose labels a family's cases hold (its model and template, where the
+    labels name them); LabelsError when they come from more than one judge, for a report
+    speaks for one judge only."""
+    judges = {(case.judge_model, case.judge_template) for case in cases}
+    if len(judges) > 1:
+        shown = "; ".join(
+            f"model {model or '(unnamed)'}, template {template or '(unnamed)'}"
+            for model, template in sorted(judges, key=lambda pair: (pair[0] or "", pair[1] or ""))
+        )
+        raise LabelsError(
+            f"{labels.path}: the judge labels of case family {family_label(family)!r} come from"
+            f" more than one judge ({shown}); a report validates one judge: label each"
+            " judge's verdicts in a file of their own"
+        )
+    ((model, template),) = judges
+    found = {"model": model, "template": template}
+    return {key: value for key, value in found.items() if value} or None
 
 
 def _sample(labels: Labels, cases: Sequence[LabelledCase]) -> Sample:
