@@ -26,7 +26,7 @@ from typing import Any, Final
 from blueprint.core.errors import ParseError
 from blueprint.formats import refuse_special_file
 from blueprint.formats._io import require_within_size
-from blueprint.grading.runners import runner_archive, runner_document
+from blueprint.grading.runners import runner_archive, runner_csv, runner_document
 from blueprint.grading.semantics import Recorded
 from blueprint.io import jsonvalues
 
@@ -111,7 +111,12 @@ def _text(path: Path) -> str:
 def _csv_items(path: Path, text: str) -> Iterator[tuple[int | None, Any]]:
     loads = jsonvalues.reader()
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    if not reader.fieldnames or "id" not in reader.fieldnames:
+    header = list(reader.fieldnames or [])
+    claimed = runner_csv(path, header, ((reader.line_num, record) for record in reader))
+    if claimed is not None:
+        yield from claimed
+        return
+    if "id" not in header:
         raise ParseError(path, "a CSV results file has an id column", line=1)
     for record in reader:
         line = reader.line_num
