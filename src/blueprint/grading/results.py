@@ -73,8 +73,9 @@ def _items(path: Path) -> Iterator[tuple[int | None, Any]]:
             raise ParseError(
                 path,
                 "a JSON results file is an array of results ({id, output, toolCalls,"
-                " finalState, judge}), promptfoo's results file (promptfoo eval -o"
-                " results.json) or an Inspect log in JSON (--log-format json)",
+                " finalState, judge}) or a runner's own results: promptfoo's results file,"
+                " an Inspect log, a DeepEval test run, a LangSmith experiment's rows or runs,"
+                " Braintrust experiment events (docs/grading.md)",
             )
         yield from ((None, item) for item in document)
         return
