@@ -19,7 +19,9 @@ With ``--graders blueprint`` every judged row (:func:`~blueprint.core.judgepromp
 llm-judge on a reference-answer, acceptable-set or rubric row, or a rubric row with no
 evaluator) gets this assertion, then its gate of checks as promptfoo assertions; the stock
 export keeps promptfoo's factuality for a judged reference answer and writes this
-``llm-rubric`` for a judged acceptable set or rubric.
+``llm-rubric`` for a judged acceptable set or rubric. The other rows of a ``--graders
+blueprint`` export get Blueprint's python assertion (:func:`scored`), or none when a person
+grades them.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ provider as the file records it: the assertion's ``provider``, else the test's
 ``defaultTest.options.provider``; a provider named by its id (``openai:gpt-4.1``,
 ``file://judge.py``) reads as that id. ``promptfoo eval --grader`` writes the provider it
 loaded without its id: it reads as its model name (``modelName``) or its script
-(``file://judge.py``), else names no model.
+(``file://judge.py``), else names no model; so does promptfoo's default grader, which
+judges when no grading provider is configured.
 """
 
 from __future__ import annotations
