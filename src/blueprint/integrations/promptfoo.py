@@ -1,7 +1,7 @@
 """A promptfoo python assertion that grades an output as its test's row says.
 
 ``convert --to promptfoo --graders blueprint`` gives every test Blueprint can grade this
-assertion (rows for a judge keep their llm-rubric)::
+assertion::
 
     assert:
       - type: python
@@ -14,6 +14,13 @@ Blueprint installed). The test's ``metadata.blueprint`` (written by the export) 
 the row is; the output is the recorded result: text, a JSON value, or tool calls (a list of
 ``{name, arguments}`` or OpenAI tool calls, as JSON text or a value, or an object with
 ``tool_calls``).
+
+A row an LLM judge grades gets promptfoo's own judge instead: an ``llm-rubric`` written from
+the shared judge template (:mod:`blueprint.formats.promptfoo.judging`), run by the grading
+provider the promptfoo config names. This assertion has no judge's verdict to read, so it
+gives such a row none; ``blueprint grade SET results.json`` reads the judge's verdict, its
+model and its template from promptfoo's results file (:mod:`blueprint.grading.runners.promptfoo`)
+and applies the row's rules to it.
 """
 
 from __future__ import annotations

@@ -10,26 +10,12 @@ from blueprint.formats.native import ABSENT
 from blueprint.formats.promptfoo import checks as declared
 from blueprint.formats.promptfoo.cases import _comma_separated
 from blueprint.formats.promptfoo.javascript import ACCEPTABLE, GRADED, TOOL_CALLS, javascript
+from blueprint.formats.promptfoo.judging import rubric_assertion
 from blueprint.formats.promptfoo.templating import literal, risky, unliteral
 from blueprint.formats.vendor import ExportRow
 from blueprint.io import jsonvalues
 
 # --- expected <-> assertions -----------------------------------------------------------------
-
-
-def _rubric_text(row: ExportRow, lead: str) -> str:
-    lines = [lead]
-    criteria = row.case.get("evaluationCriteria") or []
-    if criteria:
-        lines.append("The output passes only if it meets every criterion:")
-        lines += [f"- {criterion}" for criterion in criteria]
-    unacceptable = row.case.get("unacceptableBehavior") or []
-    if unacceptable:
-        lines.append("The output fails if it does any of these:")
-        lines += [f"- {behaviour}" for behaviour in unacceptable]
-    if row.case.get("passLogic"):
-        lines.append(f"How to decide pass or fail: {row.case['passLogic']}")
-    return "\n".join(lines)
 
 
 def assertions_for(row: ExportRow) -> list[dict[str, Any]]:
@@ -53,11 +39,7 @@ def _oracle_assertions(row: ExportRow) -> list[dict[str, Any]]:
         return [{"type": "equals", "value": literal(text)}]
     if oracle == "acceptable-set":
         if judge:
-            lead = (
-                f"{row.case['expectedBehavior']}\nThe output passes only if it matches one of"
-                f" these acceptable answers: {jsonvalues.dumps_text(expected)}"
-            )
-            return [{"type": "llm-rubric", "value": literal(_rubric_text(row, lead))}]
+            return [rubric_assertion(row)]  # the shared judge template (judging.py)
         if "satisfies" in expected:
             return declared.check_assertions([expected["satisfies"]])
         if declared.compared(row):
@@ -66,8 +48,7 @@ def _oracle_assertions(row: ExportRow) -> list[dict[str, Any]]:
             return [javascript(GRADED, expected["graded"])]
         return [javascript(ACCEPTABLE, expected["acceptable"])]
     if oracle == "rubric" and judge:
-        lead = row.case["expectedBehavior"]
-        return [{"type": "llm-rubric", "value": literal(_rubric_text(row, lead))}]
+        return [rubric_assertion(row)]
     if oracle == "expected-tool-calls":
         return [javascript(TOOL_CALLS, expected)]
     return []

@@ -35,6 +35,7 @@ from blueprint.formats.promptfoo.cases import (
 from blueprint.formats.promptfoo.checks import nested_json_schema
 from blueprint.formats.promptfoo.config import load
 from blueprint.formats.promptfoo.importchecks import infer
+from blueprint.formats.promptfoo.judging import assertions_of, judge_weakened, scored, wired
 from blueprint.formats.promptfoo.prompts import read_prompts
 from blueprint.formats.promptfoo.references import (
     Unkept,
@@ -430,19 +431,18 @@ class PromptfooCodec(VendorCodec):
         return record
 
     def _assertions(self, row: ExportRow, context: WriteContext) -> list[dict[str, Any]]:
-        """The test's assertions: Blueprint's python assertion where the export is graded by
-        Blueprint and no judge grades the row, else promptfoo's own checks."""
-        if context.options.graders == "blueprint" and _blueprint_graded(row):
+        """The test's assertions: Blueprint's scorer's, the judge's (judging.py), or stock."""
+        if context.options.graders == "blueprint" and scored(row):
             return [dict(BLUEPRINT_ASSERTION)]
-        return assertions_for(row)
+        return assertions_of(row, context, assertions_for)
 
     def weakened(self, row: ExportRow, context: WriteContext) -> list[tuple[str, str]] | None:
         rules = load_mapping(self.name).weakened_rules(row.data, row.oracle_type, row.evaluator)
         found = [(rule.field, rule.reason) for rule in rules]
-        return found + nested_json_schema(row)
+        return judge_weakened(row) if wired(row, context) else found + nested_json_schema(row)
 
     def skip(self, row: ExportRow, context: WriteContext) -> str | None:
-        if context.options.graders == "blueprint" and _blueprint_graded(row):
+        if context.options.graders == "blueprint" and (scored(row) or wired(row, context)):
             return None
         if row.oracle_type == "expected-final-state":
             return FINAL_STATE
@@ -729,15 +729,6 @@ BLUEPRINT_ASSERTION: Final = {
         "return get_assert(output, context)\n"
     ),
 }
-
-
-def _blueprint_graded(row: ExportRow) -> bool:
-    """Whether Blueprint's scorer gives the row a verdict (no judge, no person grades it)."""
-    return (
-        not row.human_only
-        and row.evaluator != "llm-judge"
-        and row.oracle_type not in ("rubric", "expected-behavior-only")
-    )
 
 
 def _pairs(

@@ -1,4 +1,17 @@
-"""promptfoo's results file (``promptfoo eval -o results.json``): one result a test."""
+"""promptfoo's results file (``promptfoo eval -o results.json``): one result a test.
+
+A judged test's verdict is its model-graded assertion's, from ``gradingResult.componentResults``:
+the ``llm-rubric`` Blueprint's export configured from the shared judge template (its
+``config.judgeTemplate`` names the template, :mod:`blueprint.formats.promptfoo.judging`), else
+every model-graded assertion of the test together. The judge's model is promptfoo's grading
+provider as the file records it: the assertion's ``provider``, else the test's
+``options.provider`` (where promptfoo writes the ``defaultTest``'s), else the config's
+``defaultTest.options.provider``; a provider named by its id (``openai:gpt-4.1``,
+``file://judge.py``) reads as that id. ``promptfoo eval --grader`` writes the provider it
+loaded without its id: it reads as its model name (``modelName``) or its script
+(``file://judge.py``), else names no model; so does promptfoo's default grader, which
+judges when no grading provider is configured.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from blueprint.formats.promptfoo.judging import TEMPLATE_KEY
 from blueprint.grading.records import recorded_output
 from blueprint.io import jsonvalues
 
@@ -17,7 +31,9 @@ def items(path: Path, document: Any) -> Iterator[dict[str, Any]] | None:
     entries = _entries(document)
     if entries is None:
         return None
-    return _items(entries)
+    config = document.get("config")
+    default = _dig(config, "defaultTest", "options", "provider")
+    return _items(entries, default)
 
 
 def _entries(document: dict[str, Any]) -> list[Any] | None:
@@ -31,10 +47,10 @@ def _entries(document: dict[str, Any]) -> list[Any] | None:
     return None
 
 
-def _items(entries: list[Any]) -> Iterator[dict[str, Any]]:
+def _items(entries: list[Any], default_grader: Any) -> Iterator[dict[str, Any]]:
     """One result a test: its row's id from the test's metadata (the id Blueprint's export
     wrote, else ``test-N`` by position, as Blueprint names a promptfoo test with none), its
-    output, and tool calls where the output is a list of them."""
+    output, tool calls where the output is a list of them, and the judge's verdict."""
     for entry in entries:
         test = entry.get("testCase") if isinstance(entry.get("testCase"), dict) else {}
         row_id = _row_id(test.get("metadata"))
@@ -48,7 +64,8 @@ def _items(entries: list[Any]) -> Iterator[dict[str, Any]]:
         item: dict[str, Any] = {"id": row_id, "output": recorded.output}
         if recorded.tool_calls is not None:
             item["toolCalls"] = recorded.tool_calls
-        judge = _judge(entry.get("gradingResult"))
+        grader = _dig(test, "options", "provider")
+        judge = _judge(entry.get("gradingResult"), default_grader if grader is None else grader)
         if judge is not None:
             item["judge"] = judge
         yield item
@@ -60,30 +77,87 @@ MODEL_GRADED: Final = frozenset(
 )
 
 
-def _judge(grading: Any) -> dict[str, Any] | None:
-    """The judge's verdict in a promptfoo result: every model-graded assertion's, together
-    (it passes when each passes; its score is their mean); None when no model graded."""
+def _judge(grading: Any, grader: Any) -> dict[str, Any] | None:
+    """The judge's verdict in a promptfoo result (None when no model graded the test): the
+    marked llm-rubric's, else every model-graded assertion's together (it passes when each
+    passes; its score is their mean), with its reason, model and template. An assertion
+    whose grader failed (promptfoo's ``metadata.graderError``: no answer, or one it could
+    not read) gave no verdict."""
     components = grading.get("componentResults") if isinstance(grading, dict) else None
-    verdicts = [
+    graded = [
         component
         for component in components or []
-        if isinstance(component, dict)
-        and isinstance(component.get("assertion"), dict)
-        and component["assertion"].get("type") in MODEL_GRADED
-        and isinstance(component.get("pass"), bool)
+        if isinstance(component, dict) and isinstance(component.get("assertion"), dict)
+    ]
+    marked = [component for component in graded if _template(component) is not None]
+    verdicts = [
+        component
+        for component in marked
+        or [item for item in graded if item["assertion"].get("type") in MODEL_GRADED]
+        if isinstance(component.get("pass"), bool) and not _grader_error(component)
     ]
     if not verdicts:
         return None
     judge: dict[str, Any] = {"pass": all(component["pass"] for component in verdicts)}
-    scores = [
-        component["score"]
-        for component in verdicts
-        if isinstance(component.get("score"), int | float)
-        and not isinstance(component.get("score"), bool)
-    ]
+    scores = [float(item["score"]) for item in verdicts if _share(item.get("score"))]
     if len(scores) == len(verdicts):
+        # a judge's score on another scale than 0 to 1 is left out: its pass decides
         judge["score"] = sum(scores) / len(scores)
+    reasons = [component.get("reason") for component in verdicts]
+    said = [reason.strip() for reason in reasons if isinstance(reason, str) and reason.strip()]
+    if said:
+        judge["reason"] = "; ".join(dict.fromkeys(said))
+    models = {_model(component["assertion"].get("provider") or grader) for component in verdicts}
+    if len(models) == 1 and None not in models:
+        judge["model"] = models.pop()
+    templates = {_template(component) for component in verdicts}
+    if len(templates) == 1 and None not in templates:
+        judge["template"] = templates.pop()
     return judge
+
+
+def _template(component: dict[str, Any]) -> str | None:
+    """The judge template a Blueprint llm-rubric names in its config."""
+    assertion = component["assertion"]
+    found = _dig(assertion, "config", TEMPLATE_KEY)
+    if assertion.get("type") != "llm-rubric" or not isinstance(found, str) or not found:
+        return None
+    return found
+
+
+def _grader_error(component: dict[str, Any]) -> bool:
+    return _dig(component, "metadata", "graderError") is True
+
+
+def _model(provider: Any) -> str | None:
+    """The judge model a grading provider names: a provider id, an object's ``id``, the
+    text provider of a map by type, or the model name or script of a provider promptfoo
+    loaded (``--grader``)."""
+    if isinstance(provider, str):
+        return provider.strip() or None
+    if not isinstance(provider, dict):
+        return None
+    for key in ("id", "modelName"):
+        if isinstance(provider.get(key), str) and provider[key].strip():
+            return str(provider[key]).strip()
+    if "text" in provider:
+        return _model(provider["text"])
+    script = provider.get("scriptPath")
+    if isinstance(script, str) and script.strip():
+        return f"file://{script.strip()}"
+    return None
+
+
+def _share(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
+
+
+def _dig(value: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
 
 
 def _row_id(metadata: Any) -> str | None:
