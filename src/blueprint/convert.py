@@ -229,8 +229,8 @@ def convert(
     if options.graders == "blueprint":
         notes.append(
             f"grade it with Blueprint's scorer in {writer.name}:"
-            f" blueprint.integrations.{writer.name.replace('-', '_')} (docs/grading.md); only"
-            " rows that need a judge's verdict are left to the runner"
+            f" blueprint.integrations.{writer.name.replace('-', '_')} (docs/grading.md), which"
+            " runs the runner's own judge on judged rows and leaves rows for a person unscored"
         )
     stale = set_file_for(target_path)
     if not writer.lossless and stale.is_file():

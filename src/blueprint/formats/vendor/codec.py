@@ -51,7 +51,7 @@ from blueprint.io.atomic import AtomicOutputs
 #: what an export graded by Blueprint's scorer says of its judged rows: the scorer runs the
 #: runner's own judge with Blueprint's judge template, on the model the runner is set up with
 JUDGED_NOTE: Final = (
-    "{rows} are graded by {runner}'s own LLM judge through Blueprint's scorer,"
+    "{rows} are graded by the runner's own LLM judge ({runner}),"
     " with the judge prompt rendered from Blueprint's template for the row's oracle type (the"
     " reference, the acceptable set or the rubric in it); the judge model is the runner's"
     " configuration, and the judge counts as validated once a judge-report from its verdicts"
