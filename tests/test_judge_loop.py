@@ -198,3 +198,73 @@ def test_judge_report_takes_the_judges_labels_from_a_runners_results(tmp_path: P
         app, ["judge-report", str(labels), "--set", str(set_path), "--judge-results", str(found)]
     )
     assert done.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    "results_file",
+    [
+        "inspect-judged/judged.eval",
+        "inspect-judged/judged.json",
+        "promptfoo-blueprint-judge/results.json",
+        "deepeval-judged/test_run.json",
+        "judged-runners/langsmith-experiment.json",
+        "judged-runners/braintrust-events.json",
+        "judged-runners/openai-evals-record.jsonl",
+    ],
+)
+def test_the_studio_labels_a_runners_results_with_the_judge_named(
+    tmp_path: Path, results_file: str
+) -> None:
+    from conftest import FIXTURES
+
+    set_path = FIXTURES / "judged" / "judged-set.json"
+    found = FIXTURES / "results" / results_file
+    session = LabellingSession.open(set_path, found, tmp_path / "labels.csv")
+    assert session.items
+    for item in session.items:
+        assert item.judge_template is not None and item.judge_template.split("@")[0] in (
+            "reference-answer",
+            "acceptable-set",
+            "rubric",
+        )
+        assert item.judge_model
+        session.give(item.case_id, "alice", item.judge)
+    read = read_labels(tmp_path / "labels.csv")
+    assert {(case.judge_model, case.judge_template) for case in read.cases} == {
+        (item.judge_model, item.judge_template) for item in session.items
+    }
+
+
+def test_a_family_of_several_oracle_types_is_one_judge_with_a_template_each(
+    tmp_path: Path,
+) -> None:
+    from blueprint.grading.judges import _same_judge
+    from blueprint.grading.semantics import RowVerdict
+    from blueprint.reports.judging import build_report, read_set_families
+    from conftest import FIXTURES
+
+    set_path = FIXTURES / "judged" / "judged-set.json"
+    lines = ["caseId,judge,judgeModel,judgeTemplate,human"]
+    for case, oracle in (("judged-reference", "reference-answer"), ("judged-rubric", "rubric")):
+        lines.append(f"{case},pass,{MODEL},{template_id(oracle)},pass")
+    labels = tmp_path / "labels.csv"
+    labels.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = build_report(
+        read_labels(labels),
+        read_set_families(set_path),
+        set_path=str(set_path),
+        labels_path=str(labels),
+    )
+    (entry,) = [entry for entry in report["families"] if entry["family"] is None]
+    templates = sorted([template_id("reference-answer"), template_id("rubric")])
+    assert entry["judge"] == {"model": MODEL, "templates": templates}
+
+    def verdict(template: str) -> RowVerdict:
+        judge = {"model": MODEL, "template": template}
+        return RowVerdict("r", "pass", 1.0, "", judge=judge)
+
+    assert _same_judge(verdict(template_id("rubric")), entry["judge"], "r.json").status == (
+        "validated"
+    )
+    other = verdict(template_id("acceptable-set"))
+    assert _same_judge(other, entry["judge"], "r.json").status == "stale"

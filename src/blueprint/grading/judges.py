@@ -27,6 +27,7 @@ from blueprint.validation.judge_status import (
     LabelsError,
     read_set_families,
     references,
+    report_templates,
     statuses_for,
 )
 
@@ -102,19 +103,27 @@ def check_judges(
 
 
 def _same_judge(
-    verdict: RowVerdict, validated: Mapping[str, str] | None, report: str | None
+    verdict: RowVerdict, validated: Mapping[str, Any] | None, report: str | None
 ) -> JudgeCheck:
-    """Whether the verdict's judge is the judge a passing report validated."""
+    """Whether the verdict's judge is the judge a passing report validated: the same model,
+    and a template the report's labels came from."""
     given = verdict.judge or {}
     validated = validated or {}
-    differs = [
-        f"{key} {given[key]} (the report validated {validated[key]})"
-        for key in _IDENTITY
-        if key in given and key in validated and given[key] != validated[key]
-    ]
+    model, templates = validated.get("model"), report_templates(validated)
+    differs = []
+    if "model" in given and isinstance(model, str) and given["model"] != model:
+        differs.append(f"model {given['model']} (the report validated {model})")
+    if "template" in given and templates and given["template"] not in templates:
+        differs.append(
+            f"template {given['template']} (the report validated {', '.join(templates)})"
+        )
     if differs:
         return JudgeCheck("stale", f"judged by another judge: {', '.join(differs)}", report)
-    unnamed = [key for key in _IDENTITY if key not in validated]
+    unnamed = [
+        name
+        for name, named in (("model", isinstance(model, str)), ("template", bool(templates)))
+        if not named
+    ]
     if unnamed:
         return JudgeCheck(
             "unconfirmed",

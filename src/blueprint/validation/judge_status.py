@@ -204,8 +204,9 @@ class JudgeStatus:
     labelled: int | None = None
     required: int | None = None
     reasons: tuple[str, ...] = ()
-    #: the judge the report validated (model, template), where its labels named it
-    judge: dict[str, str] | None = None
+    #: the judge the report validated (``model``, and ``template`` or ``templates`` for a
+    #: family of several oracle types), where its labels named it
+    judge: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -336,15 +337,16 @@ def _family_status(
     }
     judge = entry.get("judge")
     if isinstance(judge, dict):
-        common["judge"] = {key: value for key, value in judge.items() if isinstance(value, str)}
+        common["judge"] = dict(judge)
     if entry.get("rowsHash") != current_hash:
-        reasons = ("its rows changed after the report was made",)
-        return JudgeStatus(status="stale", reasons=reasons, **common)  # type: ignore[arg-type]
-    template = judge.get("template") if isinstance(judge, dict) else None
-    if template is not None and not current_template(template):
-        reasons = (
+        changed = ("its rows changed after the report was made",)
+        return JudgeStatus(status="stale", reasons=changed, **common)  # type: ignore[arg-type]
+    old = [template for template in report_templates(judge) if not current_template(template)]
+    if old:
+        reasons: tuple[str, ...] = tuple(
             f"the judge template changed after the report was made (the report validated"
-            f" {template}; Blueprint renders {_now(template)} now)",
+            f" {template}; Blueprint renders {_now(template)} now)"
+            for template in old
         )
         return JudgeStatus(status="stale", reasons=reasons, **common)  # type: ignore[arg-type]
     if entry.get("verdict") == "insufficient" or labelled < required:
@@ -354,6 +356,16 @@ def _family_status(
         reasons = tuple(entry.get("reasons") or ())
         return JudgeStatus(status="failed", reasons=reasons, **common)  # type: ignore[arg-type]
     return JudgeStatus(status="validated", **common)  # type: ignore[arg-type]
+
+
+def report_templates(judge: Any) -> list[str]:
+    """The judge templates a report's family entry names (``template`` or ``templates``)."""
+    if not isinstance(judge, Mapping):
+        return []
+    found = judge.get("templates")
+    if not isinstance(found, list):
+        found = [judge.get("template")]
+    return [template for template in found if isinstance(template, str)]
 
 
 def _now(template: Any) -> str:

@@ -136,24 +136,42 @@ def build_report(
 
 def _judge_of(
     labels: Labels, family: str | None, cases: Sequence[LabelledCase]
-) -> dict[str, str] | None:
-    """The judge whose labels a family's cases hold (its model and template, where the
-    labels name them); LabelsError when they come from more than one judge, for a report
-    speaks for one judge only."""
-    judges = {(case.judge_model, case.judge_template) for case in cases}
-    if len(judges) > 1:
+) -> dict[str, Any] | None:
+    """The judge whose labels a family's cases hold: its model and its template (one per
+    oracle type: ``templates`` when the family's rows are of several), where the labels name
+    them. LabelsError when they come from more than one judge (two models, two templates for
+    one oracle type, or some cases naming the judge and others not), for a report speaks for
+    one judge only."""
+    models = {case.judge_model for case in cases}
+    templates = {case.judge_template for case in cases}
+    by_oracle: dict[str, set[str]] = {}
+    for template in templates - {None}:
+        assert template is not None
+        by_oracle.setdefault(template.split("@", 1)[0], set()).add(template)
+    mixed = len(models) > 1 or (None in templates and len(templates) > 1)
+    if mixed or any(len(found) > 1 for found in by_oracle.values()):
         shown = "; ".join(
             f"model {model or '(unnamed)'}, template {template or '(unnamed)'}"
-            for model, template in sorted(judges, key=lambda pair: (pair[0] or "", pair[1] or ""))
+            for model, template in sorted(
+                {(case.judge_model, case.judge_template) for case in cases},
+                key=lambda pair: (pair[0] or "", pair[1] or ""),
+            )
         )
         raise LabelsError(
             f"{labels.path}: the judge labels of case family {family_label(family)!r} come from"
             f" more than one judge ({shown}); a report validates one judge: label each"
             " judge's verdicts in a file of their own"
         )
-    ((model, template),) = judges
-    found = {"model": model, "template": template}
-    return {key: value for key, value in found.items() if value} or None
+    found: dict[str, Any] = {}
+    (model,) = models
+    if model:
+        found["model"] = model
+    named = sorted(template for template in templates if template)
+    if len(named) == 1:
+        found["template"] = named[0]
+    elif named:
+        found["templates"] = named
+    return found or None
 
 
 def _sample(labels: Labels, cases: Sequence[LabelledCase]) -> Sample:
