@@ -30,6 +30,7 @@ from blueprint.cli._common import (
 )
 from blueprint.core.errors import OutputExistsError, UsageError
 from blueprint.io.atomic import AtomicOutputs
+from blueprint.reports.power import TEST, PowerTable, check_power_options
 from blueprint.reports.render import page_kind, render_markdown, render_risk_markdown, write_page
 from blueprint.reports.risk import (
     BLAST_RADII,
@@ -148,6 +149,43 @@ def _risk_lines(matrix: RiskMatrix) -> list[Any]:
     return parts
 
 
+def _power_lines(power: PowerTable) -> list[Any]:
+    table = Table(
+        title="power: the smallest change in pass rate each family can detect between two runs",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    table.add_column("family")
+    table.add_column("scored rows", justify="right")
+    table.add_column("detectable change", justify="right")
+    if power.detect is not None:
+        table.add_column(f"more rows for {power.detect:g}", justify="right")
+    for family in power.families:
+        cells = [
+            escape("(no family)" if family.id is None else family.id),
+            f"{family.scored_rows} of {family.rows}",
+            family.change_label,
+        ]
+        if family.more_needed is not None:
+            cells.append(str(family.more_needed))
+        table.add_row(*cells)
+    parts: list[Any] = [table, power.settings]
+    if power.detect is not None:
+        parts.append(
+            f"a change of {power.detect:g} needs {power.rows_needed} scored rows in a family"
+        )
+    parts += [
+        Text(
+            f"test: {TEST}; rows a person grades, rows barred from any verdict and starter"
+            " examples are not scored (docs/statistics.md)",
+            style="dim",
+        ),
+        "",
+    ]
+    return parts
+
+
 def _summary_lines(summary: SetSummary) -> list[Any]:
     data = summary.to_json()
     validity = "valid" if summary.valid else f"NOT VALID ({summary.errors} error(s))"
@@ -187,6 +225,7 @@ def _summary_lines(summary: SetSummary) -> list[Any]:
             family.judge_label,
         )
     parts.append(families)
+    parts += _power_lines(summary.power)
     parts.append(_counts_table("rows by provenance", "provenance", data["byProvenance"]))
     mix = data["provenanceMix"]
     parts.append(
@@ -290,6 +329,11 @@ def summary_text(summary: SetSummary) -> str:
     return _text(_summary_lines(summary), to_file=True)
 
 
+def power_text(power: PowerTable) -> str:
+    """The power section of the text report, as written to a file."""
+    return _text(_power_lines(power), to_file=True)
+
+
 # --- the commands ------------------------------------------------------------------------------
 
 
@@ -308,15 +352,44 @@ def summary_command(
             " vendor format, into a scratch folder).",
         ),
     ] = True,
+    baseline_rate: Annotated[
+        float,
+        typer.Option(
+            "--baseline-rate",
+            help="The pass rate each family's power is worked out at. One half, the default,"
+            " is where a pass rate varies most, and close to the worst case.",
+        ),
+    ] = 0.5,
+    detect: Annotated[
+        float | None,
+        typer.Option(
+            "--detect",
+            help="A change in pass rate (0.1: ten points) to give the scored rows each family"
+            " needs to detect it, and how many more it needs.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """A set at a glance: rows by oracle type, evaluator, case family, provenance and split;
     linked-concern coverage; the action-risk matrix; what each vendor export leaves out; and
-    the retired cases."""
+    the retired cases.
+
+    It also gives each case family's power: the smallest change in its pass rate that two runs
+    over its scored rows detect at 80% power and 5% two-sided significance, and with --detect
+    the rows a family needs for a given change (docs/statistics.md)."""
     refuse_output_over_inputs(output, file)
+    try:
+        check_power_options(baseline_rate, detect)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     summary = summarize(
         file,
         SummaryOptions(
-            value_of(source_format), exports=exports, judge_reports=configured_judge_reports(file)
+            value_of(source_format),
+            exports=exports,
+            judge_reports=configured_judge_reports(file),
+            baseline_rate=baseline_rate,
+            detect=detect,
         ),
     )
     if report is ReportKind.json:

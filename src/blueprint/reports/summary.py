@@ -1,9 +1,10 @@
 """A set at a glance: what its rows are, where they came from, what they cover, what exports drop.
 
 One streaming pass over the rows fills counters (by oracle type, evaluator, case family,
-provenance, split), the linked-concern coverage, the action-risk matrix and the list of retired
-cases; memory stays bounded by those counters and a few capped lists (retired cases, and the
-rows a rendered page shows of each family). The rows that each vendor export would leave out
+provenance, split), the linked-concern coverage, the action-risk matrix, the rows of each case
+family a grader may score (for its power) and the list of retired cases; memory stays bounded
+by those counters and a few capped lists (retired cases, and the rows a rendered page shows of
+each family). The rows that each vendor export would leave out
 are what :func:`blueprint.convert.convert` itself reports, written to a scratch folder and
 thrown away, so the summary never disagrees with ``blueprint convert``.
 """
@@ -22,6 +23,8 @@ from blueprint.core.errors import BlueprintError, EveryRowExcluded
 from blueprint.core.issues import CODES, ValidationReport
 from blueprint.core.model import EVALUATOR_TYPES, ORACLE_TYPES, PROVENANCES, STARTER_PROVENANCES
 from blueprint.formats import FOLDER, REGISTRY, LossyField, SourceRow, StrPath
+from blueprint.grading.semantics import grade_row
+from blueprint.reports.power import BASELINE_RATE, PowerTable, check_power_options, power_table
 from blueprint.reports.risk import RiskMatrix
 from blueprint.validation.checks import RowView, SetState, effective_evaluator
 from blueprint.validation.inputtext import canonical_text, split_of
@@ -108,6 +111,8 @@ class FamilySummary:
     linked_concerns: list[str] = field(default_factory=list)
     rows: int = 0
     starter_rows: int = 0
+    #: rows a grader may score: not a starter example, not barred, not graded by a person
+    scored_rows: int = 0
     by_evaluator: Counter[str] = field(default_factory=Counter)
     excerpts: list[RowExcerpt] = field(default_factory=list)
     judge_status: str = NOT_NEEDED
@@ -198,6 +203,10 @@ class SummaryOptions:
     judge_status: Mapping[str | None, JudgeStatusLike] | None = None
     #: judge-validation reports the project configuration names for this set
     judge_reports: tuple[Path, ...] = ()
+    #: the pass rate each family's power is worked out at (one half: where it varies most)
+    baseline_rate: float = BASELINE_RATE
+    #: a change in pass rate to report the rows each family needs for (None: not asked)
+    detect: float | None = None
 
 
 @dataclass
@@ -228,6 +237,7 @@ class SetSummary:
     exports: list[ExportCheck] = field(default_factory=list)
     exports_checked: bool = False
     rows_per_family: int = ROWS_PER_FAMILY
+    power: PowerTable = field(default_factory=PowerTable)
 
     @property
     def valid(self) -> bool:
@@ -272,6 +282,7 @@ class SetSummary:
                 "rows": [item.to_json() for item in self.retired],
             },
             "risk": self.risk.to_json(),
+            "power": self.power.to_json(),
         }
 
 
@@ -324,6 +335,7 @@ def summarize(path: StrPath, options: SummaryOptions | None = None) -> SetSummar
     """Summarize a set file of any readable format, reading its rows once."""
     path = Path(path)
     options = options or SummaryOptions()
+    check_power_options(options.baseline_rate, options.detect)
     source = open_set(path, options.source_format)
     header, _ = complete_header(source)
     summary = SetSummary(str(path), source.format, rows_per_family=options.rows_per_family)
@@ -398,6 +410,7 @@ def summarize(path: StrPath, options: SummaryOptions | None = None) -> SetSummar
         family.by_evaluator[_label(evaluator)] += 1
         starter = group == "starter"
         family.starter_rows += starter
+        family.scored_rows += not starter and _scorable(item.data, state.family_of(row))
         condition = case.get("retirementCondition")
         retired = isinstance(condition, str) and bool(condition.strip())
         if retired:
@@ -441,6 +454,11 @@ def summarize(path: StrPath, options: SummaryOptions | None = None) -> SetSummar
         ConcernCoverage(concern, concern_rows.get(concern, 0), tuple(named_by.get(concern, ())))
         for concern in sorted(set(concern_rows) | set(named_by))
     ]
+    summary.power = power_table(
+        ((family.id, family.rows, family.scored_rows) for family in summary.families),
+        options.baseline_rate,
+        options.detect,
+    )
     if options.exports:
         summary.exports_checked = True
         if summary.valid:
@@ -452,6 +470,16 @@ def summarize(path: StrPath, options: SummaryOptions | None = None) -> SetSummar
             )
             summary.exports = [ExportCheck(name, refused=why) for name in _vendor_formats()]
     return summary
+
+
+def _scorable(data: Any, family: Mapping[str, Any] | None) -> bool:
+    """Whether a grader may score the row: what ``blueprint grade`` makes of it with no result
+    is "not-run" (a person's row is "needs-human", a barred one "invalid"; a row that is not
+    an object, grade skips)."""
+    if not isinstance(data, dict):
+        return False
+    evaluator = family.get("evaluator") if family is not None else None
+    return grade_row(data, None, family_evaluator=evaluator).verdict == "not-run"
 
 
 def _vendor_formats() -> list[str]:
