@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any, Final
@@ -152,6 +153,59 @@ def _reports_example() -> dict[str, Any]:
     }
 
 
+def _finite(value: float) -> float | None:
+    return None if math.isinf(value) else value
+
+
+#: two runs over the same twelve rows, for the worked paired comparison
+_BEFORE: Final = (0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 1, 1)
+_AFTER: Final = (1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 0, 1)
+
+
+def _statistics_example() -> dict[str, Any]:
+    """The worked examples of docs/statistics.md, computed by the functions they document,
+    and the power section of ``blueprint summary`` on the bundled example set."""
+    from blueprint.cli.reports import power_text
+    from blueprint.grading import statistics as stats
+    from blueprint.reports.summary import SummaryOptions, summarize
+
+    name = "examples/support-refunds.json"
+    summary = summarize(PACKAGE.parents[1] / name, SummaryOptions(exports=False, detect=0.1))
+    sizes = (10, 25, 50, 100, 200, 400, 800, 1600)
+    baselines = (0.5, 0.7, 0.9)
+    return {
+        "example": name,
+        "power_text": power_text(summary.power),
+        "power_json": json.dumps(summary.to_json()["power"], indent=2, ensure_ascii=False),
+        "wilson": stats.wilson_interval(7, 10),
+        "exact": stats.exact_interval(7, 10),
+        "bound": stats.failure_upper_bound(100),
+        "bound_exact": stats.exact_interval(0, 100),
+        "clustered": stats.clustered_standard_error([1, 1, 0, 0, 1, 0], list("aabbcc")),
+        "independent": stats.clustered_standard_error([1, 1, 0, 0, 1, 0], list("abcdef")),
+        "before": _BEFORE,
+        "after": _AFTER,
+        "paired": stats.paired_difference(_BEFORE, _AFTER),
+        "mcnemar_example": stats.mcnemar_p(3, 1),
+        "mcnemar": stats.mcnemar_p(1, 9),
+        "needed": stats.rows_needed(0.5, 0.1),
+        "needed_exact": stats._required(0.5, 0.1, 0.8, 0.05),
+        "zar": stats._required(0.25, 0.2, 0.9, 0.05),
+        "baselines": baselines,
+        "detectable": [
+            (n, [_finite(stats.detectable_difference(n, rate)) for rate in baselines])
+            for n in sizes
+        ],
+        "straddle": [
+            (d, stats.rows_needed(0.5, d), stats.rows_needed(0.5 + d / 2, d))
+            for d in (0.05, 0.1, 0.2, 0.4)
+        ],
+        "needed_for": [
+            (d, [stats.rows_needed(rate, d) for rate in baselines]) for d in (0.05, 0.1, 0.2)
+        ],
+    }
+
+
 #: a row of each judged oracle type, rendered as an example of its judge template
 _JUDGED_EXAMPLES: Final[dict[str, dict[str, Any]]] = {
     "reference-answer": {
@@ -240,7 +294,10 @@ PAGES: Final[dict[str, str]] = {
 }
 
 #: pages with a context of their own: page in docs/ -> (template, context)
-_OWN_CONTEXT: Final = {"reports.md": ("reports.md.j2", _reports_example)}
+_OWN_CONTEXT: Final = {
+    "reports.md": ("reports.md.j2", _reports_example),
+    "statistics.md": ("statistics.md.j2", _statistics_example),
+}
 
 
 def _vendor_pages() -> dict[str, str]:
