@@ -1,0 +1,226 @@
+"""Two runs of one set compared, paired on rows: which rows went from pass to fail and back,
+and per oracle type and case family the paired difference in score with its interval and
+McNemar's test on the rows whose verdict changed.
+
+Pairing on rows is what makes a small change visible: the same case in both runs, so the
+variation between cases cancels out (Miller, "Adding Error Bars to Evals", 2024, section
+"paired differences"). A row scored in one run only is listed, never dropped silently; it is
+in no paired figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from blueprint.grading.semantics import RowVerdict
+
+Change = Literal["pass->fail", "fail->pass", "same", "new-only", "baseline-only", "unscored"]
+#: the changes in the order a report lists them
+CHANGES: Final[tuple[Change, ...]] = (
+    "pass->fail",
+    "fail->pass",
+    "same",
+    "new-only",
+    "baseline-only",
+    "unscored",
+)
+
+
+@dataclass(frozen=True)
+class RowChange:
+    """One row in both runs: its verdict and score in each (None: not in that run)."""
+
+    id: str
+    oracle_type: str | None
+    case_family: str | None
+    baseline: str | None
+    new: str | None
+    baseline_score: float | None
+    new_score: float | None
+
+    @property
+    def change(self) -> Change:
+        if self.baseline is None:
+            return "new-only"
+        if self.new is None:
+            return "baseline-only"
+        if self.baseline_score is None or self.new_score is None:
+            return "unscored"
+        if self.baseline == "pass" and self.new == "fail":
+            return "pass->fail"
+        if self.baseline == "fail" and self.new == "pass":
+            return "fail->pass"
+        return "same"
+
+    @property
+    def paired(self) -> bool:
+        """Whether the row is scored in both runs, so it enters the paired figures."""
+        return self.change in ("pass->fail", "fail->pass", "same")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "oracleType": self.oracle_type,
+            "caseFamily": self.case_family,
+            "baseline": self.baseline,
+            "new": self.new,
+            "baselineScore": self.baseline_score,
+            "newScore": self.new_score,
+            "change": self.change,
+        }
+
+
+@dataclass(frozen=True)
+class GroupComparison:
+    """A group's paired figures: the rows scored in both runs, the mean score in each, the
+    difference (new minus baseline) with its interval, and McNemar's p on the changed
+    verdicts (None when no row is paired)."""
+
+    name: str
+    paired: int
+    pass_to_fail: int
+    fail_to_pass: int
+    baseline_rate: float | None
+    new_rate: float | None
+    difference: float | None
+    interval: tuple[float, float] | None
+    mcnemar_p: float | None
+
+    @property
+    def dropped(self) -> bool:
+        """Whether the score fell by more than noise: the whole interval is below zero."""
+        return self.interval is not None and self.interval[1] < 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "paired": self.paired,
+            "passToFail": self.pass_to_fail,
+            "failToPass": self.fail_to_pass,
+            "baselineRate": self.baseline_rate,
+            "newRate": self.new_rate,
+            "difference": self.difference,
+            "interval": list(self.interval) if self.interval is not None else None,
+            "mcnemarP": self.mcnemar_p,
+            "dropped": self.dropped,
+        }
+
+
+@dataclass
+class Comparison:
+    """Every row's change between the runs, and each oracle type's and case family's paired
+    figures."""
+
+    rows: list[RowChange]
+    confidence: float
+    by_oracle_type: dict[str, GroupComparison] = field(default_factory=dict)
+    by_case_family: dict[str, GroupComparison] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        found: dict[str, int] = dict.fromkeys(CHANGES, 0)
+        for row in self.rows:
+            found[row.change] += 1
+        return found
+
+    def rows_with(self, change: Change) -> list[RowChange]:
+        return [row for row in self.rows if row.change == change]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "confidence": self.confidence,
+            "changes": self.counts(),
+            "rows": [row.to_json() for row in self.rows if row.change != "same"],
+            "byOracleType": {k: v.to_json() for k, v in self.by_oracle_type.items()},
+            "byCaseFamily": {k: v.to_json() for k, v in self.by_case_family.items()},
+        }
+
+
+def compare_runs(
+    new: Iterable[RowVerdict], baseline: Iterable[RowVerdict], confidence: float = 0.95
+) -> Comparison:
+    """Pair two runs' verdicts on row ids (starter rows left out: they are examples, in no
+    figure), in the new run's order with rows of the baseline only at the end."""
+    old = {row.id: row for row in baseline if not row.starter}
+    rows: list[RowChange] = []
+    seen: set[str] = set()
+    for row in new:
+        if row.starter:
+            continue
+        seen.add(row.id)
+        before = old.get(row.id)
+        rows.append(
+            RowChange(
+                row.id,
+                row.oracle_type,
+                row.case_family,
+                before.verdict if before is not None else None,
+                row.verdict,
+                before.counted_score if before is not None else None,
+                row.counted_score,
+            )
+        )
+    for row_id, before in old.items():
+        if row_id not in seen:
+            rows.append(
+                RowChange(
+                    row_id,
+                    before.oracle_type,
+                    before.case_family,
+                    before.verdict,
+                    None,
+                    before.counted_score,
+                    None,
+                )
+            )
+    comparison = Comparison(rows, confidence)
+    comparison.by_oracle_type = _grouped(rows, lambda r: r.oracle_type or "(none)", confidence)
+    comparison.by_case_family = _grouped(rows, lambda r: r.case_family or "(none)", confidence)
+    return comparison
+
+
+def _grouped(rows: list[RowChange], key: Any, confidence: float) -> dict[str, GroupComparison]:
+    groups: dict[str, list[RowChange]] = {}
+    for row in rows:
+        groups.setdefault(key(row), []).append(row)
+    return {name: group_comparison(name, members, confidence) for name, members in groups.items()}
+
+
+def group_comparison(name: str, rows: Iterable[RowChange], confidence: float) -> GroupComparison:
+    """The paired figures of a group's rows (those scored in both runs)."""
+    from blueprint.grading.statistics import mcnemar_p, paired_difference
+
+    paired = [row for row in rows if row.paired]
+    if not paired:
+        return GroupComparison(name, 0, 0, 0, None, None, None, None, None)
+    before = [float(row.baseline_score or 0.0) for row in paired]
+    after = [float(row.new_score or 0.0) for row in paired]
+    worse = sum(row.change == "pass->fail" for row in paired)
+    better = sum(row.change == "fail->pass" for row in paired)
+    difference = (sum(after) - sum(before)) / len(paired)
+    interval = None  # one pair has no spread to make an interval from
+    if len(paired) > 1:
+        difference, low, high = paired_difference(before, after, confidence)
+        interval = (low, high)
+    return GroupComparison(
+        name,
+        len(paired),
+        worse,
+        better,
+        sum(before) / len(before),
+        sum(after) / len(after),
+        difference,
+        interval,
+        mcnemar_p(better, worse),
+    )
+
+
+def family_severities(header: Mapping[str, Any] | None) -> dict[str, str]:
+    """The severity each declared case family names, by family id."""
+    found = {}
+    for family in (header or {}).get("caseFamilies") or []:
+        if isinstance(family, Mapping) and isinstance(family.get("id"), str):
+            severity = family.get("severity")
+            if isinstance(severity, str):
+                found[family["id"]] = severity
+    return found
