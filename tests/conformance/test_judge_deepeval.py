@@ -20,6 +20,15 @@ from blueprint.convert import ConvertOptions, convert
 from blueprint.core.judgeprompt import template_id
 
 pytestmark = pytest.mark.conformance
+
+
+@pytest.fixture(autouse=True)
+def _runner_installed() -> None:
+    """Every test here needs the runner: skipped (or failed, where conformance is required)
+    before anything imports Blueprint's scorer for it."""
+    vendor("deepeval.metrics")
+
+
 SET = Path(__file__).parents[1] / "fixtures" / "judged" / "judged-set.json"
 MODEL = "stub-judge"
 #: a few words of each row's input, by which the stub tells which row a prompt is for

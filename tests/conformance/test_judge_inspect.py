@@ -20,6 +20,15 @@ from blueprint.convert import ConvertOptions, convert
 from blueprint.core.judgeprompt import template_id
 
 pytestmark = pytest.mark.conformance
+
+
+@pytest.fixture(autouse=True)
+def _runner_installed() -> None:
+    """Every test here needs the runner: skipped (or failed, where conformance is required)
+    before anything imports Blueprint's scorer for it."""
+    vendor("inspect_ai")
+
+
 SET = Path(__file__).parents[1] / "fixtures" / "judged" / "judged-set.json"
 #: a few words of each row's input, by which a prompt is known for its row
 MARKS = {
