@@ -294,6 +294,26 @@ def test_a_file_of_several_trials_among_files_is_numbered_within_it(tmp_path: Pa
     assert found["cs-refund-final-sale"] == "FF--"
 
 
+def test_a_csv_trial_column_names_the_trials(tmp_path: Path) -> None:
+    items = five_trials()
+    lines = ["id,output,toolCalls,finalState,trial"]
+    for item in items:
+        cells = [
+            item["id"],
+            item.get("output", ""),
+            json.dumps(item["toolCalls"]) if "toolCalls" in item else "",
+            json.dumps(item["finalState"]) if "finalState" in item else "",
+            str(item["trial"]),
+        ]
+        lines.append(",".join('"' + cell.replace('"', '""') + '"' for cell in cells))
+    path = tmp_path / "results.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    from_csv = report_json(SET, path)
+    from_lines = report_json(SET, write(tmp_path / "results.jsonl", items))
+    assert from_csv["rows"] == from_lines["rows"]
+    assert from_csv["summary"] == from_lines["summary"]
+
+
 def test_one_trial_named_or_not_is_reported_as_today(tmp_path: Path) -> None:
     plain = [{"id": row_id, **ANSWERS[row_id][0]} for row_id in ANSWERS]
     named = [{**item, "trial": 1} for item in plain]
@@ -370,6 +390,15 @@ def test_k_is_at_most_the_number_of_trials(tmp_path: Path) -> None:
         grade_set(SET, path, k=6)
     assert grade(SET, path, "--k", "6").exit_code == 2
     assert grade(SET, path, "--k", "0").exit_code == 2
+
+
+def test_grade_needs_a_results_file_and_writes_over_none(tmp_path: Path) -> None:
+    assert grade(SET).exit_code == 2
+    first = write(tmp_path / "first.jsonl", [{"id": "cs-refund-window-quote"}])
+    second = write(tmp_path / "second.jsonl", [{"id": "cs-refund-window-quote"}])
+    done = grade(SET, first, second, "-o", second, "--force")
+    assert done.exit_code == 2
+    assert second.read_text(encoding="utf-8").startswith('{"id"')
 
 
 def test_a_result_for_a_row_the_set_lacks_names_its_file(tmp_path: Path) -> None:
@@ -488,7 +517,9 @@ def test_the_junit_report_fails_a_row_that_fails_a_trial(tmp_path: Path) -> None
     assert case.find("failure") is not None
     properties = {p.get("name"): p.get("value") for p in case.iter("property")}
     assert properties["trials"] == "PFPFP" and properties["passHat5"] == "0.00"
-    assert {p.get("name"): p.get("value") for p in suite.find("properties") or []}["trials"] == "5"
+    run = suite.find("properties")
+    assert run is not None
+    assert {p.get("name"): p.get("value") for p in run}["trials"] == "5"
 
 
 def test_the_markdown_report_has_the_trials_tables(tmp_path: Path) -> None:
