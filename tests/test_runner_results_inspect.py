@@ -1,6 +1,6 @@
 """Inspect's logs read as recorded results, without Inspect: the default ``.eval`` archive
 (zstandard-compressed JSON entries) and the JSON log, judge verdicts included (Blueprint's
-scorer's, and Inspect's own model-graded scorers'), several epochs refused, and every bad
+scorer's, and Inspect's own model-graded scorers'), each epoch of several a trial, and every bad
 archive refused with the file and the entry named."""
 
 from __future__ import annotations
@@ -226,12 +226,28 @@ def test_blueprints_scorer_where_used_decides_the_judge_not_inspects_own() -> No
     assert judges(document) == {"a": judge, "b": None}
 
 
-def test_several_epochs_of_a_sample_are_refused_naming_it_and_its_epochs() -> None:
+def test_each_epoch_of_a_log_of_several_is_a_trial() -> None:
     document = log([sample("a", {}, 1), sample("b", {}, 1), sample("a", {}, 2)])
-    with pytest.raises(ParseError) as refused:
-        list(inspect_log.items(Path("log.json"), document) or [])
-    assert "'a'" in refused.value.reason and "1, 2" in refused.value.reason
-    assert "'b'" not in refused.value.reason
+    found = list(inspect_log.items(Path("log.json"), document) or [])
+    assert [(item["id"], item["trial"]) for item in found] == [("a", 1), ("b", 1), ("a", 2)]
+    # a log of one epoch names no trial
+    assert "trial" not in next(
+        iter(inspect_log.items(Path("log.json"), log([sample("a", {})])) or [])
+    )
+
+
+def test_the_same_sample_twice_in_one_epoch_is_refused(tmp_path: Path) -> None:
+    samples = [sample("tool-calls", {}, 1), sample("tool-calls", {}, 2)]
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log([*samples, sample("tool-calls", {}, 2)])))
+    with pytest.raises(ParseError):
+        read_results(path)
+    done = runner.invoke(app, ["grade", str(SET), str(path), "--report", "json"])
+    assert done.exit_code == 2
+    assert "trial 2" in done.output
+    path.write_text(json.dumps(log(samples)))
+    done = runner.invoke(app, ["grade", str(SET), str(path), "--report", "json"])
+    assert json.loads(done.stdout)["trials"]["count"] == 2
 
 
 # --- bad archives ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from xml.etree import ElementTree
 
 import typer
 
+from blueprint.cli import _trials
 from blueprint.cli._common import (
     Force,
     FromFormat,
@@ -46,12 +47,13 @@ class ArgumentMatch(StrEnum):
 def grade_command(
     set_path: InputFile,
     results: Annotated[
-        Path,
+        list[Path],
         typer.Argument(
             help="Recorded results: JSON Lines (or CSV with JSON cells), one result a row run:"
-            ' {"id", "output", "toolCalls", "finalState", "judge"}; or a runner\'s own results'
-            " (promptfoo's results file, an Inspect log, DeepEval's test run, LangSmith and"
-            " Braintrust experiment exports).",
+            ' {"id", "output", "toolCalls", "finalState", "judge", "trial"}; or a runner\'s own'
+            " results (promptfoo's results file, an Inspect log, DeepEval's test run, LangSmith"
+            " and Braintrust experiment exports). Several files are several trials (each file"
+            " one, or the trials its results name).",
             show_default=False,
         ),
     ],
@@ -116,6 +118,16 @@ def grade_command(
             " judge-validation report validated (missing, stale, unconfirmed...).",
         ),
     ] = False,
+    k: Annotated[
+        int | None,
+        typer.Option(
+            "--k",
+            min=1,
+            help="With several trials: the k of pass@k and pass^k in the summary, and beside"
+            " 1 and n on each row (default: the number of trials; at most that).",
+            show_default=False,
+        ),
+    ] = None,
     force: Force = False,
 ) -> None:
     """Grade recorded results against a set: one verdict a row, kept apart by oracle type.
@@ -129,7 +141,12 @@ def grade_command(
     in no pass rate. Exit 0 when no counted row fails, 1 when one does, a row is invalid,
     a judge is unvalidated under --validated-judges, or fewer rows than
     --min-scored were scored, 2 for unusable input (a result for a row the set does not
-    have, the same row twice, a field of the wrong type).
+    have, the same row twice in one trial, a field of the wrong type).
+
+    Several trials (several results files, a `trial` key, an Inspect log's epochs,
+    promptfoo's --repeat) give each row a verdict in each, with its share passed, pass@k
+    and pass^k over its scored trials; a row passes only when every scored trial passes,
+    and each oracle type and case family gets the trials' means over its rows.
     """
     if workdir is not None and not workdir.is_dir():
         raise UsageError(f"--workdir {workdir}: no such folder")
@@ -137,7 +154,7 @@ def grade_command(
         raise UsageError(f"--pass-grade {pass_grade:g}: a grade is between 0 and 1")
     if not (math.isfinite(command_timeout) and command_timeout > 0):
         raise UsageError(f"--command-timeout {command_timeout:g}: a number of seconds above 0")
-    refuse_output_over_inputs(output, set_path, results)
+    refuse_output_over_inputs(output, set_path, *results)
     options = GradingOptions(
         arguments="exact" if arguments is ArgumentMatch.exact else "subset",
         pass_grade=pass_grade,
@@ -145,7 +162,7 @@ def grade_command(
         allow_commands=allow_commands,
         command_timeout=command_timeout,
     )
-    graded = grade_set(set_path, results, options, source_format=value_of(source_format))
+    graded = grade_set(set_path, results, options, source_format=value_of(source_format), k=k)
     text = _rendered(graded, report)
     if output is not None:
         with AtomicOutputs([output], force=force) as outputs:
@@ -198,11 +215,13 @@ def _rate(counts: dict[str, Any]) -> str:
 
 def _text_lines(graded: GradeReport) -> list[str]:
     lines = []
-    for row in graded.rows:
+    k = graded.trials.k if graded.trials else 1
+    for row, trials in zip(graded.rows, graded.row_trials(), strict=True):
         score = "" if row.score is None else f" {row.score:.2f}"
         mark = f" {STARTER_MARK}" if row.starter else ""
+        note = "" if trials is None else _trials.row_note(trials, k)
         lines.append(
-            f"{row.verdict:<11} {row.id}{score}{mark}: {row.reason}{_judge_note(graded, row)}"
+            f"{row.verdict:<11} {row.id}{score}{mark}{note}: {row.reason}{_judge_note(graded, row)}"
         )
     summary = graded.summary()
     counts = summary["verdicts"]
@@ -226,7 +245,7 @@ def _text_lines(graded: GradeReport) -> list[str]:
             if group["starterExamples"]:
                 parts.append(f"{group['starterExamples']} starter example(s)")
             lines.append(f"  {name}: {_rate(group)} ({', '.join(parts)})")
-    return lines
+    return lines + _trials.text_lines(graded, summary)
 
 
 def _judge_note(graded: GradeReport, row: Any) -> str:
@@ -277,12 +296,18 @@ def _markdown(graded: GradeReport) -> str:
         "Pass rates count pass and fail only; starter examples are shown but counted in no"
         " pass rate."
     )
-    lines += ["", "| Row | Verdict | Score | Reason |", "|---|---|---|---|"]
-    for row in graded.rows:
+    trials = _trials.markdown_lines(graded, summary, cell)
+    if trials:
+        lines += ["", *trials[:-1]]
+        lines += ["", "| Row | Verdict | Score | Trials | Reason |", "|---|---|---|---|---|"]
+    else:
+        lines += ["", "| Row | Verdict | Score | Reason |", "|---|---|---|---|"]
+    for row, found in zip(graded.rows, graded.row_trials(), strict=True):
         score = "" if row.score is None else f"{row.score:.2f}"
         mark = f" {STARTER_MARK}" if row.starter else ""
         reason = row.reason + _judge_note(graded, row)
-        lines.append(f"| {cell(row.id)} | {row.verdict}{mark} | {score} | {cell(reason)} |")
+        column = f" {_trials.markdown_cell(found)} |" if trials else ""
+        lines.append(f"| {cell(row.id)} | {row.verdict}{mark} | {score} |{column} {cell(reason)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -300,10 +325,13 @@ def _junit(graded: GradeReport) -> str:
         errors=str(errors),
         skipped=str(skipped),
     )
-    for row in graded.rows:
+    _trials.junit_suite(suite, graded.trials)
+    k = graded.trials.k if graded.trials else 1
+    for row, trials in zip(graded.rows, graded.row_trials(), strict=True):
         case = ElementTree.SubElement(
             suite, "testcase", name=row.id, classname=row.case_family or row.oracle_type or "set"
         )
+        _trials.junit_case(case, trials, k)
         if row.verdict == "invalid":
             ElementTree.SubElement(case, "error", message=row.reason, type="invalid")
         elif row.starter:

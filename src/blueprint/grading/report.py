@@ -4,12 +4,16 @@ type and case family (a pass rate over rows of different oracle types means noth
 The set is validated first and obeyed: a row the validator finds an error in gets the verdict
 ``invalid`` and no number, and an error that belongs to no row refuses the whole set. Starter
 rows are graded as examples: shown, marked, and counted in no pass rate.
+
+Several trials (results files, or the trials a file names) give each row a verdict in each
+and its figures (:mod:`blueprint.grading.trials`); the row's own verdict passes only when
+every scored trial passes, and each oracle type and case family gets the trials' figures
+over its rows. With one trial, nothing of this appears.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,30 +21,13 @@ from typing import Any
 from blueprint.convert import complete_header, data_rows, open_set
 from blueprint.core.errors import ParseError, UsageError
 from blueprint.core.issues import Issue
-from blueprint.core.judgeprompt import judged
 from blueprint.grading.judges import JudgeCheck, check_judges, judge_counts
-from blueprint.grading.results import read_results
-from blueprint.grading.semantics import (
-    VERDICTS,
-    GradingOptions,
-    RowVerdict,
-    grade_row,
-    verdict_counts,
-)
+from blueprint.grading.results import require_readable
+from blueprint.grading.semantics import VERDICTS, GradingOptions, RowVerdict, verdict_counts
+from blueprint.grading.streamed import UnknownResultIds, grade_rows
+from blueprint.grading.trials import RowTrials, TrialRun, group_figures
 from blueprint.validation.stream import ValidationOptions
 from blueprint.validation.validate import validate_file
-
-
-class UnknownResultIds(UsageError):
-    """Results name rows the set does not have: the results belong to another set (or an
-    older version of it), and no verdict is given on a mismatch."""
-
-    def __init__(self, results: Path, ids: list[str]) -> None:
-        shown = ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
-        super().__init__(
-            f"{results}: {len(ids)} result(s) name rows the set does not have: {shown}"
-        )
-        self.ids = ids
 
 
 class SetNotGradable(UsageError):
@@ -62,10 +49,16 @@ class GradeReport:
     """Every row's verdict, in the set's order, and where the results came from."""
 
     set_path: Path
+    #: the (first) results file
     results_path: Path
     rows: list[RowVerdict] = field(default_factory=list)
     #: the judge check of each judged row that got a pass or a fail, by row id
     judges: dict[str, JudgeCheck] = field(default_factory=dict)
+    #: every results file, in the order given
+    results_paths: list[Path] = field(default_factory=list)
+    #: the trials, and each row's verdict in each (in the order of ``rows``); None for a
+    #: run of one trial
+    trials: TrialRun | None = None
 
     @property
     def unvalidated_judges(self) -> int:
@@ -97,6 +90,10 @@ class GradeReport:
         """How many rows that count got a pass or a fail."""
         return sum(row.scored for row in self.rows)
 
+    def row_trials(self) -> list[RowTrials | None]:
+        """Each row's trials, in the order of ``rows`` (None throughout for one trial)."""
+        return list(self.trials.rows) if self.trials else [None] * len(self.rows)
+
     def summary(self) -> dict[str, Any]:
         starters = [row for row in self.rows if row.starter]
         return {
@@ -104,24 +101,50 @@ class GradeReport:
             "scored": self.scored,
             "verdicts": verdict_counts(self.gold),
             "starterExamples": {"rows": len(starters), "verdicts": verdict_counts(starters)},
-            "byOracleType": _grouped(self.rows, lambda row: row.oracle_type or "(none)"),
-            "byCaseFamily": _grouped(self.rows, lambda row: row.case_family or "(none)"),
+            "byOracleType": self._grouped(lambda row: row.oracle_type or "(none)"),
+            "byCaseFamily": self._grouped(lambda row: row.case_family or "(none)"),
             "judgeValidation": judge_counts(self.judges),
         }
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "set": str(self.set_path),
-            "results": str(self.results_path),
-            "rows": [self._row_json(row) for row in self.rows],
-            "summary": self.summary(),
-        }
+    def _grouped(self, key: Callable[[RowVerdict], str]) -> dict[str, Any]:
+        found = _grouped(self.rows, key)
+        if self.trials is not None:
+            k = self.trials.k
+            members: dict[str, list[RowTrials]] = {}
+            for row, trials in zip(self.rows, self.trials.rows, strict=True):
+                if not row.starter:
+                    members.setdefault(key(row), []).append(trials)
+            for name, group in found.items():
+                group["trials"] = group_figures(members.get(name, []), k)
+        return found
 
-    def _row_json(self, row: RowVerdict) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
+        several = len(self.results_paths) > 1
+        found: dict[str, Any] = {
+            "set": str(self.set_path),
+            "results": [str(path) for path in self.results_paths]
+            if several
+            else str(self.results_path),
+        }
+        if self.trials is not None:
+            found["trials"] = self.trials.to_json()
+        k = self.trials.k if self.trials else None
+        found["rows"] = [
+            self._row_json(row, trials, k)
+            for row, trials in zip(self.rows, self.row_trials(), strict=True)
+        ]
+        found["summary"] = self.summary()
+        return found
+
+    def _row_json(
+        self, row: RowVerdict, trials: RowTrials | None = None, k: int | None = None
+    ) -> dict[str, Any]:
         found = row.to_json()
         check = self.judges.get(row.id)
         if check is not None:
             found["judgeValidation"] = check.to_json()
+        if trials is not None:
+            found["trials"] = trials.to_json(k)
         return found
 
 
@@ -151,19 +174,29 @@ def _grouped(rows: list[RowVerdict], key: Any) -> dict[str, Any]:
 
 def grade_set(
     set_path: Path,
-    results_path: Path,
+    results_path: Path | Sequence[Path],
     options: GradingOptions | None = None,
     *,
     source_format: str | None = None,
+    k: int | None = None,
 ) -> GradeReport:
-    """Grade every row of a set against its recorded result; a row with none is ``not-run``.
+    """Grade every row of a set against its recorded results; a row with none is ``not-run``.
+
+    ``results_path`` is a results file, or several: each file a trial, or the trials its
+    results name (:mod:`blueprint.grading.streamed`). Results are read and graded one at a
+    time. ``k`` is the k the summary gives pass@k and pass^k at (the number of trials when
+    None).
 
     The set is validated first: a row with an error finding is ``invalid`` whatever its
     result says. Raises ParseError for an unreadable set or results file, SetNotGradable for
-    an error that belongs to no row, and UnknownResultIds when a result names a row the set
-    does not have.
+    an error that belongs to no row, UnknownResultIds when a result names a row the set
+    does not have, and UsageError for a ``k`` past the number of trials.
     """
-    results = read_results(results_path)
+    paths = [results_path] if isinstance(results_path, str | Path) else list(results_path)
+    if not paths:
+        raise UsageError("no results file to grade")
+    for path in paths:
+        require_readable(Path(path))  # before a large set is read
     errors = _row_errors(set_path, source_format)
     source = open_set(set_path, source_format)
     header, _ = complete_header(source)
@@ -172,31 +205,13 @@ def grade_set(
         for family in header.get("caseFamilies") or []
         if isinstance(family, dict) and isinstance(family.get("id"), str)
     }
-    report = GradeReport(set_path, results_path)
-    graded: set[str] = set()
-    judged_ids: set[str] = set()
-    for row in data_rows(source):
-        if not isinstance(row, dict):
-            continue
-        row_id = row.get("id")
-        result = results.get(row_id) if isinstance(row_id, str) else None
-        if result is not None:
-            graded.add(result.id)
-        case = (row.get("metadata") or {}).get("case") or {}
-        family = case.get("caseFamily") if isinstance(case, dict) else None
-        evaluator = families.get(family) if isinstance(family, str) else None
-        verdict = grade_row(row, result, options, family_evaluator=evaluator)
-        if judged(row, evaluator):
-            judged_ids.add(verdict.id)
-        found = errors.get(row_id) if isinstance(row_id, str) else None
-        if found:
-            verdict = _invalid(verdict, found)
-        report.rows.append(verdict)
-    unknown = sorted(set(results) - graded)
-    if unknown:
-        raise UnknownResultIds(results_path, unknown)
+    paths = [Path(path) for path in paths]
+    graded = grade_rows(
+        data_rows(source), families, errors, paths, options or GradingOptions(), k=k
+    )
+    report = GradeReport(set_path, paths[0], graded.rows, results_paths=paths, trials=graded.trials)
     report.judges = check_judges(
-        set_path, header, report.gold, judged_ids, source_format=source_format
+        set_path, header, report.gold, graded.judged_ids, source_format=source_format
     )
     return report
 
@@ -220,20 +235,6 @@ def _row_errors(set_path: Path, source_format: str | None) -> dict[str, list[Iss
         assert issue.row_id is not None
         found.setdefault(issue.row_id, []).append(issue)
     return found
-
-
-def _invalid(verdict: RowVerdict, issues: Iterable[Issue]) -> RowVerdict:
-    """A verdict replaced by the set's own errors for the row: no number, the codes named."""
-    if verdict.verdict == "invalid":
-        return verdict  # the evaluator's bar already says why, in the validator's words too
-    listed = list(issues)
-    codes = ", ".join(dict.fromkeys(issue.code for issue in listed))
-    return dataclasses.replace(
-        verdict,
-        verdict="invalid",
-        score=None,
-        reason=f"the set is not valid here ({codes}): {listed[0].message}; no verdict is given",
-    )
 
 
 __all__ = [

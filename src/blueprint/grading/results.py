@@ -11,42 +11,114 @@ The judge's ``model`` and ``template`` name the judge that gave the verdict (see
 :mod:`blueprint.core.judgeprompt`). Each runner's own results file is read as well
 (:mod:`blueprint.grading.runners`).
 
-Only ``id`` is required; other keys (latency, cost, ...) are let be. A file whose ids repeat
-is refused, naming both lines.
+Only ``id`` is required; other keys (latency, cost, ...) are let be. ``trial`` names the trial
+(one run over the set) a result belongs to, a whole number from 1 or a name: a file may hold
+several trials of a row, one result a row and trial (:mod:`blueprint.grading.trials`). A
+file's results all name their trial, or none do; a row with two results in one trial, or two
+results and no trial named, is refused, naming both lines. Runners that repeat name the
+trial themselves: an Inspect sample's epoch, promptfoo's repeat (``--repeat``).
+
+JSON Lines and CSV are read a line at a time, never whole.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import IO, Any, Final
 
 from blueprint.core.errors import ParseError
 from blueprint.formats import refuse_special_file
-from blueprint.formats._io import require_within_size
+from blueprint.formats._io import BOM, require_within_size
 from blueprint.grading.runners import runner_archive, runner_csv, runner_document
 from blueprint.grading.semantics import Recorded
 from blueprint.io import jsonvalues
 
 #: the keys of a recorded result that grading reads
-FIELDS: Final = ("id", "output", "toolCalls", "finalState", "judge")
+FIELDS: Final = ("id", "output", "toolCalls", "finalState", "judge", "trial")
 _JSON_CELLS: Final = ("toolCalls", "finalState", "judge")
+#: the key of a result that names its trial
+TRIAL: Final = "trial"
+#: bytes looked at, at a time, for the first character of a file that may be a JSON array
+_PEEK: Final = 1 << 16
 
 
 def read_results(path: Path) -> dict[str, Recorded]:
     """Every recorded result of a file, by row id (ParseError naming the line and field of
-    anything unusable)."""
+    anything unusable). The file holds one trial: results of several (``trial``, an
+    Inspect log's epochs, promptfoo's repeats) are refused here; ``blueprint grade`` reads
+    them (:func:`read_trials`)."""
     found: dict[str, Recorded] = {}
-    for line, item in _items(path):
-        recorded = _recorded(path, line, item)
+    first: tuple[str | None, int | None] | None = None
+    for trial, recorded in read_trials(path):
+        line = recorded.line
+        if first is None:
+            first = (trial, line)
+        elif trial != first[0]:
+            where = f" (line {first[1]})" if first[1] else ""
+            raise ParseError(
+                path,
+                f"trial: results of more than one trial ({first[0]}{where} and {trial}); one"
+                " result a row is read here (blueprint grade reads several trials)",
+                line=line,
+            )
         earlier = found.get(recorded.id)
         if earlier is not None:
-            where = f" (first on line {earlier.line})" if earlier.line else ""
-            raise ParseError(path, f"id {recorded.id!r} has more than one result{where}", line=line)
+            raise ParseError(path, repeated(recorded.id, None, earlier.line), line=line)
         found[recorded.id] = recorded
     return found
+
+
+def repeated(row_id: str, trial: str | None, earlier: int | None) -> str:
+    """Why a second result for a row (in one trial) is refused, naming the first's line."""
+    where = f" (first on line {earlier})" if earlier else ""
+    if trial is None:
+        return f"id {row_id!r} has more than one result{where}"
+    return f"id {row_id!r} has more than one result in trial {trial}{where}"
+
+
+def read_trials(path: Path) -> Iterator[tuple[str | None, Recorded]]:
+    """Every recorded result of a file, one at a time in the file's order, with the trial it
+    names (its ``trial`` as text; None when the file's results name none). ParseError names
+    the line and field of anything unusable, a result that names no trial in a file whose
+    results do (or the reverse) included. Results are not checked against each other: two
+    for one row and trial are the caller's to refuse (:func:`repeated`)."""
+    named: tuple[bool, int | None] | None = None
+    for line, item in _items(path):
+        recorded = _recorded(path, line, item)
+        trial = _trial(path, line, item)
+        if named is None:
+            named = (trial is not None, line)
+        elif named[0] != (trial is not None):
+            where = f" (line {named[1]})" if named[1] else ""
+            first = "the first result" + where
+            raise ParseError(
+                path,
+                f"trial: this result names no trial, and {first} names one"
+                if trial is None
+                else f"trial: this result names a trial, and {first} names none",
+                line=line,
+            )
+        yield trial, recorded
+
+
+def _trial(path: Path, line: int | None, item: dict[str, Any]) -> str | None:
+    """The trial a result names, as text (``2`` and ``"2"`` are one trial)."""
+    value = item.get(TRIAL)
+    if value is None or value == "":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value
+    shown = jsonvalues.dumps_text(value) if isinstance(value, int | float) else None
+    raise ParseError(
+        path,
+        f"trial: a whole number from 1 or a name (text), not"
+        f" {shown or jsonvalues.json_type(value)}",
+        line=line,
+    )
 
 
 def _items(path: Path) -> Iterator[tuple[int | None, Any]]:
@@ -54,13 +126,12 @@ def _items(path: Path) -> Iterator[tuple[int | None, Any]]:
     if archived is not None:
         yield from ((None, item) for item in archived)
         return
-    text = _text(path)
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        yield from _csv_items(path, text)
+        yield from _csv_items(path)
         return
-    stripped = text.lstrip()
-    if suffix == ".json" or stripped.startswith("["):
+    if suffix == ".json" or _first_character(path) == b"[":
+        text = _text(path)
         try:
             document = jsonvalues.loads(text)
         except jsonvalues.JSONError as error:
@@ -79,39 +150,95 @@ def _items(path: Path) -> Iterator[tuple[int | None, Any]]:
             )
         yield from ((None, item) for item in document)
         return
-    loads = jsonvalues.reader()  # the limits read once, not a line at a time
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield number, loads(line)
-        except jsonvalues.JSONError as error:
-            raise ParseError(path, error.reason, line=number, column=error.column) from None
+    yield from _json_lines(path)
 
 
-def _text(path: Path) -> str:
-    """The whole results file as text. A pipe, a device or a socket is refused before it is
-    opened (a FIFO waits for a writer forever, /dev/zero never ends), and so is a file over
-    ``max_file_bytes``, as every other reader refuses them."""
+def require_readable(path: Path) -> None:
+    """Refuse, before anything is read, a results file that is not one: missing, a folder, a
+    pipe, a device or a socket (a FIFO waits for a writer forever, /dev/zero never ends), or
+    a file over ``max_file_bytes``, as every other reader refuses them."""
     refuse_special_file(path)
     if not path.exists():
         raise ParseError(path, "no such file")
+    if path.is_dir():
+        raise ParseError(path, "it is a folder, not a results file")
     require_within_size(path)
+
+
+def _open(path: Path, mode: str = "rb", **text: Any) -> IO[Any]:
+    require_readable(path)
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return path.open(mode, **text)
     except FileNotFoundError:
         raise ParseError(path, "no such file") from None
     except IsADirectoryError:
         raise ParseError(path, "it is a folder, not a results file") from None
-    except UnicodeDecodeError as error:
-        raise ParseError(path, f"not UTF-8 text ({error.reason})") from None
     except OSError as error:
         raise ParseError(path, error.strerror or str(error)) from None
 
 
-def _csv_items(path: Path, text: str) -> Iterator[tuple[int | None, Any]]:
+def _text(path: Path) -> str:
+    """The whole results file as text: a JSON document is read whole."""
+    with _open(path) as handle:
+        try:
+            data = handle.read()
+        except OSError as error:
+            raise ParseError(path, error.strerror or str(error)) from None
+    try:
+        return str(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as error:
+        raise ParseError(path, f"not UTF-8 text ({error.reason})") from None
+
+
+def _first_character(path: Path) -> bytes:
+    """The file's first byte that is not white space (after a BOM); empty for none."""
+    with _open(path) as handle:
+        start = True
+        while chunk := handle.read(_PEEK):
+            if start:
+                chunk, start = chunk.removeprefix(BOM), False
+            stripped = chunk.lstrip()
+            if stripped:
+                return bytes(stripped[:1])
+    return b""
+
+
+def _json_lines(path: Path) -> Iterator[tuple[int | None, Any]]:
+    """(line, value) for each non-blank line, read a line at a time. A line ends at a line
+    feed, a carriage return or both."""
+    loads = jsonvalues.reader()  # the limits read once, not a line at a time
+    number = 0
+    with _open(path) as handle:
+        for raw in handle:
+            if number == 0:
+                raw = raw.removeprefix(BOM)
+            for line in raw.splitlines() or [b""]:
+                number += 1
+                if not line.strip():
+                    continue
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    reason = f"not UTF-8 text ({error.reason})"
+                    raise ParseError(path, reason, line=number) from None
+                try:
+                    value = loads(line)
+                except jsonvalues.JSONError as error:
+                    raise ParseError(path, error.reason, line=number, column=error.column) from None
+                yield number, value
+
+
+def _csv_items(path: Path) -> Iterator[tuple[int | None, Any]]:
+    with _open(path, "r", encoding="utf-8-sig", newline="") as handle:
+        try:
+            yield from _csv_records(path, handle)
+        except UnicodeDecodeError as error:
+            raise ParseError(path, f"not UTF-8 text ({error.reason})") from None
+
+
+def _csv_records(path: Path, handle: IO[str]) -> Iterator[tuple[int | None, Any]]:
     loads = jsonvalues.reader()
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    reader = csv.DictReader(handle)
     header = list(reader.fieldnames or [])
     claimed = runner_csv(path, header, ((reader.line_num, record) for record in reader))
     if claimed is not None:
@@ -124,6 +251,8 @@ def _csv_items(path: Path, text: str) -> Iterator[tuple[int | None, Any]]:
         item: dict[str, Any] = {"id": record.get("id")}
         if record.get("output") not in (None, ""):
             item["output"] = record["output"]
+        if record.get(TRIAL) not in (None, ""):
+            item[TRIAL] = record[TRIAL]
         for name in _JSON_CELLS:
             cell = record.get(name)
             if cell in (None, ""):

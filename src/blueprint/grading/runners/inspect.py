@@ -17,8 +17,10 @@ passes, ``I`` fails, ``P`` is a score of 0.5), the grader named from the log's e
 (the scorer's ``model`` option, else the ``grader`` model role, else the model evaluated,
 which Inspect grades with when nothing else is said).
 
-A sample run over several epochs has several results, and a row has one: such a log is
-refused, naming the samples and their epochs.
+In a log run over several epochs (``inspect eval --epochs N``: its spec's ``config.epochs``,
+or a sample's epoch past the first) a sample has a result in each: each epoch is a trial
+(the result's ``trial`` is the sample's ``epoch``, :mod:`blueprint.grading.trials`). A log
+of one epoch names no trial. A ``.eval`` log is read a sample at a time.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import re
 import struct
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -61,6 +63,8 @@ GRADES: Final[dict[str, dict[str, Any]]] = {
 _JUDGE_KEYS: Final = ("pass", "score", "reason", "model", "template")
 #: bytes read from an entry at a time
 _CHUNK: Final = 1 << 20
+#: the epoch in the name of a ``.eval`` log's sample entry
+_EPOCH_ENTRY: Final = re.compile(r"_epoch_(\d+)\.json$", re.IGNORECASE)
 
 
 def items(path: Path, document: Any) -> Iterator[dict[str, Any]] | None:
@@ -68,7 +72,11 @@ def items(path: Path, document: Any) -> Iterator[dict[str, Any]] | None:
     if not isinstance(document, dict) or not isinstance(document.get("samples"), list):
         return None
     spec = document.get("eval")
-    return _log_items(path, spec if isinstance(spec, dict) else {}, document["samples"], None)
+    spec = spec if isinstance(spec, dict) else {}
+    listed = document["samples"]
+    samples = ((f"samples[{number}]", sample) for number, sample in enumerate(listed))
+    epochs = _several_epochs(spec, (item.get("epoch") for item in listed if isinstance(item, dict)))
+    return _log_items(path, spec, samples, epochs)
 
 
 def archive_items(path: Path) -> Iterator[dict[str, Any]] | None:
@@ -86,38 +94,39 @@ def archive_items(path: Path) -> Iterator[dict[str, Any]] | None:
 
 
 def _log_items(
-    path: Path, spec: dict[str, Any], samples: list[Any], entries: list[str] | None
+    path: Path, spec: dict[str, Any], samples: Iterable[tuple[str, Any]], epochs: bool
 ) -> Iterator[dict[str, Any]]:
-    """One result a sample (a JSON log's ``samples``, or a ``.eval`` log's entries, named in
-    ``entries``), after checking that no sample ran more than one epoch."""
+    """One result a sample, (where, sample) pairs: a JSON log's ``samples``, or a ``.eval``
+    log's entries; in a log of several ``epochs``, each with its epoch as its trial."""
     graders = _graders(spec)
-    found: list[dict[str, Any]] = []
-    epochs: dict[str, list[Any]] = {}
-    for number, sample in enumerate(samples):
-        where = entries[number] if entries is not None else f"samples[{number}]"
+    for where, sample in samples:
         if not isinstance(sample, dict):
             raise ParseError(path, f"{where}: an Inspect log's sample is an object")
         item = _sample_item(sample, graders)
-        found.append(item)
-        epochs.setdefault(item["id"], []).append(sample.get("epoch", 1))
-    repeated = {row_id: seen for row_id, seen in epochs.items() if len(seen) > 1}
-    if repeated:
-        shown = "; ".join(
-            f"{row_id!r} (epochs {', '.join(map(str, _sorted_epochs(seen)))})"
-            for row_id, seen in list(repeated.items())[:5]
-        )
-        more = f" and {len(repeated) - 5} more" if len(repeated) > 5 else ""
-        raise ParseError(
-            path,
-            f"samples run more than once: {shown}{more}; a row has one result, so grade a log"
-            " of one epoch (inspect eval --epochs 1)",
-        )
-    return iter(found)
+        if epochs:
+            epoch = sample.get("epoch", 1)
+            if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
+                raise ParseError(path, f"{where}.epoch: a whole number from 1, not {epoch!r}")
+            item["trial"] = epoch
+        yield item
 
 
-def _sorted_epochs(epochs: list[Any]) -> list[Any]:
-    numbers = sorted(epoch for epoch in epochs if isinstance(epoch, int))
-    return numbers + [epoch for epoch in epochs if not isinstance(epoch, int)]
+def _several_epochs(spec: dict[str, Any], epochs: Iterable[Any]) -> bool:
+    """Whether a log runs its samples over several epochs: its spec says so
+    (``config.epochs``), or a sample's epoch is past the first."""
+    config = spec.get("config")
+    said = config.get("epochs") if isinstance(config, dict) else None
+    if isinstance(said, int) and not isinstance(said, bool) and said > 1:
+        return True
+    return any(
+        isinstance(epoch, int) and not isinstance(epoch, bool) and epoch > 1 for epoch in epochs
+    )
+
+
+def _entry_epoch(name: str) -> int | None:
+    """The epoch a ``.eval`` log's entry name gives (``samples/<id>_epoch_<n>.json``)."""
+    found = _EPOCH_ENTRY.search(name)
+    return int(found.group(1)) if found else None
 
 
 def _sample_item(sample: dict[str, Any], graders: dict[str, str]) -> dict[str, Any]:
@@ -296,6 +305,7 @@ def _deeper_than(value: Any, depth: int) -> bool:
 
 
 def _archive_items(path: Path) -> Iterator[dict[str, Any]]:
+    """The samples of a ``.eval`` log, read one entry at a time while the archive is open."""
     refuse_special_file(path)
     require_file(path)
     require_within_size(path)
@@ -306,7 +316,7 @@ def _archive_items(path: Path) -> Iterator[dict[str, Any]]:
             except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError):
                 raise ParseError(path, "not a zip archive (an Inspect .eval log is one)") from None
             with archive:
-                return _archive_samples(path, archive, handle)
+                yield from _archive_samples(path, archive, handle)
     except OSError as error:
         raise ParseError(path, f"cannot read: {error.strerror or error}") from None
 
@@ -328,8 +338,14 @@ def _archive_samples(
     names = sorted(
         name for name in infos if name.startswith(SAMPLES) and name.lower().endswith(".json")
     )
-    samples = [_entry_json(path, archive, handle, infos[name], budget) for name in names]
-    return _log_items(path, spec, samples, names)
+    # the directory's sizes checked first, so an archive past a limit is refused before any
+    # sample is inflated (each entry is checked again as it is: a directory may lie)
+    planned = _Budget(path)
+    for name in [HEADER, *names]:
+        planned.check(name, infos[name].file_size)
+        planned.spend(infos[name].file_size)
+    samples = ((name, _entry_json(path, archive, handle, infos[name], budget)) for name in names)
+    return _log_items(path, spec, samples, _several_epochs(spec, map(_entry_epoch, names)))
 
 
 class _Budget:

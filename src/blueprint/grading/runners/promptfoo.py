@@ -11,6 +11,13 @@ provider as the file records it: the assertion's ``provider``, else the test's
 loaded without its id: it reads as its model name (``modelName``) or its script
 (``file://judge.py``), else names no model; so does promptfoo's default grader, which
 judges when no grading provider is configured.
+
+A run with ``--repeat N`` (the file's ``runtimeOptions.repeat``, the config's
+``evaluateOptions.repeat``, or a test's ``options.repeat``) gives each test N results, one a
+repeat. promptfoo records no repeat index in a result; it numbers a test's repeats one after
+the other (``testIdx``), so a row's results, in ``testIdx`` order, are its repeats 1 to N:
+each is a trial (:mod:`blueprint.grading.trials`). A row with results from several prompts
+or providers, or with more results than repeats (two tests for one row), is refused.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from blueprint.core.errors import ParseError
 from blueprint.formats.promptfoo.judging import TEMPLATE_KEY
 from blueprint.grading.records import recorded_output
 from blueprint.io import jsonvalues
@@ -33,7 +41,73 @@ def items(path: Path, document: Any) -> Iterator[dict[str, Any]] | None:
         return None
     config = document.get("config")
     default = _dig(config, "defaultTest", "options", "provider")
-    return _items(entries, default)
+    repeat = max(
+        _repeat(_dig(document, "runtimeOptions", "repeat")),
+        _repeat(_dig(config, "evaluateOptions", "repeat")),
+    )
+    repeats = [
+        _repeat(_dig(entry.get("testCase"), "options", "repeat"), repeat) for entry in entries
+    ]
+    trials = _trials(path, entries, repeats) if max(repeats, default=1) > 1 else None
+    return _items(entries, default, repeats, trials)
+
+
+def _repeat(value: Any, default: int = 1) -> int:
+    """A repeat count as promptfoo reads one: a whole number from 1, else the default."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    return default
+
+
+def _trials(path: Path, entries: list[Any], repeats: list[int]) -> list[int]:
+    """Each result's repeat (from 1) in a run with repeats: its place among its row's
+    results in ``testIdx`` order. A row run by several prompts or providers, or with more
+    results than its test's repeats, is refused."""
+    if len(set(repeats)) > 1 and any(
+        _row_id(_dig(entry, "testCase", "metadata")) is None for entry in entries
+    ):
+        raise ParseError(
+            path,
+            "tests repeated different numbers of times, and some name no row (metadata.id):"
+            " which results are one test's repeats is not known",
+        )
+    rows: dict[str, list[int]] = {}
+    for number, entry in enumerate(entries):
+        rows.setdefault(_entry_id(entry, repeats[number]) or "", []).append(number)
+    found = [1] * len(entries)
+    for row_id, numbers in rows.items():
+        runs = {(entries[n].get("promptIdx"), _model(entries[n].get("provider"))) for n in numbers}
+        if len(runs) > 1:
+            raise ParseError(
+                path,
+                f"row {row_id!r} has results from {len(runs)} prompts or providers; grade them"
+                " one provider at a time (promptfoo eval --filter-providers)",
+            )
+        allowed = max(repeats[n] for n in numbers)
+        if len(numbers) > allowed:
+            raise ParseError(
+                path,
+                f"row {row_id!r} has {len(numbers)} results, more than its {allowed} repeats"
+                " (two tests name the row)",
+            )
+        ordered = sorted(numbers, key=lambda n: (_test_index(entries[n], n), n))
+        for trial, number in enumerate(ordered, start=1):
+            found[number] = trial
+    return found
+
+
+def _test_index(entry: dict[str, Any], position: int) -> int:
+    found = entry.get("testIdx")
+    return found if isinstance(found, int) and not isinstance(found, bool) else position
+
+
+def _entry_id(entry: dict[str, Any], repeat: int) -> str | None:
+    """An entry's row: the id Blueprint's export wrote in the test's metadata, else ``test-N``
+    by the test's position (each test's repeats numbered one after the other)."""
+    row_id = _row_id(_dig(entry, "testCase", "metadata"))
+    if row_id is None and isinstance(entry.get("testIdx"), int):
+        row_id = f"test-{entry['testIdx'] // repeat + 1}"
+    return row_id
 
 
 def _entries(document: dict[str, Any]) -> list[Any] | None:
@@ -47,23 +121,31 @@ def _entries(document: dict[str, Any]) -> list[Any] | None:
     return None
 
 
-def _items(entries: list[Any], default_grader: Any) -> Iterator[dict[str, Any]]:
-    """One result a test: its row's id from the test's metadata (the id Blueprint's export
-    wrote, else ``test-N`` by position, as Blueprint names a promptfoo test with none), its
-    output, tool calls where the output is a list of them, and the judge's verdict."""
-    for entry in entries:
+def _items(
+    entries: list[Any], default_grader: Any, repeats: list[int], trials: list[int] | None
+) -> Iterator[dict[str, Any]]:
+    """One result a test (a test and repeat, with its trial, in a run with repeats): its
+    row's id from the test's metadata (the id Blueprint's export wrote, else ``test-N`` by
+    position, as Blueprint names a promptfoo test with none), its output, tool calls where
+    the output is a list of them, the final state where it is an object with ``finalState``,
+    and the judge's verdict."""
+    for number, entry in enumerate(entries):
         test = entry.get("testCase") if isinstance(entry.get("testCase"), dict) else {}
-        row_id = _row_id(test.get("metadata"))
-        if row_id is None and isinstance(entry.get("testIdx"), int):
-            row_id = f"test-{entry['testIdx'] + 1}"
+        row_id = _entry_id(entry, repeats[number])
         response = entry.get("response")
         if not isinstance(response, dict) or "output" not in response:
-            # an error before any output (a provider that failed): no result for the row
+            # an error before any output (a provider that failed): no result for the row (in
+            # that repeat)
             continue
         recorded = recorded_output(row_id or "", response["output"])
         item: dict[str, Any] = {"id": row_id, "output": recorded.output}
+        if trials is not None:
+            item["trial"] = trials[number]
         if recorded.tool_calls is not None:
             item["toolCalls"] = recorded.tool_calls
+        if recorded.final_state is not None:
+            # an output that is an object with finalState, as the promptfoo scorer reads one
+            item["finalState"] = recorded.final_state
         grader = _dig(test, "options", "provider")
         judge = _judge(entry.get("gradingResult"), default_grader if grader is None else grader)
         if judge is not None:
