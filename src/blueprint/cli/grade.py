@@ -10,7 +10,7 @@ from xml.etree import ElementTree
 
 import typer
 
-from blueprint.cli import _trials
+from blueprint.cli import _gating, _trials
 from blueprint.cli._common import (
     Force,
     FromFormat,
@@ -26,9 +26,11 @@ from blueprint.cli._common import (
 )
 from blueprint.core.errors import UsageError
 from blueprint.grading import GradingOptions, grade_set, pass_rate
+from blueprint.grading.gates import GateOptions
 from blueprint.grading.report import GradeReport
 from blueprint.grading.semantics import STARTER_MARK
 from blueprint.io.atomic import AtomicOutputs
+from blueprint.reports.writers import github_command
 
 
 class GradeReportKind(StrEnum):
@@ -36,6 +38,7 @@ class GradeReportKind(StrEnum):
     json = "json"
     junit = "junit"
     markdown = "markdown"
+    github = "github"
 
 
 class ArgumentMatch(StrEnum):
@@ -128,6 +131,52 @@ def grade_command(
             show_default=False,
         ),
     ] = None,
+    baseline: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--baseline",
+            help="The results of an earlier run of the set (repeat it for several trials):"
+            " rows are paired on id, and the report shows what changed, with each oracle"
+            " type's and family's paired difference; the regression gates need it.",
+            show_default=False,
+        ),
+    ] = None,
+    gate_severity: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--gate-severity",
+            help="A case-family severity whose rows may not go from pass to fail against the"
+            " baseline (default: blocker; repeat it for more).",
+            show_default=False,
+        ),
+    ] = None,
+    drop_gate: Annotated[
+        bool,
+        typer.Option(
+            "--drop-gate/--no-drop-gate",
+            help="Fail when a case family's paired difference against the baseline lies wholly"
+            " below zero (a drop beyond noise).",
+        ),
+    ] = True,
+    min_scored_share: Annotated[
+        float,
+        typer.Option(
+            "--min-scored-share",
+            help="Fail unless at least this share of the counted rows got a pass or a fail.",
+        ),
+    ] = 0.0,
+    claim: Annotated[
+        float | None,
+        typer.Option(
+            "--claim",
+            help="A failure rate each high-risk cell (R2/R3, B2/B3) must be shown to be below:"
+            " fail when a cell has a failing case or too few passing cases for it.",
+            show_default=False,
+        ),
+    ] = None,
+    confidence: Annotated[
+        float, typer.Option("--confidence", help="The confidence of intervals and claims.")
+    ] = 0.95,
     force: Force = False,
 ) -> None:
     """Grade recorded results against a set: one verdict a row, kept apart by oracle type.
@@ -162,7 +211,22 @@ def grade_command(
         allow_commands=allow_commands,
         command_timeout=command_timeout,
     )
+    try:
+        gates = GateOptions(
+            severities=tuple(gate_severity or ("blocker",)),
+            drops=drop_gate,
+            min_scored_share=min_scored_share,
+            claim=claim,
+            confidence=confidence,
+        )
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    refuse_output_over_inputs(output, *(baseline or []))
     graded = grade_set(set_path, results, options, source_format=value_of(source_format), k=k)
+    before = None
+    if baseline:
+        before = grade_set(set_path, baseline, options, source_format=value_of(source_format))
+    graded.run_gates(gates, before)
     text = _rendered(graded, report)
     if output is not None:
         with AtomicOutputs([output], force=force) as outputs:
@@ -193,10 +257,21 @@ def grade_command(
             " validated[/] (blueprint judge-report; docs/judge-validation.md)"
         )
     refused = validated_judges and unvalidated > 0
-    raise typer.Exit(1 if graded.failed or graded.invalid or short or refused else 0)
+    for failure in graded.gate_failures:
+        err.print(f"[bold red]gate failed:[/] {escape(failure.gate)}: {escape(failure.reason)}")
+    gated = bool(graded.gate_failures)
+    raise typer.Exit(1 if graded.failed or graded.invalid or short or refused or gated else 0)
 
 
 def _rendered(graded: GradeReport, report: GradeReportKind) -> str:
+    if report is GradeReportKind.github:
+        lines = _gating.gate_annotations(str(graded.set_path), graded.gate_failures)
+        lines += [
+            github_command("error", str(graded.set_path), f"blueprint grade: {row.id}", row.reason)
+            for row in graded.gold
+            if row.verdict in ("fail", "invalid")
+        ]
+        return "".join(line + "\n" for line in lines)
     if report is GradeReportKind.junit:
         return _junit(graded)
     if report is GradeReportKind.markdown:
@@ -211,6 +286,23 @@ def _rendered(graded: GradeReport, report: GradeReportKind) -> str:
 def _rate(counts: dict[str, Any]) -> str:
     rate = pass_rate(counts)
     return "-" if rate is None else f"{rate:.0%}"
+
+
+def _interval(counts: dict[str, Any]) -> str:
+    """A group's pass-rate interval (``[55-69]``), and the bound on its failure rate when
+    nothing failed ("", without a scored row)."""
+    interval = counts.get("interval")
+    if not interval:
+        return ""
+    shown = f"[{interval['low']:.0%}-{interval['high']:.0%}]"
+    bound = counts.get("failureBound")
+    return shown if bound is None else f"{shown}, failure rate below {bound:.1%}"
+
+
+def _rate_and_interval(counts: dict[str, Any]) -> str:
+    """``62% [55-69]``, as the text report shows a pass rate."""
+    interval = _interval(counts)
+    return _rate(counts) + (f" {interval}" if interval else "")
 
 
 def _text_lines(graded: GradeReport) -> list[str]:
@@ -244,8 +336,18 @@ def _text_lines(graded: GradeReport) -> list[str]:
             parts = [f"{group[verdict]} {verdict}" for verdict in counts if group.get(verdict)]
             if group["starterExamples"]:
                 parts.append(f"{group['starterExamples']} starter example(s)")
-            lines.append(f"  {name}: {_rate(group)} ({', '.join(parts)})")
-    return lines + _trials.text_lines(graded, summary)
+            lines.append(f"  {name}: {_rate_and_interval(group)} ({', '.join(parts)})")
+    cells = summary["riskCells"]
+    if cells:
+        lines.append("high-risk cells (reversibility/blast radius):")
+        for name, cell in cells.items():
+            lines.append(
+                f"  {name}: {_rate_and_interval(cell)} ({cell['pass']} pass, {cell['fail']} fail)"
+            )
+    lines += _trials.text_lines(graded, summary)
+    if graded.comparison is not None:
+        lines += _gating.comparison_lines(graded.comparison)
+    return lines + _gating.gate_lines(graded.gate_failures)
 
 
 def _judge_note(graded: GradeReport, row: Any) -> str:
@@ -282,14 +384,15 @@ def _markdown(graded: GradeReport) -> str:
     for title, key in (("Oracle type", "byOracleType"), ("Case family", "byCaseFamily")):
         lines += [
             f"| {title} | rows | pass | fail | needs judge | needs human | not run | invalid"
-            " | starter examples | pass rate |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            " | starter examples | pass rate | interval |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for name, group in summary[key].items():
             lines.append(
                 f"| {cell(name)} | {group['rows']} | {group['pass']} | {group['fail']} |"
                 f" {group['needs-judge']} | {group['needs-human']} | {group['not-run']} |"
                 f" {group['invalid']} | {group['starterExamples']} | {_rate(group)} |"
+                f" {_interval(group)} |"
             )
         lines.append("")
     lines.append(
@@ -308,19 +411,21 @@ def _markdown(graded: GradeReport) -> str:
         reason = row.reason + _judge_note(graded, row)
         column = f" {_trials.markdown_cell(found)} |" if trials else ""
         lines.append(f"| {cell(row.id)} | {row.verdict}{mark} | {score} |{column} {cell(reason)} |")
-    return "\n".join(lines) + "\n"
+    lines += ["", _gating.comparison_markdown(graded.comparison, graded.gate_failures)]
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def _junit(graded: GradeReport) -> str:
     # a starter example is skipped whatever its verdict (an example, not gold); an invalid
     # row is an error (the set forbids grading it)
     failures = sum(row.verdict == "fail" and not row.starter for row in graded.rows)
+    failures += len(graded.gate_failures)
     errors = graded.invalid
     skipped = sum(row.verdict != "invalid" and not row.scored for row in graded.rows)
     suite = ElementTree.Element(
         "testsuite",
         name=f"blueprint grade {graded.set_path.name}",
-        tests=str(len(graded.rows)),
+        tests=str(len(graded.rows) + len(graded.gate_failures)),
         failures=str(failures),
         errors=str(errors),
         skipped=str(skipped),
@@ -342,6 +447,7 @@ def _junit(graded: GradeReport) -> str:
             ElementTree.SubElement(case, "failure", message=row.reason, type="fail")
         elif row.verdict != "pass":
             ElementTree.SubElement(case, "skipped", message=f"{row.verdict}: {row.reason}")
+    _gating.add_gate_cases(suite, graded.gate_failures)
     ElementTree.indent(suite)
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n'

@@ -21,6 +21,8 @@ from typing import Any
 from blueprint.convert import complete_header, data_rows, open_set
 from blueprint.core.errors import ParseError, UsageError
 from blueprint.core.issues import Issue
+from blueprint.grading.compare import Comparison, compare_runs, family_severities
+from blueprint.grading.gates import GateFailure, GateOptions, risk_cell, run_gates
 from blueprint.grading.judges import JudgeCheck, check_judges, judge_counts
 from blueprint.grading.results import require_readable
 from blueprint.grading.semantics import VERDICTS, GradingOptions, RowVerdict, verdict_counts
@@ -59,6 +61,29 @@ class GradeReport:
     #: the trials, and each row's verdict in each (in the order of ``rows``); None for a
     #: run of one trial
     trials: TrialRun | None = None
+    #: (reversibility, blast radius) of each high-risk row, by id
+    risks: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    #: the severity each declared case family names
+    severities: dict[str, str] = field(default_factory=dict)
+    #: the comparison with a baseline run, where one was given
+    comparison: Comparison | None = None
+    #: the gates that failed (see :func:`blueprint.grading.gates.run_gates`)
+    gate_failures: list[GateFailure] = field(default_factory=list)
+    #: the confidence of the summary's intervals
+    confidence: float = 0.95
+
+    def run_gates(self, options: GateOptions, baseline: GradeReport | None = None) -> None:
+        """Compare with a baseline run (when given) and run the gates on this report."""
+        self.confidence = options.confidence
+        if baseline is not None:
+            self.comparison = compare_runs(self.rows, baseline.rows, options.confidence)
+        self.gate_failures = run_gates(
+            self.rows,
+            options,
+            comparison=self.comparison,
+            severities=self.severities,
+            risks=self.risks,
+        )
 
     @property
     def unvalidated_judges(self) -> int:
@@ -104,10 +129,11 @@ class GradeReport:
             "byOracleType": self._grouped(lambda row: row.oracle_type or "(none)"),
             "byCaseFamily": self._grouped(lambda row: row.case_family or "(none)"),
             "judgeValidation": judge_counts(self.judges),
+            "riskCells": risk_cells(self.gold, self.risks, self.confidence),
         }
 
     def _grouped(self, key: Callable[[RowVerdict], str]) -> dict[str, Any]:
-        found = _grouped(self.rows, key)
+        found = _grouped(self.rows, key, self.confidence)
         if self.trials is not None:
             k = self.trials.k
             members: dict[str, list[RowTrials]] = {}
@@ -134,6 +160,12 @@ class GradeReport:
             for row, trials in zip(self.rows, self.row_trials(), strict=True)
         ]
         found["summary"] = self.summary()
+        if self.comparison is not None:
+            found["comparison"] = self.comparison.to_json()
+        found["gates"] = {
+            "passed": not self.gate_failures,
+            "failures": [failure.to_json() for failure in self.gate_failures],
+        }
         return found
 
     def _row_json(
@@ -154,9 +186,10 @@ def pass_rate(counts: dict[str, int]) -> float | None:
     return counts["pass"] / scored if scored else None
 
 
-def _grouped(rows: list[RowVerdict], key: Any) -> dict[str, Any]:
+def _grouped(rows: list[RowVerdict], key: Any, confidence: float = 0.95) -> dict[str, Any]:
     """Each group's verdicts over the rows that count, with its starter examples counted
-    apart (their verdicts are in no group's counts or pass rate)."""
+    apart (their verdicts are in no group's counts or pass rate), and its pass rate's
+    interval (docs/statistics.md)."""
     groups: dict[str, list[RowVerdict]] = {}
     for row in rows:
         groups.setdefault(key(row), []).append(row)
@@ -168,6 +201,44 @@ def _grouped(rows: list[RowVerdict], key: Any) -> dict[str, Any]:
             **counts,
             "starterExamples": sum(row.starter for row in members),
             "passRate": pass_rate(counts),
+            **rate_figures(counts["pass"], counts["pass"] + counts["fail"], confidence),
+        }
+    return found
+
+
+def rate_figures(passed: int, scored: int, confidence: float) -> dict[str, Any]:
+    """A pass rate's interval and, with no failure, the upper bound on the failure rate."""
+    if not scored:
+        return {"interval": None}
+    from blueprint.grading.statistics import failure_upper_bound, rate_interval
+
+    low, high, method = rate_interval(passed, scored, confidence)
+    found: dict[str, Any] = {"interval": {"low": low, "high": high, "method": method}}
+    if passed == scored:
+        found["failureBound"] = failure_upper_bound(scored, confidence)
+    return found
+
+
+def risk_cells(
+    rows: list[RowVerdict], risks: dict[str, tuple[str | None, str | None]], confidence: float
+) -> dict[str, Any]:
+    """Each high-risk cell's counts, pass rate interval and, with no failure, the upper bound
+    on its failure rate."""
+    cells: dict[str, list[RowVerdict]] = {}
+    for row in rows:
+        if row.id in risks:
+            cell = risk_cell(*risks[row.id])
+            if cell is not None:
+                cells.setdefault(cell, []).append(row)
+    found = {}
+    for cell, members in sorted(cells.items()):
+        counts = verdict_counts(members)
+        scored = counts["pass"] + counts["fail"]
+        found[cell] = {
+            "rows": len(members),
+            "pass": counts["pass"],
+            "fail": counts["fail"],
+            **rate_figures(counts["pass"], scored, confidence),
         }
     return found
 
@@ -209,7 +280,15 @@ def grade_set(
     graded = grade_rows(
         data_rows(source), families, errors, paths, options or GradingOptions(), k=k
     )
-    report = GradeReport(set_path, paths[0], graded.rows, results_paths=paths, trials=graded.trials)
+    report = GradeReport(
+        set_path,
+        paths[0],
+        graded.rows,
+        results_paths=paths,
+        trials=graded.trials,
+        risks=graded.risks,
+        severities=family_severities(header),
+    )
     report.judges = check_judges(
         set_path, header, report.gold, graded.judged_ids, source_format=source_format
     )

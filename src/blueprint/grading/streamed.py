@@ -27,13 +27,14 @@ import math
 import sys
 from array import array
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from blueprint.core.errors import ParseError, UsageError
 from blueprint.core.issues import Issue
 from blueprint.core.judgeprompt import judged
+from blueprint.grading.gates import HIGH_RISK
 from blueprint.grading.results import read_trials, repeated
 from blueprint.grading.semantics import SCORED, GradingOptions, Recorded, RowVerdict, grade_row
 from blueprint.grading.trials import CODES, RowTrials, TrialLabel, TrialRun
@@ -116,6 +117,8 @@ class GradedRows:
     rows: list[RowVerdict]
     judged_ids: set[str]
     trials: TrialRun | None
+    #: (reversibility, blast radius) of each high-risk row, by id
+    risks: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
 
 
 class _Index:
@@ -130,6 +133,8 @@ class _Index:
         self.positions: dict[str, int] = {}
         self.more: dict[str, list[int]] = {}
         self.judged_ids: set[str] = set()
+        #: (reversibility, blast radius) of each high-risk row, by id (few rows have one)
+        self.risks: dict[str, tuple[str | None, str | None]] = {}
         for row in rows:
             if isinstance(row, dict):
                 self._add(row, families, options)
@@ -151,6 +156,10 @@ class _Index:
         self.packed.append(None if fixed else _packed(part))
         if not isinstance(row_id, str):
             return
+        if isinstance(case, dict):
+            cell = (_text(case.get("reversibility")), _text(case.get("blastRadius")))
+            if cell[0] in HIGH_RISK or cell[1] in HIGH_RISK:
+                self.risks[row_id] = cell
         if row_id in self.positions:
             self.more.setdefault(row_id, []).append(position)
         else:
@@ -335,7 +344,7 @@ def grade_rows(
             figures.append(trials)
         verdicts.append(_invalid(best, found) if found else best)
     run = TrialRun(labels, figures, k or count) if count > 1 else None
-    return GradedRows(verdicts, index.judged_ids, run)
+    return GradedRows(verdicts, index.judged_ids, run, index.risks)
 
 
 def _trials(codes: bytes, scores: array[float], absent: RowVerdict, invalid: bool) -> RowTrials:
@@ -394,3 +403,7 @@ def _invalid(verdict: RowVerdict, issues: Iterable[Issue]) -> RowVerdict:
 
 
 __all__ = ["MAX_TRIALS", "GradedRows", "UnknownResultIds", "grade_rows", "graded_part"]
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
