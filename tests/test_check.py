@@ -373,3 +373,29 @@ def test_an_export_that_would_leave_out_every_row_fails_as_refused(
     assert any("--include-human-review" in problem for problem in refused["problems"])
     # a round trip still shows the loss (all of it, declared) rather than refusing
     assert steps["round-trip via deepeval"]["status"] == "passed"
+
+
+def test_check_grades_the_set_and_runs_its_gates(repo: Path) -> None:
+    results = repo / "evals" / "results.jsonl"
+    baseline = repo / "evals" / "baseline.jsonl"
+    source = (EXAMPLES / "support-refunds.results.jsonl").read_text(encoding="utf-8")
+    baseline.write_text(source, encoding="utf-8")
+    results.write_text(source, encoding="utf-8")
+    config = (
+        'include = []\n[[set]]\npath = "evals/refunds.json"\ncanonical-roundtrip = false\n'
+        '[set.grade]\nresults = ["evals/results.jsonl"]\nbaseline = ["evals/baseline.jsonl"]\n'
+    )
+    (repo / "blueprint.toml").write_text(config, encoding="utf-8")
+    done = run("check", "--report", "json")
+    assert done.exit_code == 0, done.output
+    steps = {s["name"]: s for s in json.loads(done.stdout)["sets"][0]["steps"]}
+    assert steps["grade"]["status"] == "passed"
+    # a claim the set's one high-risk cell cannot make fails the step, naming the gate
+    (repo / "blueprint.toml").write_text(config + "claim = 0.1\n", encoding="utf-8")
+    done = run("check", "--report", "json")
+    assert done.exit_code == 1
+    steps = {s["name"]: s for s in json.loads(done.stdout)["sets"][0]["steps"]}
+    assert steps["grade"]["status"] == "failed"
+    assert any(problem.startswith("gate risk-claim") for problem in steps["grade"]["problems"])
+    (repo / "blueprint.toml").write_text(config + "claim = 2\n", encoding="utf-8")
+    assert run("check").exit_code == 2  # a claim outside (0, 1) is a configuration error

@@ -28,7 +28,7 @@ from blueprint.diff import diff_files
 from blueprint.formats import ExportResult, LossyField
 from blueprint.formats.setfile import set_file_for
 from blueprint.io.atomic import scratch_folder
-from blueprint.project.config import ExportSpec, Project, SetSettings
+from blueprint.project.config import ExportSpec, GradeSpec, Project, SetSettings
 from blueprint.project.discovery import Discovery, FoundSet
 from blueprint.validation.validate import validate_file
 
@@ -243,7 +243,42 @@ def check_set(project: Project, found: FoundSet, jobs: int = 1) -> SetOutcome:
     for spec in settings.exports:
         run = functools.partial(_export_step, spec, project.resolve(spec.path), settings)
         outcome.steps.append(_guarded(f"export {spec.format} {spec.path}", usable, run))
+    if settings.grade is not None:
+        run = functools.partial(_grade_step, project, found.path, settings, settings.grade)
+        outcome.steps.append(_guarded("grade", usable, run))
     return outcome
+
+
+def _grade_step(project: Project, path: Path, settings: SetSettings, spec: GradeSpec) -> Step:
+    """The set graded against its recorded results, with the gates: failed when a counted
+    row fails or is invalid, or a gate fails."""
+    from blueprint.grading import grade_set
+    from blueprint.grading.gates import GateOptions
+
+    results = [project.resolve(item) for item in spec.results]
+    report = grade_set(path, results, source_format=settings.format)
+    baseline = None
+    if spec.baseline:
+        baseline_paths = [project.resolve(item) for item in spec.baseline]
+        baseline = grade_set(path, baseline_paths, source_format=settings.format)
+    report.run_gates(
+        GateOptions(
+            severities=tuple(spec.gate_severity),
+            drops=spec.drop_gate,
+            min_scored_share=spec.min_scored_share,
+            claim=spec.claim,
+            confidence=spec.confidence,
+        ),
+        baseline,
+    )
+    problems = [
+        f"{row.id}: {row.verdict}: {row.reason}"
+        for row in report.gold
+        if row.verdict in ("fail", "invalid")
+    ]
+    problems += [f"gate {failure.gate}: {failure.reason}" for failure in report.gate_failures]
+    summary = f"{report.scored} scored row(s), {len(report.gate_failures)} gate(s) failed"
+    return Step("", "failed" if problems else "passed", summary, problems)
 
 
 def _guarded(name: str, usable: bool, run: Callable[[], Step]) -> Step:

@@ -98,6 +98,21 @@ class Policy(CodeSelection):
         return None if value is None else [_format_name(name) for name in value]
 
 
+class GradeSpec(_ConfigModel):
+    """Recorded results ``blueprint check`` grades the set against, and the gates it runs
+    (``blueprint grade``'s options of the same names)."""
+
+    #: results files (several: several trials), relative to the configuration
+    results: list[str] = Field(min_length=1)
+    #: an earlier run's results files, for the regression gates
+    baseline: list[str] = Field(default_factory=list)
+    gate_severity: list[str] = Field(default_factory=lambda: ["blocker"])
+    drop_gate: bool = True
+    min_scored_share: float = Field(default=0.0, ge=0, le=1)
+    claim: float | None = Field(default=None, gt=0, lt=1)
+    confidence: float = Field(default=0.95, gt=0, lt=1)
+
+
 class SetEntry(Policy):
     """One set (or a glob of sets) with settings of its own."""
 
@@ -107,6 +122,8 @@ class SetEntry(Policy):
     #: it, so the same input in two files of different splits is a leak across splits
     split: str | None = Field(default=None, min_length=1)
     export: list[ExportSpec] = Field(default_factory=list)
+    #: recorded results to grade the set against, with its gates
+    grade: GradeSpec | None = None
 
     @field_validator("format")
     @classmethod
@@ -186,6 +203,8 @@ class SetSettings:
     split: str | None = None
     #: judge-validation reports the configuration names for this set, resolved
     judge_reports: tuple[Path, ...] = ()
+    #: the results the set is graded against and the gates, as the entry says
+    grade: GradeSpec | None = None
 
 
 #: what a set is asked when neither the project nor its entry says otherwise
@@ -249,6 +268,7 @@ class Project:
             max_starter_rows=pick("max_starter_rows"),
             exports=tuple(entry.export) if entry is not None else (),
             split=entry.split if entry is not None else None,
+            grade=entry.grade if entry is not None else None,
             judge_reports=tuple(
                 self.resolve(report)
                 for layer in (self.config, entry)
