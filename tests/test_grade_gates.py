@@ -130,3 +130,18 @@ def test_unusable_gate_options_are_usage_errors(tmp_path: Path) -> None:
     for option in (["--claim", "1.5"], ["--min-scored-share", "2"], ["--confidence", "0"]):
         done = runner.invoke(app, ["grade", str(set_path), str(results), *option])
         assert done.exit_code == 2, option
+
+
+def test_the_html_report_plots_each_familys_rate_with_its_interval(tmp_path: Path) -> None:
+    set_path = _set(tmp_path)
+    results = _results(tmp_path, "r.jsonl", {"tone-01", "tone-02"})
+    page = tmp_path / "grades.html"
+    done = runner.invoke(
+        app, ["grade", str(set_path), str(results), "--report", "html", "-o", str(page)]
+    )
+    assert done.exit_code == 1  # two rows fail
+    html = page.read_text(encoding="utf-8")
+    assert html.count("<svg") == 2 and "<script" not in html
+    assert 'src="http' not in html and 'href="http' not in html  # nothing is fetched
+    assert ">tone</text>" in html and ">refunds</text>" in html
+    assert "90%" in html  # tone: 18 of 20

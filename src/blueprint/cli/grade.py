@@ -39,6 +39,7 @@ class GradeReportKind(StrEnum):
     junit = "junit"
     markdown = "markdown"
     github = "github"
+    html = "html"
 
 
 class ArgumentMatch(StrEnum):
@@ -264,6 +265,10 @@ def grade_command(
 
 
 def _rendered(graded: GradeReport, report: GradeReportKind) -> str:
+    if report is GradeReportKind.html:
+        from blueprint.reports.gradepage import render_html
+
+        return render_html(graded.to_json(), graded.set_path.name, graded.confidence)
     if report is GradeReportKind.github:
         lines = _gating.gate_annotations(str(graded.set_path), graded.gate_failures)
         lines += [

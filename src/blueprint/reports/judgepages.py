@@ -21,6 +21,7 @@ _ACCENT: Final = "#0b5cad"
 _MUTED: Final = "#57606a"
 _PASS: Final = "#1a7f37"
 _FAIL: Final = "#b42318"
+_NEUTRAL: Final = "#57606a"
 
 
 def number(value: float | None, signed: bool = False) -> str:
@@ -138,10 +139,11 @@ def confusion_svg(confusion: Mapping[str, Any], title: str) -> Markup:
 
 
 def bars_svg(
-    rows: Sequence[tuple[str, float | None, Sequence[float] | None, float]], title: str
+    rows: Sequence[tuple[str, float | None, Sequence[float] | None, float | None]], title: str
 ) -> Markup:
     """Horizontal bars on a 0-1 axis with a whisker for each interval and a tick for each
-    threshold: ``(label, value, interval, threshold)`` per bar (kappa below 0 is drawn at 0)."""
+    threshold: ``(label, value, interval, threshold)`` per bar (kappa below 0 is drawn at 0;
+    a bar with no threshold is drawn in a neutral colour, without a tick)."""
     # The labels are right-aligned against the axis: the margin grows with the longest (at
     # about 7 px a character at 12 px) so a long family id is not cut off at the left edge.
     longest = max((len(label) for label, *_ in rows), default=0)
@@ -166,7 +168,10 @@ def bars_svg(
 
     for index, (label, value, ci, threshold) in enumerate(rows):
         y = 24 + index * (bar + gap)
-        colour = _PASS if value is not None and value >= threshold else _FAIL
+        if threshold is None:
+            colour = _NEUTRAL
+        else:
+            colour = _PASS if value is not None and value >= threshold else _FAIL
         parts.append(
             f'<text x="{left - 8}" y="{y + bar - 4}" text-anchor="end" fill="{_INK}"'
             f' font-size="12">{escape(label)}</text>'
@@ -185,10 +190,13 @@ def bars_svg(
                 f' y2="{y + bar - 3}" stroke="{_INK}"/><line x1="{high}" y1="{y + 3}"'
                 f' x2="{high}" y2="{y + bar - 3}" stroke="{_INK}"/>'
             )
-        mark = at(threshold)
+        if threshold is not None:
+            mark = at(threshold)
+            parts.append(
+                f'<line x1="{mark}" y1="{y - 3}" x2="{mark}" y2="{y + bar + 3}"'
+                f' stroke="{_ACCENT}" stroke-width="2" stroke-dasharray="3 2"/>'
+            )
         parts.append(
-            f'<line x1="{mark}" y1="{y - 3}" x2="{mark}" y2="{y + bar + 3}" stroke="{_ACCENT}"'
-            f' stroke-width="2" stroke-dasharray="3 2"/>'
             f'<text x="{left + scale_width + 8}" y="{y + bar - 4}" fill="{_INK}"'
             f' font-size="12">{escape(number(value))}</text>'
         )
