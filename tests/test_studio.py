@@ -646,3 +646,14 @@ def test_the_token_cookie_survives_a_link_from_another_page(set_path: Path) -> N
     entered = client.get(f"/?token={studio.guard.token}", follow_redirects=False)
     cookie = entered.headers["set-cookie"].lower()
     assert "samesite=lax" in cookie and "httponly" in cookie
+
+
+def test_the_set_page_shows_each_familys_detectable_change(set_path: Path) -> None:
+    from blueprint.reports.power import power_table
+    from blueprint.reports.summary import summarize
+
+    page = client_for(set_path).get("/sets/1").text
+    assert "Detectable change" in page
+    expected = {family.change_label for family in summarize(set_path).power.families}
+    assert expected and all(label in page for label in expected)
+    assert power_table([("f", 400, 400)]).families[0].change_label == "0.098"

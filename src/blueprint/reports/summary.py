@@ -482,6 +482,16 @@ def _scorable(data: Any, family: Mapping[str, Any] | None) -> bool:
     return grade_row(data, None, family_evaluator=evaluator).verdict == "not-run"
 
 
+def scored_row(data: Any, family: Mapping[str, Any] | None) -> bool:
+    """Whether a row counts among its family's scored rows: a grader may score it, and it
+    is not a starter example."""
+    if not isinstance(data, dict):
+        return False
+    evaluator = family.get("evaluator") if family is not None else None
+    verdict = grade_row(data, None, family_evaluator=evaluator)
+    return verdict.verdict == "not-run" and not verdict.starter
+
+
 def _vendor_formats() -> list[str]:
     return [name for name, codec in REGISTRY.items() if not codec.lossless and codec.can_write]
 

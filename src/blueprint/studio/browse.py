@@ -27,12 +27,25 @@ class BrowsePages(Pages):
 
     def set_page(self, request: Request) -> Response:
         loaded = self.the_set(request)
+        from blueprint.reports.power import power_table
+        from blueprint.reports.summary import scored_row
+
         members: dict[str | None, list[int]] = {}
         for row in loaded.rows:
-            tally = members.setdefault(row.family, [0, 0])
+            tally = members.setdefault(row.family, [0, 0, 0])
             tally[0] += 1
             tally[1] += len(row.findings)
-        return self.render(request, "set.html", current=loaded, members=members)
+            tally[2] += scored_row(row.data, loaded.families.get(row.family or ""))
+        power = power_table((family, tally[0], tally[2]) for family, tally in members.items())
+        detectable = {family.id: family.change_label for family in power.families}
+        return self.render(
+            request,
+            "set.html",
+            current=loaded,
+            members=members,
+            detectable=detectable,
+            power=power,
+        )
 
     def rows_page(self, request: Request) -> Response:
         loaded = self.the_set(request)
