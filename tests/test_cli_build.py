@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -396,3 +397,44 @@ def test_a_vendor_file_beside_a_stale_set_file_is_still_a_vendor_file(tmp_path: 
     )
     assert refused.exit_code == 1 and "braintrust" in refused.stderr
     assert snapshot(tmp_path) == before
+
+
+def _reference_rows(baseline: float, change: float) -> int:
+    """The pooled two-proportion z-test's rows per run, worked out here from scipy's normal
+    quantiles, for a change toward one half."""
+    from scipy.stats import norm
+
+    other = baseline - change if baseline > 0.5 else baseline + change
+    pooled = (baseline + other) / 2
+    z_alpha, z_power = norm.ppf(0.975), norm.ppf(0.8)
+    spread = (
+        z_alpha * (2 * pooled * (1 - pooled)) ** 0.5
+        + z_power * (baseline * (1 - baseline) + other * (1 - other)) ** 0.5
+    )
+    return math.ceil(spread**2 / change**2 - 1e-9)
+
+
+@pytest.mark.parametrize(("baseline", "change"), [(0.5, 0.1), (0.8, 0.05), (0.3, 0.2)])
+def test_new_sizes_each_scored_family_for_the_change_asked(
+    tmp_path: Path, baseline: float, change: float
+) -> None:
+    target = tmp_path / "s.json"
+    result = run(
+        "new", "customer-support", "-o", target, "--detect", change, "--baseline-rate", baseline
+    )
+    assert result.exit_code == 0, result.output
+    families = json.loads(target.read_text(encoding="utf-8"))["caseFamilies"]
+    needed = str(_reference_rows(baseline, change))
+    lines = {line.split()[0]: line.split() for line in result.stderr.splitlines() if line.strip()}
+    for family in families:
+        person = family["oracleType"] == "expected-behavior-only" or family["evaluator"] in {
+            "human-expert",
+            "rubric-human",
+        }
+        cells = lines[family["id"]]
+        assert (cells[-3:] == ["a", "person", "grades"]) if person else (cells[-1] == needed)
+    # a change no baseline allows is refused before anything is written
+    refused = tmp_path / "r.json"
+    assert run("new", "customer-support", "-o", refused, "--detect", 0.7).exit_code == 2
+    assert run("new", "customer-support", "-o", refused, "--baseline-rate", 1).exit_code == 2
+    assert not refused.exists()

@@ -183,6 +183,8 @@ def test_filter_edit_into_an_error_and_out_save_as_the_command_does(
     assert serious(page) == []
     shoot(page, shots, "rows")
     page.get_by_role("link", name="lookup-1", exact=True).click()
+    # the row's page, loaded, owns the key: pressed before, it reaches the list page
+    page.wait_for_url("**/rows/lookup-1**")
     page.keyboard.press("e")  # the edit key
     page.wait_for_url("**/edit/lookup-1**")
     # an evaluator the family does not name: the validator's finding appears as typed

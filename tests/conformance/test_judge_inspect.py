@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from conformance_tools import quiet_vendors, vendor
+from judge_stub import MARKS, MUST_SEE, SET
 from typer.testing import CliRunner
 
 from blueprint.cli import app
@@ -29,32 +30,6 @@ def _runner_installed() -> None:
     vendor("inspect_ai")
 
 
-SET = Path(__file__).parents[1] / "fixtures" / "judged" / "judged-set.json"
-#: a few words of each row's input, by which a prompt is known for its row
-MARKS = {
-    "judged-reference": "How long do I have to return an item?",
-    "judged-acceptable": "What is the return window for online orders?",
-    "judged-graded": "Roughly how long can I wait before sending shoes back?",
-    "judged-rubric": "This is the third time I am writing",
-    "judged-by-family": "You sent me the wrong size twice!",
-    "tool-calls": "Where is order A-1?",
-    "exact-reference": "Return window in days?",
-}
-#: what each judged row's judge prompt must hold: its criteria and reference or answers
-MUST_SEE = {
-    "judged-reference": [
-        "quotes the 30-day window",
-        "You have 30 days from delivery to return an item.",
-    ],
-    "judged-acceptable": ["30 days from delivery", "a month from delivery"],
-    "judged-graded": ["30 days from delivery", "about a month"],
-    "judged-rubric": [
-        "acknowledges the delay",
-        "names a date for the refund",
-        "blames the customer",
-    ],
-    "judged-by-family": ["apologises once"],
-}
 ORACLES = {
     "judged-reference": "reference-answer",
     "judged-acceptable": "acceptable-set",

@@ -288,6 +288,14 @@ SpreadsheetSafe = Annotated[
         " the quote stays in the value, and the change is reported as a loss.",
     ),
 ]
+BaselineRate = Annotated[
+    float,
+    typer.Option(
+        "--baseline-rate",
+        help="The pass rate each family's power is worked out at. One half, the default,"
+        " is where a pass rate varies most, and close to the worst case.",
+    ),
+]
 LlmJudge = Annotated[
     bool,
     typer.Option(

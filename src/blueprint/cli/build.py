@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import typer
 from rich import box
@@ -31,6 +31,7 @@ from blueprint.authoring.packs import (
     pack_problems,
 )
 from blueprint.cli._common import (
+    BaselineRate,
     EvaluatorName,
     Force,
     IncludeHumanReview,
@@ -64,13 +65,19 @@ from blueprint.cli._editing import (
 from blueprint.core import admissibility
 from blueprint.core.errors import UsageError
 from blueprint.formats import WriteOptions, resolve_codec
+from blueprint.grading.semantics import may_score
+from blueprint.grading.statistics import rows_needed
 from blueprint.io import jsonvalues
+from blueprint.reports.power import ALPHA, BASELINE_RATE, POWER, check_power_options
 from blueprint.validation.validate import validate_document
 
 EXAMPLE_NOTICE = (
     "starter rows are examples, not validated gold answers: replace their expected values"
     " and behaviours with ones that are right for your system, then change their provenance"
 )
+
+#: the change in pass rate a scaffolded set's families are sized for unless --detect names one
+PLANNED_CHANGE: Final = 0.1
 
 packs_app = typer.Typer(
     help="List the task-family packs and overlays, show one, or check a pack file.",
@@ -235,13 +242,30 @@ def new_command(
     include_human_review: IncludeHumanReview = False,
     llm_judge: LlmJudge = False,
     spreadsheet_safe: SpreadsheetSafe = False,
+    baseline_rate: BaselineRate = BASELINE_RATE,
+    detect: Annotated[
+        float,
+        typer.Option(
+            "--detect",
+            help="The change in pass rate (0.1: ten points) each family's rows are sized for:"
+            " the note gives the scored rows a family needs to detect it.",
+        ),
+    ] = PLANNED_CHANGE,
 ) -> None:
     """Scaffold a new set from a pack (and overlays), in any format Blueprint writes.
 
     A vendor format gets what convert would write of the same set: the rows it can hold,
     and a report of the rows it leaves out and what it drops or weakens (--strict refuses
     any of those, exit 1, and writes nothing).
+
+    The note on stderr lists each case family with the scored rows it needs to detect a
+    change of --detect in its pass rate between two runs (80% power, 5% two-sided
+    significance, at --baseline-rate). Starter rows count for none: they are examples.
     """
+    try:
+        check_power_options(baseline_rate, detect)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     chosen = load_pack(pack)
     overlays = [load_overlay(item) for item in overlay]
     if name is not None and not name.strip():
@@ -272,12 +296,28 @@ def new_command(
             f" does not say; read it back with --from {codec.name}"
         )
     # a note on what was written, so on stderr; ids are folded in a narrow terminal, never cut
+    # the rows each family needs before two runs over it can show the change asked for; a
+    # family a person grades gets no number from blueprint grade, so no rows make it power
+    needed = str(rows_needed(baseline_rate, detect, POWER, ALPHA))
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    for heading in ("family", "oracle type", "evaluator", "severity"):
+    for heading in ("family", "oracle type", "evaluator", "severity", f"rows for {detect:g}"):
         table.add_column(heading, overflow="fold")
     for family in header["caseFamilies"]:
-        table.add_row(family["id"], family["oracleType"], family["evaluator"], family["severity"])
+        scored = may_score(family["oracleType"], family["evaluator"])
+        table.add_row(
+            family["id"],
+            family["oracleType"],
+            family["evaluator"],
+            family["severity"],
+            needed if scored else "a person grades",
+        )
     print_listing(table, stderr=True)
+    err.print(
+        f"[yellow]note:[/] rows for {detect:g}: the scored rows a family needs to detect a"
+        f" change of {detect:g} in its pass rate between two runs ({POWER:.0%} power,"
+        f" {ALPHA:.0%} two-sided significance, baseline pass rate {baseline_rate:g}); see"
+        " blueprint summary --detect once the rows are yours"
+    )
     err.print(
         f"[yellow]note:[/] all {len(document['rows'])} rows in"
         f" {len(header['caseFamilies'])} case families: {EXAMPLE_NOTICE}"

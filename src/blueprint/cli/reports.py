@@ -18,6 +18,7 @@ from rich.text import Text
 from blueprint.cli._common import (
     PIPED_WIDTH,
     ROW_ID_PREVIEW,
+    BaselineRate,
     Force,
     FromFormat,
     InputFile,
@@ -30,7 +31,7 @@ from blueprint.cli._common import (
 )
 from blueprint.core.errors import OutputExistsError, UsageError
 from blueprint.io.atomic import AtomicOutputs
-from blueprint.reports.power import TEST, PowerTable, check_power_options
+from blueprint.reports.power import BASELINE_RATE, TEST, PowerTable, check_power_options
 from blueprint.reports.render import page_kind, render_markdown, render_risk_markdown, write_page
 from blueprint.reports.risk import (
     BLAST_RADII,
@@ -352,14 +353,7 @@ def summary_command(
             " vendor format, into a scratch folder).",
         ),
     ] = True,
-    baseline_rate: Annotated[
-        float,
-        typer.Option(
-            "--baseline-rate",
-            help="The pass rate each family's power is worked out at. One half, the default,"
-            " is where a pass rate varies most, and close to the worst case.",
-        ),
-    ] = 0.5,
+    baseline_rate: BaselineRate = BASELINE_RATE,
     detect: Annotated[
         float | None,
         typer.Option(

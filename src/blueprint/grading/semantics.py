@@ -206,6 +206,24 @@ def _barred(oracle: Any, evaluator: Any) -> str | None:
     return f"{oracle} bars the evaluator {evaluator}: {reason}; no verdict is given"
 
 
+def person_graded(oracle: Any, evaluator: Any) -> str | None:
+    """Why a person, never a grader, gives a row of this oracle type and evaluator its
+    verdict (None when a grader may)."""
+    if oracle == "expected-behavior-only":
+        return "expected-behavior-only: graded by a person only"
+    if evaluator in HUMAN_EVALUATORS:
+        return f"{evaluator}: graded by a person only"
+    if evaluator == "pairwise-preference":
+        return "pairwise-preference compares two outputs; one was recorded"
+    return None
+
+
+def may_score(oracle: Any, evaluator: Any) -> bool:
+    """Whether ``blueprint grade`` may give a number to a row of this oracle type and
+    evaluator once it is no starter example: the set does not bar it and no person grades it."""
+    return _barred(oracle, evaluator) is None and person_graded(oracle, evaluator) is None
+
+
 def _outcome(
     row: dict[str, Any],
     case: dict[str, Any],
@@ -215,14 +233,9 @@ def _outcome(
     options: GradingOptions,
 ) -> _Outcome:
     # who may grade comes first: a person's row gets no number, whatever the result says
-    if oracle == "expected-behavior-only":
-        return _Outcome("needs-human", None, "expected-behavior-only: graded by a person only")
-    if evaluator in HUMAN_EVALUATORS:
-        return _Outcome("needs-human", None, f"{evaluator}: graded by a person only")
-    if evaluator == "pairwise-preference":
-        return _Outcome(
-            "needs-human", None, "pairwise-preference compares two outputs; one was recorded"
-        )
+    person = person_graded(oracle, evaluator)
+    if person is not None:
+        return _Outcome("needs-human", None, person)
     if result is None:
         return _Outcome("not-run", None, "no recorded result for this row")
     return _gated(_oracle_outcome(row, case, oracle, evaluator, result, options), case, result)
