@@ -51,3 +51,20 @@ def test_the_benchmark_runs_every_measurement_on_a_tiny_set():
     for name, item in by_name.items():
         if name.startswith("convert") and item["exit_code"] != 0:
             assert f"{name}, x orjson parse" not in judged
+
+
+def test_the_jobs_benchmark_runs_and_finds_the_repeats_it_plants():
+    script = SCRIPT.with_name("jobs.py")
+    completed = subprocess.run(
+        [sys.executable, str(script), "--rows", "1200", "--jobs", "1", "2", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    measured = json.loads(completed.stdout)
+    assert [found["jobs"] for found in measured] == [1, 2]
+    # every 100th row repeats an input and every 500th an id: 11 and 2 findings at least
+    assert all(found["rows"] == 1200 and found["issues"] >= 13 for found in measured)
+    assert measured[0]["issues"] == measured[1]["issues"]
+    assert measured[0]["speedup"] == 1

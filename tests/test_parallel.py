@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import itertools
 import json
@@ -9,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from typer.testing import CliRunner
 from blueprint.cli import app
 from blueprint.cli._common import PROGRESS_AFTER_ROWS, row_progress
 from blueprint.io import limits, places
-from blueprint.validation import parallel, rowindex
+from blueprint.validation import keyed, parallel, rowindex
 from blueprint.validation.validate import ValidationOptions, validate_file
 from conftest import row
 
@@ -296,23 +298,57 @@ def jsonl_lines(draw: st.DrawFn) -> list[str]:
                 data["metadata"]["case"]["evaluator"] = draw(
                     st.sampled_from(["llm-judge", "exact-or-programmatic"])
                 )
+            if draw(st.integers(0, 4)) == 0:  # a family's rows that disagree on the oracle type
+                data["metadata"]["case"]["oracleType"] = "rubric"
+                data["expected"] = None
+            if draw(st.integers(0, 5)) == 0:
+                data["metadata"]["case"]["provenance"] = "starter-example"
             lines.append(line(data) if number % 7 else line(data).rstrip("\n") + "   \n")
     return lines
 
 
+#: options that change which rules across rows run, and for which rows
+POOL_OPTIONS = st.sampled_from(
+    [
+        ValidationOptions(),
+        ValidationOptions(select=frozenset({"duplicate-input-across-splits", "parse"})),
+        ValidationOptions(ignore=frozenset({"duplicate-id"})),
+        ValidationOptions(
+            family_ignore={
+                "lookup": frozenset({"duplicate-input", "case-family-mismatch"}),
+                "tone": frozenset({"duplicate-id", "undeclared-case-family"}),
+            }
+        ),
+        ValidationOptions(row_ids=False),
+    ]
+)
+
+
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     lines=jsonl_lines(),
     header=st.sampled_from([None, {"name": "no families"}, {"caseFamilies": FAMILIES}]),
+    options=POOL_OPTIONS,
+    max_rows=st.sampled_from([0, 0, 5, 17]),
+    bucket_bytes=st.sampled_from([parallel.BUCKET_BYTES, 1, 300]),
 )
 def test_any_set_gets_the_same_report_from_the_pool(
-    tmp_path_factory: pytest.TempPathFactory, lines: list[str], header: dict[str, Any] | None
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    lines: list[str],
+    header: dict[str, Any] | None,
+    options: ValidationOptions,
+    max_rows: int,
+    bucket_bytes: int,
 ) -> None:
     folder = tmp_path_factory.mktemp("pool")
     path = write_set(folder / "set.jsonl", lines or ["\n"], header)
-    serial, pooled = both(path)
+    # from a few buckets (two a worker) to one for every few bytes of the file
+    monkeypatch.setattr(parallel, "BUCKET_BYTES", bucket_bytes)
+    with limits.overridden(max_rows=max_rows):
+        serial, pooled = both(path, options)
     assert pooled == serial
 
 
@@ -358,6 +394,18 @@ def test_an_interrupted_pool_stops_cleanly(tmp_path: Path, signal_number: int) -
     assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
 
 
+@pytest.fixture
+def forked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers forked from this process, so that they see its patches: the pool picks a fork
+    server when other threads run, as they may in a test run, and its workers would not."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("needs fork")
+    monkeypatch.setattr(parallel, "_start_method", lambda: multiprocessing.get_context("fork"))
+
+
+@pytest.mark.usefixtures("forked")
 def test_a_span_a_worker_cannot_read_makes_the_file_unreadable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -369,6 +417,39 @@ def test_a_span_a_worker_cannot_read_makes_the_file_unreadable(
         raise FileNotFoundError(2, "No such file or directory")
 
     monkeypatch.setattr(parallel, "_physical_lines", vanished)
-    result = CliRunner().invoke(app, ["validate", "-j", "2", str(path)])
+    result = CliRunner().invoke(app, ["validate", "-j", "2", "--report", "json", str(path)])
     assert result.exit_code == 2
     assert str(path) in result.output  # the set is named, though the error named no file
+    assert "could not be read again" in result.output  # not the report of a file read whole
+
+
+@pytest.mark.usefixtures("forked")
+def test_a_full_temporary_folder_is_an_output_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the workers write the records of the checks across rows to the temporary folder: with
+    # no room there, the command names that folder and what to do, with no traceback
+    path = write_set(tmp_path / "set.jsonl", awkward_lines(), {"caseFamilies": FAMILIES})
+
+    def full(keys: keyed.SpanKeys, records: Path) -> list[tuple[int, int]]:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(keyed.SpanKeys, "spill", full)
+    result = CliRunner().invoke(app, ["validate", "-j", "2", str(path)])
+    assert result.exit_code == 2
+    assert "TMPDIR" in result.output  # the way out is named
+    assert isinstance(result.exception, SystemExit)  # a message, not a traceback
+
+
+def test_records_are_removed_when_the_pool_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    path = write_set(tmp_path / "set.jsonl", awkward_lines(), {"caseFamilies": FAMILIES})
+    serial, pooled = both(path)
+    assert pooled == serial
+    # (multiprocessing's own folder, pymp-*, goes when this process ends)
+    assert [entry.name for entry in scratch.iterdir() if not entry.name.startswith("pymp-")] == []

@@ -666,7 +666,7 @@ def test_empty_csv_rows_are_skipped_with_one_info_finding(tmp_path: Path) -> Non
     ],
 )
 def test_json_typed_with_typographic_quotes_gets_a_hint(oracle_type: str, expected: str) -> None:
-    from blueprint.validation.checks import typographic_quotes_hint
+    from blueprint.validation.schemadescribe import typographic_quotes_hint
 
     report = validate_document(document(row("a", oracle_type, expected=expected)))
     assert report.flatten(("code", "path")) == [("expected-shape", "$.rows[0].expected")]
@@ -676,14 +676,14 @@ def test_json_typed_with_typographic_quotes_gets_a_hint(oracle_type: str, expect
 
 @pytest.mark.parametrize("text", ['{"calls": []}', "\u201cquoted\u201d prose", "{plain}"])
 def test_only_json_like_text_with_typographic_quotes_gets_the_hint(text: str) -> None:
-    from blueprint.validation.checks import typographic_quotes_hint
+    from blueprint.validation.schemadescribe import typographic_quotes_hint
 
     assert typographic_quotes_hint(text) == ""
 
 
 def test_a_csv_cell_typed_with_typographic_quotes_gets_the_hint(tmp_path: Path) -> None:
     from blueprint.convert import ConvertOptions, convert
-    from blueprint.validation.checks import typographic_quotes_hint
+    from blueprint.validation.schemadescribe import typographic_quotes_hint
 
     cell = "{\u201cx\u201d: {}}"
     bad = row("a", extensions=cell)

@@ -7,8 +7,7 @@ hides the other findings of its row. Each rule names the codes it can yield, whi
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
@@ -21,7 +20,6 @@ from blueprint.core.model import (
     EVALUATOR_TYPES,
     EXPECTED_HINTS,
     EXPECTED_SHAPES,
-    KEBAB_CASE,
     OMITTED_FIELDS,
     ORACLE_TYPES,
     STARTER_PROVENANCES,
@@ -31,198 +29,19 @@ from blueprint.core.model import (
 )
 from blueprint.core.schema import accepts, validator_for
 from blueprint.io.firstseen import text_key
-from blueprint.io.jsonvalues import dumps_text, json_type
+from blueprint.io.jsonvalues import dumps_text
 from blueprint.io.typedrows import is_typed_row, row_data
 from blueprint.validation.checkrules import check_rubric_criteria, grading_rule_issues
 from blueprint.validation.inputtext import input_key, split_of
 from blueprint.validation.rowindex import FirstSeen, RowIds, RowLines
+from blueprint.validation.schemadescribe import (
+    Location,
+    describe_value,
+    schema_findings,
+)
 
 if TYPE_CHECKING:  # jsonschema is imported only to describe a failure (see schema.py)
-    from jsonschema import ValidationError
-    from jsonschema.protocols import Validator
-
-# --- schema findings -------------------------------------------------------------------------
-
-Location = list[str | int]
-
-
-#: typographic quotes, which word processors and some spreadsheets type in place of '"'
-TYPOGRAPHIC_QUOTES: Final = "\u201c\u201d\u2018\u2019"
-
-
-def describe_value(value: Any) -> str:
-    kind = json_type(value)
-    if kind in ("object", "array"):
-        return f"an {kind}" if kind == "object" else "an array"
-    if kind == "null":
-        return "null"
-    text = dumps_text(value)
-    if len(text) > 40:
-        text = text[:37] + "..."
-    return f"{'a' if kind != 'integer' else 'an'} {kind} {text}{typographic_quotes_hint(value)}"
-
-
-def typographic_quotes_hint(value: Any) -> str:
-    """A hint for text meant as JSON but typed with typographic quotes, which JSON does not
-    accept: such a CSV cell or pasted value reads as a plain string."""
-    if (
-        isinstance(value, str)
-        and value.lstrip()[:1] in ("{", "[")
-        and any(quote in value for quote in TYPOGRAPHIC_QUOTES)
-    ):
-        return (
-            " (it holds typographic quotes \u201c \u201d \u2018 \u2019, so it is not JSON:"
-            ' write straight double quotes " instead, and turn off smart quotes)'
-        )
-    return ""
-
-
-def near_member(value: Any, members: Iterable[Any]) -> str | None:
-    """The member a string differs from only by letter case or surrounding whitespace (a
-    spreadsheet's autocapitalisation, a stray space), if any: a hint, never a coercion."""
-    if not isinstance(value, str):
-        return None
-    wanted = value.strip().casefold()
-    for member in members:
-        if isinstance(member, str) and member != value and member.casefold() == wanted:
-            return member
-    return None
-
-
-def _not_a_member(value: Any, members: list[Any], expectation: str | None) -> str:
-    near = near_member(value, members)
-    if near is None:
-        return f"must be {expectation}, not {describe_value(value)}"
-    return (
-        f"{describe_value(value)} is not allowed: did you mean {near!r}?"
-        " (letter case and surrounding spaces count)"
-    )
-
-
-def _type_names(value: Any) -> list[str]:
-    names = value if isinstance(value, list) else [value]
-    articles = {"object": "an object", "array": "an array", "null": "null", "integer": "an integer"}
-    return [articles.get(name, f"a {name}") for name in names]
-
-
-def _expectation(error: ValidationError) -> str | None:
-    """What a leaf keyword wanted, for merging the branches of an anyOf."""
-    if error.validator == "type":
-        return " or ".join(_type_names(error.validator_value))
-    if error.validator == "const":
-        return dumps_text(error.validator_value)
-    if error.validator == "enum":
-        return "one of " + ", ".join(dumps_text(v) for v in error.validator_value)
-    return None
-
-
-def _describe(error: ValidationError) -> Iterator[tuple[Location, str]]:
-    path: Location = list(error.absolute_path)
-    keyword = error.validator
-    instance = error.instance
-    if keyword == "additionalProperties" and isinstance(instance, dict):
-        known = list(error.schema.get("properties", {}))
-        for key in instance:
-            if key not in known and omitted_field(key) is None:
-                close = difflib.get_close_matches(key, known, n=1)
-                hint = f"did you mean {close[0]!r}?" if close else "allowed: " + ", ".join(known)
-                yield [*path, key], f"unknown key {key!r} ({hint})"
-        return
-    if keyword == "required" and isinstance(instance, dict):
-        for key in error.validator_value:
-            if key not in instance:
-                yield [*path, key], f"required field {key} is missing"
-        return
-    if keyword in ("anyOf", "oneOf") and error.context:
-        yield from _describe_alternatives(error)
-        return
-    if keyword == "type":
-        wanted_type = " or ".join(_type_names(error.validator_value))
-        yield path, f"must be {wanted_type}, not {describe_value(instance)}"
-    elif keyword in ("enum", "const"):
-        members = error.validator_value if keyword == "enum" else [error.validator_value]
-        yield path, _not_a_member(instance, list(members), _expectation(error))
-    elif keyword == "minLength" and error.validator_value == 1:
-        yield path, "must not be empty"
-    elif keyword == "minItems":
-        yield path, f"must have at least {error.validator_value} item(s)"
-    elif keyword == "pattern" and error.validator_value == KEBAB_CASE:
-        yield path, f"must be kebab-case (like policy-lookup), not {describe_value(instance)}"
-    elif keyword in ("minimum", "maximum"):
-        bound = ">=" if keyword == "minimum" else "<="
-        yield path, f"must be {bound} {error.validator_value}, not {describe_value(instance)}"
-    else:
-        yield path, error.message
-
-
-def _describe_alternatives(error: ValidationError) -> Iterator[tuple[Location, str]]:
-    """Explain an anyOf/oneOf failure by the branch the value was evidently meant for."""
-    path: Location = list(error.absolute_path)
-    branches: dict[Any, list[ValidationError]] = {}
-    for sub_error in error.context or ():
-        branches.setdefault(sub_error.relative_schema_path[0], []).append(sub_error)
-
-    def mismatched(errors: list[ValidationError], keywords: tuple[str, ...]) -> bool:
-        return any(e.validator in keywords and len(e.relative_path) <= 1 for e in errors)
-
-    # branches whose type fits the value (an object where an object is wanted, not null)
-    fitting = {
-        key: errors
-        for key, errors in branches.items()
-        if not any(e.validator == "type" and not e.relative_path for e in errors)
-    }
-    if not fitting:
-        wanted = [_expectation(e) for errors in branches.values() for e in errors]
-        alternatives = " or ".join(dict.fromkeys(w for w in wanted if w))
-        yield path, f"must be {alternatives}, not {describe_value(error.instance)}"
-        return
-    # a tagged union: the branch whose tag (a const or enum member) matches is the one meant
-    tagged = {k: v for k, v in fitting.items() if not mismatched(v, ("const", "enum"))}
-    if len(tagged) == 1:
-        for sub_error in next(iter(tagged.values())):
-            yield from _describe(sub_error)
-        return
-    if not tagged and len(fitting) > 1:
-        tags = [e for errors in fitting.values() for e in errors if e.validator == "const"]
-        if tags and len({tuple(e.relative_path) for e in tags}) == 1:
-            members = ", ".join(dumps_text(e.validator_value) for e in tags)
-            at = [*path, *tags[0].relative_path]
-            values = [e.validator_value for e in tags]
-            yield at, _not_a_member(tags[0].instance, values, f"one of {members}")
-            return
-    # an object branch whose keys all fit is the one meant, even if its values do not
-    shaped = {
-        k: v for k, v in fitting.items() if not mismatched(v, ("required", "additionalProperties"))
-    }
-    for candidates in (shaped, fitting):
-        if len(candidates) == 1:
-            for sub_error in next(iter(candidates.values())):
-                yield from _describe(sub_error)
-            return
-    from jsonschema.exceptions import best_match
-
-    match = best_match(error.context or [])
-    if match is not None:
-        yield from _describe(match)
-
-
-def schema_findings(validator: Validator, instance: Any) -> list[tuple[Location, str]]:
-    """Every schema violation as (location, reason), without repeats, in document order."""
-    seen: set[tuple[str, str]] = set()
-    found = []
-    errors = list(validator.iter_errors(instance))
-    # a value outside an enum or const is usually also of the wrong type; one finding is enough
-    valued = {tuple(e.absolute_path) for e in errors if e.validator in ("enum", "const")}
-    for error in errors:
-        if error.validator == "type" and tuple(error.absolute_path) in valued:
-            continue
-        for location, reason in _describe(error):
-            key = (jsonpath.join("$", location), reason)
-            if key not in seen:
-                seen.add(key)
-                found.append((location, reason))
-    return found
-
+    pass
 
 # --- the rows and the set, as rules see them ---------------------------------------------------
 
@@ -410,9 +229,14 @@ def duplicate_id_issues(row: RowView, state: SetState, key: int) -> Findings:
     first = state.first_use.setdefault(key, row.index)
     if first == row.index:
         return NONE
-    line = state.lines[first] if first < len(state.lines) else 0
-    where = f" (line {line})" if line else ""
-    return [row.issue("duplicate-id", "id", id=row.id, first_index=first, first_where=where)]
+    return [duplicate_id_issue(row, first, state.lines[first] if first < len(state.lines) else 0)]
+
+
+def duplicate_id_issue(row: RowView, first: int, first_line: int) -> Issue:
+    """``duplicate-id`` for a row whose id row ``first`` (on ``first_line``; 0: unknown)
+    had before."""
+    where = f" (line {first_line})" if first_line else ""
+    return row.issue("duplicate-id", "id", id=row.id, first_index=first, first_where=where)
 
 
 #: the codes whose findings name an earlier row by its id (see :func:`_row_where`)
@@ -422,7 +246,12 @@ NAMING_EARLIER_ROWS: Final = ("duplicate-input", "duplicate-input-across-splits"
 def _row_where(state: SetState, index: int) -> str:
     """An earlier row as a finding names it: its index, its id and its line, as known."""
     line = state.lines[index] if index < len(state.lines) else 0
-    row_id = _row_id(state, index)
+    return row_where(index, _row_id(state, index), line)
+
+
+def row_where(index: int, row_id: str | None, line: int) -> str:
+    """An earlier row as a finding names it: "row 3, 'r3' (line 5)"; no id or line (0) when
+    not known."""
     named = f", {_shown_id(row_id)}" if row_id is not None else ""
     return f"row {index}{named}" + (f" (line {line})" if line else "")
 
@@ -472,16 +301,21 @@ def duplicate_input_issues(
     if first == row.index:
         return NONE
     if seen_split is not None and split is not None and seen_split[0] != split:
-        return [
-            row.issue(
-                "duplicate-input-across-splits",
-                "input",
-                other=_row_where(state, seen_split[1]),
-                other_split=seen_split[0],
-                split=split,
-            )
-        ]
-    return [row.issue("duplicate-input", "input", other=_row_where(state, first))]
+        return [across_splits_issue(row, _row_where(state, seen_split[1]), seen_split[0], split)]
+    return [duplicate_input_issue(row, _row_where(state, first))]
+
+
+def duplicate_input_issue(row: RowView, other: str) -> Issue:
+    """``duplicate-input``: the row repeats the input of the row ``other`` names."""
+    return row.issue("duplicate-input", "input", other=other)
+
+
+def across_splits_issue(row: RowView, other: str, other_split: str, split: str) -> Issue:
+    """``duplicate-input-across-splits``: the row, in ``split``, repeats the input of the
+    row ``other`` names, the first of that input with a split (``other_split``)."""
+    return row.issue(
+        "duplicate-input-across-splits", "input", other=other, other_split=other_split, split=split
+    )
 
 
 #: where a split's number starts in an ``input_split`` value: row indices stay below 2**40
@@ -628,56 +462,128 @@ def check_starter(row: RowView, state: SetState) -> Findings:
     return [row.issue("starter-example", "metadata", "case", "provenance", provenance=provenance)]
 
 
+#: where a case-family finding goes among its row's others: the first row of an undeclared
+#: family, then each field's mismatch in this order, then the inherited evaluator (a pool
+#: finds the first two apart from the rest, and puts them back in this order)
+FAMILY_FIELDS: Final = ("oracleType", "evaluator")
+UNDECLARED_PLACE: Final = 0
+INHERITED_PLACE: Final = len(FAMILY_FIELDS) + 1
+
+
 def check_case_family(row: RowView, state: SetState) -> Findings:
     name = row.case.get("caseFamily")
     if not isinstance(name, str):
         return NONE
-    family = state.families.get(name) if state.families is not None else None
-    if state.families is not None and family is None:
-        defined = ", ".join(state.families) or "none"
-        return [
-            row.issue(
-                "unknown-case-family",
-                "metadata",
-                "case",
-                "caseFamily",
-                family=name,
-                defined=defined,
-            )
-        ]
-    found: list[Issue] = []
+    unknown = unknown_family_issue(row, state, name)
+    if unknown is not None:
+        return [unknown]
     firsts = state.family_firsts.get(name)
+    new = firsts is None
     if firsts is None:
         firsts = state.family_firsts[name] = {}
-        if state.families is None and state.header_known:
-            found.append(
-                row.issue("undeclared-case-family", "metadata", "case", "caseFamily", family=name)
-            )
-    for key in ("oracleType", "evaluator"):
-        if key not in row.case:
-            continue
-        row_value = row.case[key]
-        if family is not None and family.get(key) is not None:
-            if row_value != family[key]:
-                found.append(_family_mismatch(row, key, name, dumps_text(family[key])))
-            continue
-        # the family does not say: the first row of the family that does sets the value
-        first = firsts.setdefault(key, (row_value, row.index, row.id))
-        if first[1] != row.index and first[0] != row_value:
-            by = f" (from row {first[1]}" + (f", {first[2]!r})" if first[2] else ")")
-            found.append(_family_mismatch(row, key, name, dumps_text(first[0]) + by))
-    if family is not None and "evaluator" not in row.case and family.get("evaluator") is not None:
-        evaluator = family["evaluator"]
+    found = declared_family_issues(row, state, name) if state.families is not None else []
+    undeclared = new and state.families is None and state.header_known
+    fields = family_open_fields(row, state, name)
+    differ = family_values_differ(firsts, row.index, row.id, row.case, fields) if fields else ()
+    if undeclared or differ:
+        found += first_row_issues(row, name, differ, undeclared=undeclared)
+    if not found:
+        return NONE
+    found.sort(key=lambda item: item[0])
+    return [issue for _, issue in found]
+
+
+def unknown_family_issue(row: RowView, state: SetState, name: str) -> Issue | None:
+    """``unknown-case-family`` when the set declares its families and not this one; such a
+    row is held to nothing else of its family."""
+    if state.families is None or name in state.families:
+        return None
+    return row.issue(
+        "unknown-case-family",
+        "metadata",
+        "case",
+        "caseFamily",
+        family=name,
+        defined=", ".join(state.families) or "none",
+    )
+
+
+def family_open_fields(row: RowView, state: SetState, name: str) -> list[str]:
+    """The row's family fields its declared family does not give: the family's first row
+    that gives one sets it for the rest."""
+    case = row.case
+    family = state.families.get(name) if state.families is not None else None
+    if family is None:
+        return [key for key in FAMILY_FIELDS if key in case]
+    return [key for key in FAMILY_FIELDS if key in case and family.get(key) is None]
+
+
+def declared_family_issues(row: RowView, state: SetState, name: str) -> list[tuple[int, Issue]]:
+    """The findings the declared family gives one row alone, by their place among the
+    row's case-family findings: a field that differs from the family's, an inherited
+    evaluator."""
+    family = state.families.get(name) if state.families is not None else None
+    if family is None:
+        return []
+    found: list[tuple[int, Issue]] = []
+    for place, key in enumerate(FAMILY_FIELDS, start=1):
+        declared = family.get(key)
+        if key in row.case and declared is not None and row.case[key] != declared:
+            found.append((place, _family_mismatch(row, key, name, dumps_text(declared))))
+    evaluator = family.get("evaluator")
+    if "evaluator" not in row.case and evaluator is not None:
+        shown = evaluator if isinstance(evaluator, str) else dumps_text(evaluator)
+        inherited = row.issue(
+            "inherited-evaluator", "metadata", "case", "evaluator", evaluator=shown, family=name
+        )
+        found.append((INHERITED_PLACE, inherited))
+    return found
+
+
+#: what a case family's rows gave first, by field: (value, row index, row id)
+FamilyFirsts = dict[str, tuple[Any, int, str | None]]
+
+
+def family_values_differ(
+    firsts: FamilyFirsts,
+    index: int,
+    row_id: str | None,
+    case: Mapping[str, Any],
+    fields: Iterable[str],
+) -> list[tuple[str, tuple[Any, int, str | None]]]:
+    """Note the values a row's case profile gives its family's open ``fields`` (the first
+    row to give a field sets it); the fields whose value differs from the first, with it."""
+    differ = []
+    for key in fields:
+        value = case[key]
+        first = firsts.setdefault(key, (value, index, row_id))
+        if first[1] != index and first[0] != value:
+            differ.append((key, first))
+    return differ
+
+
+def first_row_issues(
+    row: RowView,
+    name: str,
+    differ: Iterable[tuple[str, tuple[Any, int, str | None]]],
+    *,
+    undeclared: bool,
+) -> list[tuple[int, Issue]]:
+    """The findings that depend on the family's earlier rows, by their place: the family's
+    first row in a set that declares none (``undeclared``), and each field whose value
+    differs from the one the family's first row to give it gave (``differ``)."""
+    found: list[tuple[int, Issue]] = []
+    if undeclared:
         found.append(
-            row.issue(
-                "inherited-evaluator",
-                "metadata",
-                "case",
-                "evaluator",
-                evaluator=dumps_text(evaluator) if not isinstance(evaluator, str) else evaluator,
-                family=name,
+            (
+                UNDECLARED_PLACE,
+                row.issue("undeclared-case-family", "metadata", "case", "caseFamily", family=name),
             )
         )
+    for key, first in differ:
+        by = f" (from row {first[1]}" + (f", {first[2]!r})" if first[2] else ")")
+        place = FAMILY_FIELDS.index(key) + 1
+        found.append((place, _family_mismatch(row, key, name, dumps_text(first[0]) + by)))
     return found
 
 

@@ -1,40 +1,42 @@
 """Validation of one large set by several processes, with the single-process report.
 
 A JSON Lines file is cut into spans of whole lines, a JSON document into spans of the rows its
-reader's first pass found. Each worker decodes its span and runs every rule
-that looks at one row alone (the schema, admissibility, shapes, ...), and sends back, for each
-row, what the rules across rows need: the id, the key of the normalised input (the costly part
-of the duplicate check), the split and the case family's fields. The parent takes the spans in
-file order, runs the rules across rows (duplicate ids and inputs, case-family consistency) over
-those, and puts each row's findings in the order the single-process validator gives them, so
+reader's first pass found. Each worker decodes its span and runs every rule that looks at one
+row alone (the schema, admissibility, shapes, ...), and writes what the rules across rows need
+of each row (the id's key, the normalised input's key, the split, the case family's fields)
+into buckets by key (:mod:`blueprint.validation.keyed`). Once every span is read, the workers
+reduce the buckets into the findings of the rules across rows. The parent only counts each
+span's rows and merges every finding in the order the single-process validator gives them, so
 the report is the same whichever path made it.
 """
 
 from __future__ import annotations
 
+import heapq
 import os
 import signal
 import sys
 from array import array
 from collections import deque
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from blueprint.core import jsonpath
-from blueprint.core.errors import ParseError
+from blueprint.core.errors import OutputError, ParseError
 from blueprint.core.issues import Issue
 from blueprint.formats._io import BOM, json_lines, too_many_rows
 from blueprint.formats.base import ROW_WATCHER, SetSource, SourceRow, UnreadableRow
 from blueprint.io import jsonvalues, limits
 from blueprint.io.atomic import signals_held
-from blueprint.io.firstseen import text_key
 from blueprint.validation import checks
-from blueprint.validation.inputtext import input_key, split_of
+from blueprint.validation.keyed import BucketTask, KeyedRules, Placed, SpanKeys, reduce_bucket
+from blueprint.validation.stream import parse_issue
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
+    from concurrent.futures import Executor, Future
     from multiprocessing.context import BaseContext
 
     from blueprint.validation.stream import StreamValidator
@@ -48,8 +50,9 @@ SPAN_BYTES = 4 * 1024 * 1024
 CROSS_ROW_RULES: Final = frozenset(
     {checks.check_duplicate_id, checks.check_duplicate_input, checks.check_case_family}
 )
-#: the case-profile fields the case-family rule reads
-_FAMILY_FIELDS: Final = ("caseFamily", "oracleType", "evaluator")
+#: bytes of the file whose rows' records one bucket holds, about (a bucket is reduced in
+#: memory: its keys' first rows are kept)
+BUCKET_BYTES = 128 * 1024 * 1024
 
 
 def default_jobs() -> int:
@@ -94,6 +97,9 @@ class SpanTask:
     #: the positions (in ``checks.ROW_RULES``) of the one-row rules to run
     rules: tuple[int, ...]
     check_schema: bool
+    #: the rules across rows, whose records go to ``records``
+    keyed: KeyedRules
+    records: Path
     #: for a JSON document, where its rows in the span start and end (byte offsets in the
     #: file); None for JSON Lines, whose span is whole lines
     row_places: tuple[array[int], array[int]] | None = None
@@ -101,32 +107,40 @@ class SpanTask:
 
 @dataclass
 class SpanResult:
-    """What a worker found in its span; indices and lines count from the span's start."""
+    """What a worker found in its span; rows and lines count from the span's start."""
 
     #: physical lines the span holds
     lines: int = 0
+    rows: int = 0
     #: per row: the line it starts on
     row_lines: array[int] = field(default_factory=lambda: array("q"))
-    #: per row: its id (None when unreadable or not a string)
+    #: per row: its id (None when unreadable or not a string), when the report keeps them
     ids: list[str | None] = field(default_factory=list)
-    #: per row: None for a row that could be decoded, else (column, reason)
-    unreadable: list[tuple[int | None, str] | None] = field(default_factory=list)
-    #: per row: the key of its id (0 without one), the input's duplicate key, its split and
-    #: the case-family fields
-    id_keys: array[int] = field(default_factory=lambda: array("Q"))
-    input_keys: list[int | None] = field(default_factory=list)
-    splits: list[str | None] = field(default_factory=list)
-    family_fields: list[dict[str, Any] | None] = field(default_factory=list)
+    #: the rows that could not be decoded: (row, column, reason)
+    unreadable: list[tuple[int, int | None, str]] = field(default_factory=list)
+    starters: int = 0
+    #: the starter examples among the rows, by row (only read when the span is cut short)
     starter: bytearray = field(default_factory=bytearray)
-    #: (row, rule position, finding) for the one-row rules; the schema's position is -1
-    findings: list[tuple[int, int, Issue]] = field(default_factory=list)
+    #: (row, rule position, place in the rule, finding) for the one-row rules, in row order;
+    #: the schema's position is -1
+    findings: list[tuple[int, int, int, Issue]] = field(default_factory=list)
+    #: where each bucket's records are in ``SpanTask.records``: (offset, length)
+    buckets: list[tuple[int, int]] = field(default_factory=list)
+    #: why the records could not be written (the temporary folder is full), if they could not
+    records_failed: str | None = None
 
 
 def check_span(task: SpanTask) -> SpanResult:
-    """A worker's job: decode the span's rows and run the one-row rules on each."""
+    """A worker's job: decode the span's rows, run the one-row rules on each, and write
+    what the rules across rows need of them into the span's records, by bucket."""
     state = checks.SetState.from_header(task.header)
+    family_position = task.keyed.case_family
     rules = [(position, checks.ROW_RULES[position].check) for position in task.rules]
+    keys = SpanKeys(task.keyed, state)
+    wants = task.keyed.options.wants
+    keep_ids = task.keyed.options.row_ids
     result = SpanResult()
+    found = result.findings
     # the parent knows where the set's row limit falls; the worker reads its whole span
     unbounded = replace(task.bounds, max_rows=0)
     if task.row_places is None:
@@ -135,21 +149,44 @@ def check_span(task: SpanTask) -> SpanResult:
         items = _document_rows(task, result)
     for index, item in enumerate(items):
         if isinstance(item, UnreadableRow):
-            _append_row(result, item.line or 0, None)
-            result.unreadable[-1] = (item.column, item.reason)
+            result.row_lines.append(item.line or 0)
+            if keep_ids:
+                result.ids.append(None)
+            result.starter.append(0)
+            result.unreadable.append((index, item.column, item.reason))
             continue
         line, data = item
         row = checks.RowView.of(index, data, line)
-        _append_row(result, line, row)
-        found = result.findings
+        result.row_lines.append(line)
+        if keep_ids:
+            result.ids.append(row.id)
+        starter = row.is_starter
+        result.starter.append(starter)
+        result.starters += starter
+        keys.add(row, index, line)
+        start = len(found)
         if task.check_schema and not row.checked:
             for issue in checks.check_schema(row, data):
-                found.append((index, -1, issue))
+                found.append((index, -1, 0, issue))
         for position, check in rules:
             for issue in check(row, state):
-                found.append((index, position, issue))
+                found.append((index, position, 0, issue))
+        if family_position is not None:
+            for place, issue in keys.family(row, index, line):
+                found.append((index, family_position, place, issue))
+        if len(found) > start:
+            family = row.case.get("caseFamily")
+            if task.keyed.options.family_ignore and isinstance(family, str):
+                found[start:] = [entry for entry in found[start:] if wants(entry[3].code, family)]
+            # one-row rules in position order; the family's findings by place within it
+            found[start:] = sorted(found[start:], key=lambda entry: entry[1:3])
+    result.rows = len(result.row_lines)
     if task.row_places is None:
         result.lines = _physical_lines(task.path, task.start, task.end)
+    try:
+        result.buckets = keys.spill(task.records)
+    except OSError as error:  # not the set's file: the parent says where, and what to do
+        result.records_failed = error.strerror or str(error)
     return result
 
 
@@ -218,30 +255,6 @@ def _physical_lines(path: Path, start: int, end: int) -> int:
             last = piece[-1:]
             left -= len(piece)
     return count + (last != b"\n")
-
-
-def _append_row(result: SpanResult, line: int, row: checks.RowView | None) -> None:
-    result.row_lines.append(line)
-    result.unreadable.append(None)
-    if row is None:
-        result.ids.append(None)
-        result.id_keys.append(0)
-        result.input_keys.append(None)
-        result.splits.append(None)
-        result.family_fields.append(None)
-        result.starter.append(0)
-        return
-    data = row.data
-    result.ids.append(row.id)
-    result.id_keys.append(0 if row.id is None else text_key(row.id))
-    result.input_keys.append(input_key(data["input"]) if "input" in data else None)
-    result.splits.append(split_of(data))
-    case = row.case
-    if isinstance(case.get("caseFamily"), str):
-        result.family_fields.append({key: case[key] for key in _FAMILY_FIELDS if key in case})
-    else:
-        result.family_fields.append(None)
-    result.starter.append(row.is_starter)
 
 
 def document_spans(
@@ -317,13 +330,27 @@ def _ignore_interrupts() -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
 
 
+def bucket_count(path: Path, jobs: int) -> int:
+    """Buckets enough that every worker has several to reduce, and that none holds much more
+    than ``BUCKET_BYTES`` of the file's rows."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    return max(2 * jobs, -(-size // BUCKET_BYTES))
+
+
 def validate_with_pool(
     validator: StreamValidator,
     source: SetSource,
     jobs: int,
 ) -> None:
-    """Validate ``source`` (a JSON Lines set) with ``jobs`` worker processes, filling the
-    validator's report exactly as the one-process path does."""
+    """Validate ``source`` (a JSON Lines set, or a JSON document's rows) with ``jobs`` worker
+    processes, filling the validator's report exactly as the one-process path does.
+
+    The workers read the spans, run the one-row rules and write each row's records for the
+    rules across rows into buckets by key (``keyed``); once every span is read, they reduce
+    the buckets. The parent only counts the spans' rows and merges the findings in order."""
     from concurrent.futures import ProcessPoolExecutor
 
     options = validator.options
@@ -332,161 +359,217 @@ def validate_with_pool(
         for position, rule in enumerate(checks.ROW_RULES)
         if rule.check not in CROSS_ROW_RULES and any(options.wants(c) for c in rule.codes)
     )
-    cross = [
-        (position, rule.check)
-        for position, rule in enumerate(checks.ROW_RULES)
-        if rule.check in CROSS_ROW_RULES and any(options.wants(c) for c in rule.codes)
-    ]
+    keyed = KeyedRules.wanted(options, bucket_count(source.path, jobs))
     bounds = limits.current()
-    merger = _Merger(validator, source, bounds, cross)
     places = source.row_places if source.format == "json" else None
-    tasks = (
-        SpanTask(
-            source.path,
-            start,
-            end,
-            bounds,
-            source.header,
-            positions,
-            validator.check_schema,
-            rows,
+    cuts = spans(source.path, SPAN_BYTES) if places is None else document_spans(places, SPAN_BYTES)
+    with (
+        _records_folder() as folder,
+        ProcessPoolExecutor(
+            max_workers=jobs, mp_context=_start_method(), initializer=_ignore_interrupts
+        ) as pool,
+    ):
+        tasks = (
+            SpanTask(
+                source.path,
+                start,
+                end,
+                bounds,
+                source.header,
+                positions,
+                validator.check_schema,
+                keyed,
+                Path(folder) / f"span-{number:08d}",
+                rows,
+            )
+            for number, (start, end, rows) in enumerate(cuts)
         )
-        for start, end, rows in (
-            spans(source.path, SPAN_BYTES) if places is None else document_spans(places, SPAN_BYTES)
-        )
-    )
-    with ProcessPoolExecutor(
-        max_workers=jobs, mp_context=_start_method(), initializer=_ignore_interrupts
-    ) as pool:
-        pending: deque[Future[SpanResult]] = deque()
+        collector = _Collector(validator, source, bounds)
+        pending: deque[tuple[Path, Future[SpanResult]]] = deque()
         try:
             # a forked worker keeps the parent's handlers until its initializer runs: a ^C in
             # between would stop it with a traceback; held back, it waits for the parent
             with signals_held():  # a forked pool starts its workers at the first task
                 first = next(tasks, None)
                 if first is not None:
-                    pending.append(pool.submit(check_span, first))
+                    pending.append((first.records, pool.submit(check_span, first)))
+            reading = True
             for task in tasks:
-                pending.append(pool.submit(check_span, task))
+                pending.append((task.records, pool.submit(check_span, task)))
                 # a few spans ahead of the parent: enough to keep every worker busy, few
-                # enough that results waiting to be merged stay small
-                if len(pending) > 2 * jobs and not merger.take(_result(pending.popleft(), source)):
-                    return
-            while pending:
-                if not merger.take(_result(pending.popleft(), source)):
-                    return
+                # enough that results waiting to be counted stay small
+                if len(pending) > 2 * jobs:
+                    records, future = pending.popleft()
+                    if not collector.take(records, _result(future, source)):
+                        reading = False
+                        break
+            while reading and pending:
+                records, future = pending.popleft()
+                reading = collector.take(records, _result(future, source))
         finally:
-            for future in pending:
+            for _, future in pending:
                 future.cancel()
-            merger.close()
+            collector.close()
+        collector.finish(pool, keyed)
 
 
 def _result(future: Future[SpanResult], source: SetSource) -> SpanResult:
     """A worker's span; a file a worker could not read (moved or cut short while the set was
     checked) is the set's unreadable file, as it would be to one process."""
     try:
-        return future.result()
+        result = future.result()
     except OSError as error:
         raise ParseError(
             source.path, f"the file could not be read again: {error.strerror}"
         ) from None
+    if result.records_failed is not None:
+        raise _no_room(result.records_failed)
+    return result
 
 
-class _Merger:
-    """The parent's side: the spans' rows in file order, through the rules across rows."""
+@contextmanager
+def _records_folder() -> Iterator[str]:
+    """The temporary folder the spans' records go in, removed with them at the end."""
+    import tempfile
+
+    try:
+        folder = tempfile.TemporaryDirectory(prefix="blueprint-keys-")
+    except OSError as error:
+        raise _no_room(error.strerror or str(error)) from None
+    with folder as name:
+        yield name
+
+
+def _no_room(reason: str) -> OutputError:
+    import tempfile
+
+    return OutputError(
+        Path(tempfile.gettempdir()),
+        f"{reason}: the records of the checks across rows, about 100 bytes a row, go in the"
+        " temporary folder (set TMPDIR to a folder with room, or validate with --jobs 1)",
+    )
+
+
+class _Collector:
+    """The parent's side: each span's rows counted and its findings placed in the whole
+    file, then the buckets reduced and every finding reported in row order."""
 
     def __init__(
-        self,
-        validator: StreamValidator,
-        source: SetSource,
-        bounds: limits.Limits,
-        cross: list[tuple[int, Any]],
+        self, validator: StreamValidator, source: SetSource, bounds: limits.Limits
     ) -> None:
         self.validator = validator
         self.source = source
         self.bounds = bounds
-        self.cross = cross
-        self.index = 0
+        self.rows = 0
         self.line = 0
+        self.findings: list[Placed] = []
+        #: per span: its records' file, its buckets' places there, and the rows and lines
+        #: before it
+        self.records: list[tuple[Path, list[tuple[int, int]]]] = []
+        self.bases: list[tuple[int, int]] = []
+        self.too_many: UnreadableRow | None = None
         # the rows pass the progress bar's watcher (ROW_WATCHER), as a source's rows do: a
         # source made anew over them is watched
-        self.rows: deque[SourceRow | UnreadableRow] = deque()
-        self.watched = replace(source, rows=_drain(self.rows)).rows if ROW_WATCHER.get() else None
+        self.watching: deque[SourceRow | UnreadableRow] = deque()
+        self.watched = (
+            replace(source, rows=_drain(self.watching)).rows if ROW_WATCHER.get() else None
+        )
 
-    def take(self, span: SpanResult) -> bool:
-        """Merge one span's rows; False once the set's row limit stops the reading."""
-        validator, state, report = self.validator, self.validator.state, self.validator.report
-        by_row: dict[int, list[tuple[int, Issue]]] = {}
-        for offset, position, issue in span.findings:
-            by_row.setdefault(offset, []).append((position, issue))
-        for offset, relative_line in enumerate(span.row_lines):
-            index = self.index
-            line = self.line + relative_line if relative_line else 0
-            if self.bounds.max_rows and index >= self.bounds.max_rows:
-                self._record(too_many_rows(index, line, self.bounds))
-                return False
-            self.index += 1
-            broken = span.unreadable[offset]
-            if broken is not None:
-                self._record(UnreadableRow(index, line, broken[0], broken[1]))
-                continue
-            row_id = span.ids[offset]
-            fields = span.family_fields[offset]
-            data: dict[str, Any] = {"metadata": {"case": fields or {}}}
-            if row_id is not None:
-                data["id"] = row_id
-            row = checks.RowView(index, data, line or None)
-            if self.watched is not None:
-                self._count(SourceRow(index, line, data))
-            report.rows += 1
-            validator.place_row(line, row.id)
-            validator.count_row(row_id, bool(span.starter[offset]))
-            found = [
-                (position, self._placed(issue, index, offset, line))
-                for position, issue in by_row.get(offset, ())
-            ]
-            for position, check in self.cross:
-                if check is checks.check_duplicate_input:
-                    issues = checks.duplicate_input_issues(
-                        row, state, span.input_keys[offset], span.splits[offset]
-                    )
-                elif check is checks.check_duplicate_id:
-                    if row_id is None:
-                        continue
-                    issues = checks.duplicate_id_issues(row, state, span.id_keys[offset])
-                else:
-                    issues = check(row, state)
-                found.extend((position, issue) for issue in issues)
-            if found:
-                found.sort(key=lambda item: item[0])  # stable: a rule's own order stays
-                family = fields["caseFamily"] if fields is not None else None
-                validator.emit_row([issue for _, issue in found], family)
+    def take(self, records: Path, span: SpanResult) -> bool:
+        """Count one span's rows and place its findings; False once the set's row limit
+        stops the reading."""
+        report, base = self.validator.report, self.rows
+        limit = self.bounds.max_rows
+        kept = span.rows if not limit or base + span.rows <= limit else limit - base
+        report.rows += kept
+        if self.validator.options.row_ids:
+            report.row_ids.extend(span.ids[:kept])
+        report.starter_rows += span.starters if kept == span.rows else span.starter[:kept].count(1)
+        placed: list[Placed] = []
+        for offset, column, reason in span.unreadable:
+            if offset >= kept:
+                break
+            index, line = base + offset, self._line(span, offset)
+            report.unreadable = True
+            issue = parse_issue(self.source.format, reason, line, column, index)
+            placed.append((index, -2, 0, issue))
+        for offset, position, place, issue in span.findings:
+            if offset >= kept:
+                break
+            index = base + offset
+            placed.append(
+                (index, position, place, _placed(issue, index, offset, self._line(span, offset)))
+            )
+        if span.unreadable and placed:
+            placed.sort(key=lambda entry: entry[:3])
+        self.findings += placed
+        self.records.append((records, span.buckets))
+        self.bases.append((base, self.line))
+        if self.watched is not None:
+            self._watch(span, base, kept)
+        self.rows += kept
+        if kept < span.rows:
+            self.too_many = too_many_rows(base + kept, self._line(span, kept), self.bounds)
+            return False
         self.line += span.lines
         return True
 
-    def _record(self, item: UnreadableRow) -> None:
-        self._count(item)
-        self.validator.check_row(item, self.source.format)
+    def _line(self, span: SpanResult, offset: int) -> int:
+        relative = span.row_lines[offset]
+        return self.line + relative if relative else 0
+
+    def _watch(self, span: SpanResult, base: int, kept: int) -> None:
+        broken = {offset: (column, reason) for offset, column, reason in span.unreadable}
+        for offset in range(kept):
+            index, line = base + offset, self._line(span, offset)
+            if offset in broken:
+                self._count(UnreadableRow(index, line, *broken[offset]))
+            else:
+                self._count(SourceRow(index, line, None))
 
     def _count(self, item: SourceRow | UnreadableRow) -> None:
-        if self.watched is None:
-            return
-        self.rows.append(item)
+        assert self.watched is not None
+        self.watching.append(item)
         for _ in self.watched:
             break
 
-    @staticmethod
-    def _placed(issue: Issue, index: int, offset: int, line: int) -> Issue:
-        """A worker's finding, placed by the row's index and line in the whole file."""
-        prefix = jsonpath.row_path(offset)
-        path = issue.path
-        if path.startswith(prefix):
-            path = jsonpath.row_path(index) + path[len(prefix) :]
-        return replace(issue, path=path, row_index=index, line=line or None)
+    def finish(self, pool: Executor, keyed: KeyedRules) -> None:
+        """Reduce the buckets and report every finding, in row order, then where the row
+        limit stopped the reading."""
+        found: Iterable[Placed] = self.findings
+        if any(length for _, places in self.records for _, length in places):
+            undeclared = checks.SetState.from_header(self.source.header)
+            tasks = [
+                BucketTask(
+                    bucket,
+                    keyed,
+                    tuple((path, *places[bucket]) for path, places in self.records),
+                    tuple(self.bases),
+                    self.bounds.max_rows if self.too_many is not None else 0,
+                    undeclared.families is None and undeclared.header_known,
+                )
+                for bucket in range(keyed.buckets)
+            ]
+            reduced = list(pool.map(reduce_bucket, tasks))
+            found = heapq.merge(self.findings, *reduced, key=lambda entry: entry[:3])
+        self.validator.emit(issue for *_, issue in found)
+        if self.too_many is not None:
+            if self.watched is not None:
+                self._count(self.too_many)
+            self.validator.check_row(self.too_many, self.source.format)
 
     def close(self) -> None:
         for _ in self.watched or ():  # the watcher finishes its count
             pass
+
+
+def _placed(issue: Issue, index: int, offset: int, line: int) -> Issue:
+    """A worker's finding, placed by the row's index and line in the whole file."""
+    prefix = jsonpath.row_path(offset)
+    path = issue.path
+    if path.startswith(prefix):
+        path = jsonpath.row_path(index) + path[len(prefix) :]
+    return replace(issue, path=path, row_index=index, line=line or None)
 
 
 def _drain(rows: deque[Any]) -> Iterator[Any]:
