@@ -52,7 +52,7 @@ CROSS_ROW_RULES: Final = frozenset(
 )
 #: bytes of the file whose rows' records one bucket holds, about (a bucket is reduced in
 #: memory: its keys' first rows are kept)
-BUCKET_BYTES = 128 * 1024 * 1024
+BUCKET_BYTES = 32 * 1024 * 1024
 
 
 def default_jobs() -> int:
