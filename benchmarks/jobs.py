@@ -77,10 +77,17 @@ def child_main(argv: Sequence[str]) -> int:
 
 def run_child(path: Path, jobs: int, repeat: int) -> dict[str, Any]:
     """The best of ``repeat`` runs, each in a fresh process."""
-    command = [sys.executable, str(Path(__file__).resolve()), "--child", str(path), str(jobs)]
+    return best_of([str(Path(__file__).resolve()), "--child", str(path), str(jobs)], repeat)
+
+
+def best_of(script: list[str], repeat: int) -> dict[str, Any]:
+    """The fastest of ``repeat`` runs of a benchmark script's child, each in a fresh process;
+    the child prints its figures as JSON, ``seconds`` among them, on its last line."""
     best: dict[str, Any] | None = None
     for _ in range(repeat):
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [sys.executable, *script], capture_output=True, text=True, check=False
+        )
         if done.returncode != 0:
             raise RuntimeError(f"validation failed (exit {done.returncode}):\n{done.stderr}")
         found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])

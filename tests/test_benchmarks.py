@@ -68,3 +68,25 @@ def test_the_jobs_benchmark_runs_and_finds_the_repeats_it_plants():
     assert all(found["rows"] == 1200 and found["issues"] >= 13 for found in measured)
     assert measured[0]["issues"] == measured[1]["issues"]
     assert measured[0]["speedup"] == 1
+
+
+def test_the_scale_benchmark_runs_every_way_and_finds_the_same():
+    pytest.importorskip("distributed")
+    script = SCRIPT.with_name("scale.py")
+    completed = subprocess.run(
+        [sys.executable, str(script), "--rows", "1500", "--shards", "3", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    measured = json.loads(completed.stdout)
+    assert [(found["path"], found["workers"]) for found in measured] == [
+        ("one process", 1),
+        ("local", 2),
+        ("dask", 1),
+        ("dask", 2),
+    ]
+    assert len({found["issues"] for found in measured}) == 1
+    assert all(found["rows"] == 1500 for found in measured)
+    assert measured[0]["perWorkerOverOneProcess"] == 1

@@ -180,6 +180,7 @@ def test_formats_lists_the_registry() -> None:
         *("json", "jsonl", "csv"),
         *("promptfoo", "deepeval", "langsmith", "braintrust"),
         *("inspect", "openai-evals", "huggingface", "omk", "apollia", "ome"),
+        "shards",
     }
     one = json.loads(run("formats", "csv", "--report", "json").stdout)
     assert one["lossless"] is True and one["extensions"] == [".csv"]

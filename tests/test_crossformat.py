@@ -59,7 +59,9 @@ def test_an_imported_vendor_file_goes_through_every_format_with_its_declared_los
 ) -> None:
     imported = tmp_path / "set.json"
     convert(source, imported, ConvertOptions(source_format=fmt, allow_invalid=True))
-    for via in REGISTRY:
+    for via, codec in REGISTRY.items():
+        if not codec.can_write:
+            continue  # read only (a set in shards): no way there and back
         try:
             result = roundtrip(imported, via)
         except EmptyExportRefused:

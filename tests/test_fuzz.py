@@ -7,6 +7,7 @@ A failure prints the input that caused it, so it can become a regression test.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -111,6 +112,8 @@ def _seed_files(name: str, folder: Path) -> list[tuple[str, bytes]]:
     and the public fixtures."""
     codec = REGISTRY[name]
     seeds: list[tuple[str, bytes]] = []
+    if name == "shards":  # read, not written: a shard of each kind
+        return _shard_seeds(folder)
     for extension in codec.read_extensions:
         target = folder / f"{name}-seed{extension}"
         try:
@@ -123,6 +126,22 @@ def _seed_files(name: str, folder: Path) -> list[tuple[str, bytes]]:
         if path.is_file() and path.suffix in codec.read_extensions and path.stat().st_size < 64_000:
             seeds.append((path.suffix, path.read_bytes()))
     return seeds
+
+
+def _shard_seeds(folder: Path) -> list[tuple[str, bytes]]:
+    """The bundled example as a JSON Lines shard, and its ids and inputs as a Parquet one."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    lines = folder / "shards-seed.jsonl"
+    convert(EXAMPLE, lines, ConvertOptions(target_format="jsonl", force=True))
+    rows = [json.loads(line) for line in lines.read_text("utf-8").splitlines()]
+    table = pa.table(
+        {"id": [row["id"] for row in rows], "input": [json.dumps(row["input"]) for row in rows]}
+    )
+    parquet = folder / "shards-seed.parquet"
+    pq.write_table(table, parquet, row_group_size=3)
+    return [(".jsonl", lines.read_bytes()), (".parquet", parquet.read_bytes())]
 
 
 @pytest.fixture(scope="module")
@@ -149,6 +168,14 @@ def _mutate(data: bytes, operations: list[tuple[int, int, int]]) -> bytes:
         elif buffer:
             buffer[at % len(buffer)] ^= 1 << (argument % 8)
     return bytes(buffer)
+
+
+def _read_extensions(name: str) -> tuple[str, ...]:
+    """The extensions of files a format reads; a set in shards (no extension of its own, it
+    is named) reads one file of each kind of shard just as well."""
+    if name == "shards":
+        return (".jsonl", ".parquet")
+    return REGISTRY[name].read_extensions
 
 
 def _exercise(name: str, extension: str, data: bytes, folder: Path) -> None:
@@ -188,7 +215,7 @@ operation = st.tuples(st.integers(0, 3), st.integers(0, 1 << 20), st.integers(0,
 
 @pytest.mark.parametrize("name", READERS)
 def test_arbitrary_bytes_give_a_set_or_a_clean_error(name: str, tmp_path: Path) -> None:
-    extensions = REGISTRY[name].read_extensions
+    extensions = _read_extensions(name)
 
     @FUZZED
     @given(data=st.binary(max_size=2048), which=st.integers(0, len(extensions) - 1))

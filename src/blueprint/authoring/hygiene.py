@@ -27,6 +27,7 @@ from blueprint.core.issues import Issue, make_issue
 from blueprint.formats import (
     ExportResult,
     SetSource,
+    SourceRow,
     StrPath,
     UnreadableRow,
     resolve_codec,
@@ -116,20 +117,26 @@ class RowRef:
     id: str | None
     line: int | None
     split: str | None
+    #: the shard the row is in, for a set in shards (``line`` is a line of it)
+    file: str | None = None
 
     def label(self) -> str:
         name = repr(self.id) if self.id is not None else "(no id)"
+        shard = f", {self.file}" if self.file is not None else ""
         line = f", line {self.line}" if self.line is not None else ""
-        return f"row {self.index} ({name}{line})"
+        return f"row {self.index} ({name}{shard}{line})"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        found = {
             "set": self.set,
             "index": self.index,
             "id": self.id,
             "line": self.line,
             "split": self.split,
         }
+        if self.file is not None:
+            found["file"] = self.file
+        return found
 
 
 def _splits(rows: Sequence[RowRef]) -> list[str]:
@@ -424,7 +431,7 @@ class DuplicateIndex:
     def __init__(self, options: DuplicateOptions | None = None) -> None:
         self.options = options or DuplicateOptions()
         #: per row: (set number, row index, line, id, split)
-        self.rows: list[tuple[int, int, int | None, str | None, str | None]] = []
+        self.rows: list[tuple[int, int, int | None, str | None, str | None, str | None]] = []
         self._first_by_key: dict[int, int] = {}
         #: row -> the first row with the same normalised input
         self.exact_of: dict[int, int] = {}
@@ -456,12 +463,13 @@ class DuplicateIndex:
         line: int | None = None,
         row_id: str | None = None,
         split: str | None = None,
+        file: str | None = None,
     ) -> int | None:
         key = input_key(value)  # the validator's duplicate key: one normalisation for both
         if key is None:
             return None
         number = len(self.rows)
-        self.rows.append((set_number, index, line, row_id, split))
+        self.rows.append((set_number, index, line, row_id, split, file))
         first = self._first_by_key.setdefault(key, number)
         if first != number:
             self.exact_of[number] = first
@@ -539,10 +547,10 @@ class DuplicateIndex:
         works out only when asked (JSON)."""
 
         def ref(number: int) -> RowRef:
-            set_number, index, line, row_id, split = self.rows[number]
+            set_number, index, line, row_id, split, file = self.rows[number]
             if line is None and line_of is not None:
                 line = line_of[set_number](index)
-            return RowRef(sets[set_number].path, index, row_id, line, split)
+            return RowRef(sets[set_number].path, index, row_id, line, split, file)
 
         exact: dict[int, list[int]] = {}
         for number, first in self.exact_of.items():
@@ -572,11 +580,18 @@ class DuplicateIndex:
 
 def read_rows(source: SetSource) -> Iterator[tuple[int, int | None, Any]]:
     """(index, line, raw row) for every row; a row that cannot be read stops the search."""
+    for item in read_source_rows(source):
+        yield item.index, item.line, item.data
+
+
+def read_source_rows(source: SetSource) -> Iterator[SourceRow]:
+    """Every row as read (with the file it is in, where that is not the set's); a row that
+    cannot be read stops the search."""
     source.require_structure()
     for item in source.rows:
         if isinstance(item, UnreadableRow):
             raise item.error(source.path)
-        yield item.index, item.line, item.data
+        yield item
 
 
 def _row_id(row: Any) -> str | None:
@@ -594,13 +609,15 @@ def index_set(
     """Add every row of a set file to the index; the summary and the (spent) source.
 
     ``split`` is the split of a file that is one split (a project's test set): rows that name
-    no split of their own are taken to be in it.
+    no split of their own are taken to be in it. A row read from a file other than the
+    set's (a shard of a set in shards) names it.
     """
     default_split = split
     source = resolve_codec(path, format, reading=True).open(path)
     rows = compared = 0
     splits: Counter[str] = Counter()
-    for position, line, row in read_rows(source):
+    for item in read_source_rows(source):
+        row = item.data
         rows += 1
         split = split_of(row) or default_split
         if split is not None:
@@ -608,10 +625,11 @@ def index_set(
         number = index.add(
             row.get("input") if isinstance(row, dict) else None,
             set_number=set_number,
-            index=position,
-            line=line,
+            index=item.index,
+            line=item.line,
             row_id=_row_id(row),
             split=split,
+            file=None if item.file is None else str(item.file),
         )
         compared += number is not None
     summary = SetSummary(str(path), source.format, rows, compared, dict(sorted(splits.items())))

@@ -74,6 +74,14 @@ def grade_command(
         GradeReportKind, typer.Option("--report", help="The report's form.")
     ] = GradeReportKind.text,
     source_format: FromFormat = None,
+    shards: Annotated[
+        bool,
+        typer.Option(
+            "--shards",
+            help="SET is a set in shards: a folder or a glob of JSON Lines and Parquet files"
+            " read as one set (as --from shards).",
+        ),
+    ] = False,
     workdir: Annotated[
         Path | None,
         typer.Option(
@@ -223,10 +231,13 @@ def grade_command(
     except ValueError as error:
         raise UsageError(str(error)) from None
     refuse_output_over_inputs(output, *(baseline or []))
-    graded = grade_set(set_path, results, options, source_format=value_of(source_format), k=k)
+    if shards and source_format is not None:
+        raise UsageError("--shards is --from shards: give one of them")
+    set_format = "shards" if shards else value_of(source_format)
+    graded = grade_set(set_path, results, options, source_format=set_format, k=k)
     before = None
     if baseline:
-        before = grade_set(set_path, baseline, options, source_format=value_of(source_format))
+        before = grade_set(set_path, baseline, options, source_format=set_format)
     graded.run_gates(gates, before)
     text = _rendered(graded, report)
     if output is not None:

@@ -99,6 +99,14 @@ def dedupe_command(
     ] = None,
     force: Force = False,
     report: Report = SimpleReport.text,
+    shards: Annotated[
+        bool,
+        typer.Option(
+            "--shards",
+            help="Each SET is a set in shards: a folder or a glob of JSON Lines and Parquet"
+            " files, read as one set; each row found names its shard (as --from shards).",
+        ),
+    ] = False,
     quiet: Quiet = False,
 ) -> None:
     """Find inputs that repeat, exactly or nearly, within and across sets.
@@ -109,9 +117,16 @@ def dedupe_command(
     (also after -o wrote the set without its exact repeats), 2 when a file cannot be read.
     """
     DuplicateOptions(threshold=threshold)  # a bad threshold is refused before any reading
+    if shards and output is not None:
+        raise UsageError(
+            "-o writes one set file without its repeats; a set in shards is not rewritten"
+            " (find the repeats with --shards, then remove them where the shards are made)"
+        )
+    if shards and source_format is not None:
+        raise UsageError("--shards is --from shards: give one of them")
     # -o may name the last set (the one it writes, without its repeats), never one before it
     refuse_output_over_inputs(output, *sets[:-1], writes_set=True)
-    fmt = value_of(source_format)
+    fmt = "shards" if shards else value_of(source_format)
     written: DedupeResult | None = None
     if output is not None:
         written = remove_duplicates(
@@ -135,12 +150,17 @@ def dedupe_command(
 def _print_duplicates(found: DuplicateReport) -> None:
     several = len(found.sets) > 1
     with_splits = any(summary.splits for summary in found.sets)
+    groups: list[ExactGroup | NearGroup] = [*found.exact, *found.near]
+    # a set in shards: the shard beside the line
+    sharded = any(row.file is not None for group in groups for row in group.rows)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=False)
     table.add_column("group", justify="right", no_wrap=True)
     # "exact" or "near" on a group's first row; a near-duplicate's similarity on its own
     table.add_column("kind", justify="right", no_wrap=True)
     if several:
         table.add_column("set", overflow="fold")
+    if sharded:
+        table.add_column("shard", overflow="fold")
     table.add_column("line", justify="right", no_wrap=True)
     table.add_column("row", overflow="fold")
     if with_splits:
@@ -156,6 +176,8 @@ def _print_duplicates(found: DuplicateReport) -> None:
         cells = [group, kind]
         if several:
             cells.append(escape(row.set))
+        if sharded:
+            cells.append(escape(row.file or ""))
         cells += [
             str(row.line) if row.line is not None else "",
             escape(row.id) if row.id is not None else f"#{row.index}",
@@ -186,7 +208,6 @@ def _print_duplicates(found: DuplicateReport) -> None:
     if shown > TEXT_LIMIT:
         out.print(f"... and {shown - TEXT_LIMIT} more row(s); --report json lists them all")
     out.print(_summary(found))
-    groups: list[ExactGroup | NearGroup] = [*found.exact, *found.near]
     crossing = [group for group in groups if group.across_splits]
     if crossing:
         splits = sorted({split for group in crossing for split in group.splits})

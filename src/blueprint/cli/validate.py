@@ -22,12 +22,17 @@ from blueprint.cli._common import (
     value_of,
 )
 from blueprint.cli.findings import print_findings, statistics_table, summary_line
-from blueprint.core.errors import AmbiguousFormatError, UnknownFormatError
+from blueprint.core.errors import AmbiguousFormatError, UnknownFormatError, UsageError
 from blueprint.core.issues import ValidationReport, code_statistics
 from blueprint.project.discovery import expand
 from blueprint.reports.writers import json_pieces, render_github, render_junit, render_junit_many
 from blueprint.validation.stream import ValidationOptions, resolve_codes
-from blueprint.validation.validate import unreadable_report, validate_file
+from blueprint.validation.validate import unreadable_report, validate_file, validate_shards
+
+
+class EngineName(StrEnum):
+    local = "local"
+    dask = "dask"
 
 
 class FailOn(StrEnum):
@@ -97,28 +102,66 @@ def validate_command(
             " core; files under 32 MiB always use one).",
         ),
     ] = 0,
+    shards: Annotated[
+        bool,
+        typer.Option(
+            "--shards",
+            help="The paths are the shards of one set: JSON Lines and Parquet files, folders"
+            " of them or globs, read in name order as one set.",
+        ),
+    ] = False,
+    engine: Annotated[
+        EngineName,
+        typer.Option(
+            "--engine",
+            help="Where --shards are read: local (this machine's processes, --jobs) or dask"
+            " (a Dask cluster: --scheduler, or a local one of --jobs workers; the dask extra).",
+        ),
+    ] = EngineName.local,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler",
+            help="The Dask scheduler's address (tcp://host:8786) for --engine dask; without"
+            " it, a local cluster.",
+            show_default=False,
+        ),
+    ] = None,
     allow_path: AllowPath = None,
     quiet: Quiet = False,
 ) -> None:
     """Validate sets: schema, admissibility and every rule, in one pass over each file.
 
     One file named gives its report; several files, folders or globs give one report per
-    file. Exit 0 when all are valid, 1 when any has errors (or warnings, with --fail-on
-    warning), 2 when any cannot be read.
+    file; with --shards, they are one set and give one report. Exit 0 when all are valid, 1
+    when any has errors (or warnings, with --fail-on warning), 2 when any cannot be read.
     """
     options = ValidationOptions(
         select=codes_option(select),
         ignore=codes_option(ignore),
         row_ids=report is ReportKind.junit,  # the one report with a line per row
     )
-    found = expand(paths, format=value_of(source_format))
-    for note in found.notes:
-        err.print(f"[dim]note:[/] {escape(note)}")
-    single = len(paths) == 1 and len(found.sets) == 1 and found.sets[0].path == Path(paths[0])
-    results = [
-        _validated(item.path, value_of(source_format), options, alone=single, jobs=jobs)
-        for item in found.sets
-    ]
+    if engine is not EngineName.local and not shards:
+        raise UsageError("--engine dask reads a set of shards: add --shards")
+    if shards and source_format is not None:
+        raise UsageError("--shards reads the paths as one set in shards: leave out --from")
+    if scheduler is not None and engine is not EngineName.dask:
+        raise UsageError("--scheduler is the Dask scheduler's address: add --engine dask")
+    if shards:
+        single = True
+        results = [_validated_shards(paths, options, jobs, engine, scheduler)]
+    elif value_of(source_format) == "shards":  # each path a set in shards, not sets to find
+        single = len(paths) == 1
+        results = [validate_shards([path], options=options, jobs=jobs) for path in paths]
+    else:
+        found = expand(paths, format=value_of(source_format))
+        for note in found.notes:
+            err.print(f"[dim]note:[/] {escape(note)}")
+        single = len(paths) == 1 and len(found.sets) == 1 and found.sets[0].path == Path(paths[0])
+        results = [
+            _validated(item.path, value_of(source_format), options, alone=single, jobs=jobs)
+            for item in found.sets
+        ]
     warning_fails = fail_on is FailOn.warning
     if report is ReportKind.json:
         if single:  # streamed: a broken file's findings can run to hundreds of thousands
@@ -166,6 +209,23 @@ def _validated(
         if alone:
             raise
         return unreadable_report(path, format_name or "a golden set", str(error), options)
+
+
+def _validated_shards(
+    paths: list[Path],
+    options: ValidationOptions,
+    jobs: int,
+    engine: EngineName,
+    scheduler: str | None,
+) -> ValidationReport:
+    """The report on one set of shards, read by this machine's processes or on Dask."""
+    if engine is EngineName.local:
+        return validate_shards(paths, options=options, jobs=jobs)
+    from blueprint.validation.engines import DaskEngine
+    from blueprint.validation.parallel import default_jobs
+
+    with DaskEngine(jobs or default_jobs(), scheduler) as cluster:
+        return validate_shards(paths, options=options, engine=cluster)
 
 
 def _fails(result: ValidationReport, warning_fails: bool) -> bool:

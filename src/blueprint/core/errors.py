@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,32 @@ class BlueprintError(Exception):
     """
 
     exit_code = 2
+
+    #: the arguments the error was made with (see ``__reduce__``)
+    _given: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+
+    def __init_subclass__(cls, **options: Any) -> None:
+        super().__init_subclass__(**options)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+
+        @functools.wraps(init)
+        def remembering(self: BlueprintError, *args: Any, **kwargs: Any) -> None:
+            if self._given is None:  # the class made, not a base its __init__ calls
+                self._given = (args, kwargs)
+            init(self, *args, **kwargs)
+
+        setattr(cls, "__init__", remembering)  # noqa: B010 - the class is being made
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        # rebuilt from the arguments it was made with, not from its message: an error a
+        # worker process (a pool's, a cluster's) raises reaches the process that reads its
+        # result as it was raised
+        if self._given is None:
+            return super().__reduce__()
+        args, kwargs = self._given
+        return functools.partial(type(self), **kwargs), args
 
 
 class UsageError(BlueprintError, ValueError):
@@ -76,6 +103,7 @@ class OutputError(BlueprintError, OSError):
 
     def __init__(self, path: Path, reason: str) -> None:
         self.path = path
+        self.reason = reason
         super().__init__(f"cannot write {path}: {reason}")
 
 

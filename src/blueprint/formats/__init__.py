@@ -177,6 +177,16 @@ FORMATS: Final = (
         read_extensions=(".json",),
         extensions=(".json",),
     ),
+    FormatFacts(
+        name="shards",
+        title="a set in shards: a folder or glob of JSON Lines and Parquet files (read only)",
+        module="shards",
+        codec_class="ShardsCodec",
+        lossless=True,
+        read_extensions=(),
+        extensions=(),
+        can_write=False,
+    ),
 )
 
 

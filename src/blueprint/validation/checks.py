@@ -28,6 +28,7 @@ from blueprint.core.model import (
     omitted_field,
 )
 from blueprint.core.schema import accepts, validator_for
+from blueprint.formats.shards import ShardStarts
 from blueprint.io.firstseen import text_key
 from blueprint.io.jsonvalues import dumps_text
 from blueprint.io.typedrows import is_typed_row, row_data
@@ -143,6 +144,10 @@ class SetState:
     input_split: FirstSeen = field(default_factory=lambda: FirstSeen(wide=True))
     #: the splits named so far, by number (a set names few)
     split_names: dict[str, int] = field(default_factory=dict)
+    #: which file each row is in, where that is not the set's own (a shard of a set in
+    #: shards, a tests file a promptfoo config includes): a finding naming an earlier row
+    #: names its file beside its line
+    files: ShardStarts = field(default_factory=ShardStarts)
 
     @classmethod
     def from_header(cls, header: dict[str, Any] | None) -> SetState:
@@ -229,14 +234,24 @@ def duplicate_id_issues(row: RowView, state: SetState, key: int) -> Findings:
     first = state.first_use.setdefault(key, row.index)
     if first == row.index:
         return NONE
-    return [duplicate_id_issue(row, first, state.lines[first] if first < len(state.lines) else 0)]
+    line = state.lines[first] if first < len(state.lines) else 0
+    return [duplicate_id_issue(row, first, line, state.files(first))]
 
 
-def duplicate_id_issue(row: RowView, first: int, first_line: int) -> Issue:
-    """``duplicate-id`` for a row whose id row ``first`` (on ``first_line``; 0: unknown)
-    had before."""
-    where = f" (line {first_line})" if first_line else ""
+def duplicate_id_issue(
+    row: RowView, first: int, first_line: int, first_file: str | None = None
+) -> Issue:
+    """``duplicate-id`` for a row whose id row ``first`` (on ``first_line``; 0: unknown; of
+    ``first_file``, when not the set's own) had before."""
+    where = _where(first_line, first_file)
     return row.issue("duplicate-id", "id", id=row.id, first_index=first, first_where=where)
+
+
+def _where(line: int, file: str | None) -> str:
+    """Where an earlier row is: " (line 5)", " (logs/part-1.jsonl line 5)", or nothing."""
+    if file is None:
+        return f" (line {line})" if line else ""
+    return f" ({file} line {line})" if line else f" ({file})"
 
 
 #: the codes whose findings name an earlier row by its id (see :func:`_row_where`)
@@ -246,14 +261,14 @@ NAMING_EARLIER_ROWS: Final = ("duplicate-input", "duplicate-input-across-splits"
 def _row_where(state: SetState, index: int) -> str:
     """An earlier row as a finding names it: its index, its id and its line, as known."""
     line = state.lines[index] if index < len(state.lines) else 0
-    return row_where(index, _row_id(state, index), line)
+    return row_where(index, _row_id(state, index), line, state.files(index))
 
 
-def row_where(index: int, row_id: str | None, line: int) -> str:
+def row_where(index: int, row_id: str | None, line: int, file: str | None = None) -> str:
     """An earlier row as a finding names it: "row 3, 'r3' (line 5)"; no id or line (0) when
     not known."""
     named = f", {_shown_id(row_id)}" if row_id is not None else ""
-    return f"row {index}{named}" + (f" (line {line})" if line else "")
+    return f"row {index}{named}{_where(line, file)}"
 
 
 def _row_id(state: SetState, index: int) -> str | None:

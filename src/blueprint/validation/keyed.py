@@ -18,11 +18,12 @@ from __future__ import annotations
 import marshal
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from blueprint.core.issues import Issue
+from blueprint.formats.shards import ShardStarts
 from blueprint.io.firstseen import text_key
 from blueprint.validation import checks
 from blueprint.validation.inputtext import input_key, split_of
@@ -133,18 +134,21 @@ class SpanKeys:
             self.families[bucket].append((offset, line, row.id, name, given))
         return checks.declared_family_issues(row, state, name) if state.families else []
 
+    def blobs(self) -> list[bytes]:
+        """Each bucket's records as bytes (empty for a bucket with none)."""
+        found = []
+        for bucket in range(self.rules.buckets):
+            held = (self.ids[bucket], self.inputs[bucket], self.families[bucket])
+            found.append(marshal.dumps(held) if any(held) else b"")
+        return found
+
     def spill(self, path: Path) -> list[tuple[int, int]]:
         """Write the records to ``path``, a bucket after another; each bucket's (offset,
         length) there, (0, 0) for an empty one."""
         places = []
         with path.open("wb") as handle:
-            for bucket in range(self.rules.buckets):
-                held = (self.ids[bucket], self.inputs[bucket], self.families[bucket])
-                if not any(held):
-                    places.append((0, 0))
-                    continue
-                blob = marshal.dumps(held)
-                places.append((handle.tell(), len(blob)))
+            for blob in self.blobs():
+                places.append((handle.tell(), len(blob)) if blob else (0, 0))
                 handle.write(blob)
         return places
 
@@ -156,18 +160,25 @@ class BucketTask:
 
     bucket: int
     rules: KeyedRules
-    #: per span: its records' file, and the bucket's (offset, length) there
-    pieces: tuple[tuple[Path, int, int], ...]
-    #: per span: the rows and the lines before it
+    #: per span: its records' file, and the bucket's (offset, length) there; or the
+    #: bucket's records themselves (an engine that keeps them in memory)
+    pieces: tuple[tuple[Path, int, int] | bytes, ...]
+    #: per span: the rows before it in the set, and the lines before it in its file
     bases: tuple[tuple[int, int], ...]
     #: rows from this index on were never read (the row limit); 0: no limit
     limit: int
     #: the set declares no case families but its set-level fields are known
     undeclared: bool
+    #: per span: the shard it was read from, for a set of shards (its findings name it)
+    files: tuple[str | None, ...] = ()
 
 
 def reduce_bucket(task: BucketTask) -> list[Placed]:
     """The findings of the rules across rows for every key of one bucket, in row order."""
+    # a finding naming an earlier row names its shard: the one its span was read from
+    file_of = ShardStarts()
+    for (base, _), file in zip(task.bases, task.files, strict=False):
+        file_of.note(base, file)
     found: list[Placed] = []
     firsts_of_id: dict[int, tuple[int, int]] = {}
     firsts_of_input: dict[int, tuple[int, int, str | None, tuple[str, int, int, str | None] | None]]
@@ -175,7 +186,8 @@ def reduce_bucket(task: BucketTask) -> list[Placed]:
     family_firsts: dict[str, dict[str, tuple[Any, int, str | None]]] = {}
     rules, wants = task.rules, task.rules.options.wants
     row_id: str | None
-    for ids, inputs, families, base, base_line in _pieces(task):
+    for ids, inputs, families, base, base_line, file in _pieces(task):
+        placed = len(found)
         for offset, relative, row_id, key, tag in ids:
             index = base + offset
             if task.limit and index >= task.limit:
@@ -183,7 +195,7 @@ def reduce_bucket(task: BucketTask) -> list[Placed]:
             first = firsts_of_id.setdefault(key, (index, _line(base_line, relative)))
             if first[0] != index:
                 row = _row(index, row_id, _line(base_line, relative))
-                issue = checks.duplicate_id_issue(row, first[0], first[1])
+                issue = checks.duplicate_id_issue(row, first[0], first[1], file_of(first[0]))
                 if wants(issue.code, tag):
                     found.append((index, rules.duplicate_id or 0, 0, issue))
         for offset, relative, row_id, key, split, tag in inputs:
@@ -201,11 +213,11 @@ def reduce_bucket(task: BucketTask) -> list[Placed]:
                 firsts_of_input[key] = (*entry[:3], here)
             row = _row(index, row_id, line)
             if seen is not None and split is not None and seen[0] != split:
-                other = checks.row_where(seen[1], seen[3], seen[2])
+                other = checks.row_where(seen[1], seen[3], seen[2], file_of(seen[1]))
                 issue = checks.across_splits_issue(row, other, seen[0], split)
             else:
                 issue = checks.duplicate_input_issue(
-                    row, checks.row_where(entry[0], entry[2], entry[1])
+                    row, checks.row_where(entry[0], entry[2], entry[1], file_of(entry[0]))
                 )
             if wants(issue.code, tag):
                 found.append((index, rules.duplicate_input or 0, 0, issue))
@@ -225,20 +237,31 @@ def reduce_bucket(task: BucketTask) -> list[Placed]:
             for place, issue in checks.first_row_issues(row, name, differ, undeclared=undeclared):
                 if wants(issue.code, name):
                     found.append((index, rules.case_family or 0, place, issue))
+        if file is not None:  # the span's findings are about rows of that shard
+            found[placed:] = [
+                (*entry[:3], replace(entry[3], file=file)) for entry in found[placed:]
+            ]
     found.sort(key=lambda placed: placed[:3])
     return found
 
 
 def _pieces(
     task: BucketTask,
-) -> Iterator[tuple[list[IdRecord], list[InputRecord], list[FamilyRecord], int, int]]:
-    for (path, offset, length), (base, base_line) in zip(task.pieces, task.bases, strict=True):
-        if not length:
-            continue
-        with path.open("rb") as handle:
-            handle.seek(offset)
-            ids, inputs, families = marshal.loads(handle.read(length))
-        yield ids, inputs, families, base, base_line
+) -> Iterator[tuple[list[IdRecord], list[InputRecord], list[FamilyRecord], int, int, str | None]]:
+    files = task.files or (None,) * len(task.pieces)
+    for piece, (base, base_line), file in zip(task.pieces, task.bases, files, strict=True):
+        if isinstance(piece, bytes):
+            blob = piece
+        else:
+            path, offset, length = piece
+            if not length:
+                continue
+            with path.open("rb") as handle:
+                handle.seek(offset)
+                blob = handle.read(length)
+        if blob:
+            ids, inputs, families = marshal.loads(blob)
+            yield ids, inputs, families, base, base_line, file
 
 
 def _line(base_line: int, relative: int) -> int:

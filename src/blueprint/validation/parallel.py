@@ -19,16 +19,17 @@ import sys
 from array import array
 from collections import deque
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from blueprint.core import jsonpath
 from blueprint.core.errors import OutputError, ParseError
 from blueprint.core.issues import Issue
 from blueprint.formats._io import BOM, json_lines, too_many_rows
 from blueprint.formats.base import ROW_WATCHER, SetSource, SourceRow, UnreadableRow
+from blueprint.formats.shards import Shards, parquet_file, parquet_rows
 from blueprint.io import jsonvalues, limits
 from blueprint.io.atomic import signals_held
 from blueprint.validation import checks
@@ -36,7 +37,7 @@ from blueprint.validation.keyed import BucketTask, KeyedRules, Placed, SpanKeys,
 from blueprint.validation.stream import parse_issue
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor, Future
+    from concurrent.futures import Future
     from multiprocessing.context import BaseContext
 
     from blueprint.validation.stream import StreamValidator
@@ -62,29 +63,26 @@ def default_jobs() -> int:
     return os.cpu_count() or 1
 
 
-def worth_a_pool(source: SetSource, jobs: int) -> bool:
-    """Whether the pool path applies: a JSON Lines file, or a streamed JSON document of rows
-    (see ``SetSource.row_places``), of at least ``MIN_POOL_BYTES``; more than one job; and
-    not already inside a worker process (``check --jobs`` runs validations in workers;
-    nesting pools there would only oversubscribe the cores)."""
+def worth_a_pool(source: SetSource, jobs: int, shards: Shards | None = None) -> bool:
+    """Whether the pool path applies: a JSON Lines file, a streamed JSON document of rows
+    (see ``SetSource.row_places``) or a set of shards, of at least ``MIN_POOL_BYTES``; more
+    than one job; and not already inside a worker process (``check --jobs`` runs validations
+    in workers; nesting pools there would only oversubscribe the cores)."""
     if jobs <= 1 or source.reported_once:
         return False
-    if source.format == "json":
+    if shards is None and source.format == "json":
         places = source.row_places
         row_limit = limits.current().max_rows
         # past the row limit the document reader words its finding its own way: one process
         if places is None or (row_limit and len(places) > row_limit):
             return False
-    elif source.format != "jsonl":
+    elif shards is None and source.format != "jsonl":
         return False
     import multiprocessing
 
     if multiprocessing.parent_process() is not None:
         return False
-    try:
-        return source.path.stat().st_size >= MIN_POOL_BYTES
-    except OSError:
-        return False
+    return set_size(source, shards) >= MIN_POOL_BYTES
 
 
 @dataclass(frozen=True)
@@ -97,12 +95,18 @@ class SpanTask:
     #: the positions (in ``checks.ROW_RULES``) of the one-row rules to run
     rules: tuple[int, ...]
     check_schema: bool
-    #: the rules across rows, whose records go to ``records``
+    #: the rules across rows, whose records go to ``records`` (None: kept in the result,
+    #: for an engine that moves them itself)
     keyed: KeyedRules
-    records: Path
+    records: Path | None
     #: for a JSON document, where its rows in the span start and end (byte offsets in the
     #: file); None for JSON Lines, whose span is whole lines
     row_places: tuple[array[int], array[int]] | None = None
+    #: "jsonl" (``start``, ``end``: bytes of whole lines), "json" (with ``row_places``) or
+    #: "parquet" (``start``, ``end``: row groups)
+    kind: str = "jsonl"
+    #: the shard the span is in, for a set of shards: its findings name it
+    file: str | None = None
 
 
 @dataclass
@@ -128,6 +132,8 @@ class SpanResult:
     buckets: list[tuple[int, int]] = field(default_factory=list)
     #: why the records could not be written (the temporary folder is full), if they could not
     records_failed: str | None = None
+    #: each bucket's records, when the task keeps them (``SpanTask.records`` is None)
+    blobs: list[bytes] | None = None
 
 
 def check_span(task: SpanTask) -> SpanResult:
@@ -143,7 +149,9 @@ def check_span(task: SpanTask) -> SpanResult:
     found = result.findings
     # the parent knows where the set's row limit falls; the worker reads its whole span
     unbounded = replace(task.bounds, max_rows=0)
-    if task.row_places is None:
+    if task.kind == "parquet":
+        items = parquet_rows(task.path, (task.start, task.end))
+    elif task.row_places is None:
         items = json_lines(task.path, unbounded, (task.start, task.end), typed=True)
     else:
         items = _document_rows(task, result)
@@ -181,8 +189,11 @@ def check_span(task: SpanTask) -> SpanResult:
             # one-row rules in position order; the family's findings by place within it
             found[start:] = sorted(found[start:], key=lambda entry: entry[1:3])
     result.rows = len(result.row_lines)
-    if task.row_places is None:
+    if task.kind == "jsonl":
         result.lines = _physical_lines(task.path, task.start, task.end)
+    if task.records is None:
+        result.blobs = keys.blobs()
+        return result
     try:
         result.buckets = keys.spill(task.records)
     except OSError as error:  # not the set's file: the parent says where, and what to do
@@ -330,97 +341,232 @@ def _ignore_interrupts() -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
 
 
-def bucket_count(path: Path, jobs: int) -> int:
+def bucket_count(size: int, jobs: int) -> int:
     """Buckets enough that every worker has several to reduce, and that none holds much more
-    than ``BUCKET_BYTES`` of the file's rows."""
-    try:
-        size = path.stat().st_size
-    except OSError:
-        size = 0
+    than ``BUCKET_BYTES`` of the set's rows (``size`` bytes in all)."""
     return max(2 * jobs, -(-size // BUCKET_BYTES))
+
+
+def set_size(source: SetSource, shards: Shards | None) -> int:
+    """The bytes the set's rows are read from."""
+    if shards is not None:
+        return shards.size
+    try:
+        return source.path.stat().st_size
+    except OSError:
+        return 0
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A span of the set to read: bytes of a JSON Lines file or a JSON document, or row
+    groups of a Parquet shard."""
+
+    path: Path
+    kind: str
+    start: int
+    end: int
+    rows: tuple[array[int], array[int]] | None = None
+    #: the shard, for a set of shards
+    file: str | None = None
+
+
+def pieces(source: SetSource, shards: Shards | None, size: int) -> Iterator[Piece]:
+    """The set cut into spans of about ``size`` bytes, in reading order."""
+    if shards is None:
+        if source.format == "json":
+            assert source.row_places is not None
+            for start, end, rows in document_spans(source.row_places, size):
+                yield Piece(source.path, "json", start, end, rows)
+        else:
+            for start, end, _ in spans(source.path, size):
+                yield Piece(source.path, "jsonl", start, end)
+        return
+    for shard in shards.shards:
+        name = str(shard.path)
+        if shard.kind == "parquet":
+            for start, end in _group_spans(shard.path, size):
+                yield Piece(shard.path, "parquet", start, end, file=name)
+        else:
+            for start, end, _ in spans(shard.path, size):
+                yield Piece(shard.path, "jsonl", start, end, file=name)
+
+
+def _group_spans(path: Path, size: int) -> Iterator[tuple[int, int]]:
+    """(first, end) runs of a Parquet file's row groups of about ``size`` bytes."""
+    metadata = parquet_file(path).metadata
+    start, held = 0, 0
+    for group in range(metadata.num_row_groups):
+        held += metadata.row_group(group).total_byte_size
+        if held >= size:
+            yield start, group + 1
+            start, held = group + 1, 0
+    if start < metadata.num_row_groups:
+        yield start, metadata.num_row_groups
+
+
+class Submitted(Protocol):
+    """A span handed to an engine."""
+
+    def result(self) -> SpanResult: ...
+
+    def cancel(self) -> object: ...
+
+
+class Engine(Protocol):
+    """Where the spans are read and the buckets reduced: this machine's processes
+    (:class:`LocalPool`), or a cluster (:mod:`blueprint.validation.engines`)."""
+
+    jobs: int
+    #: bytes of the set one task reads
+    span_bytes: int
+
+    def submit(self, task: SpanTask) -> Submitted: ...
+
+    def keep(self, submitted: Submitted, result: SpanResult) -> Any:
+        """What the reduction needs of a read span (its records' place)."""
+        ...
+
+    def reduce(self, tasks: list[BucketTask], kept: list[Any]) -> Iterable[list[Placed]]:
+        """Each bucket's findings, the tasks' ``pieces`` filled from what was kept."""
+        ...
+
+
+class LocalPool:
+    """Worker processes on this machine; the spans' records go to files in a temporary
+    folder, which the reducing workers read."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.span_bytes = SPAN_BYTES
+        self.submitted = 0
+        self._stack = ExitStack()
+
+    def __enter__(self) -> LocalPool:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with self._stack as stack:
+            self.folder = Path(stack.enter_context(_records_folder()))
+            self.executor = stack.enter_context(
+                ProcessPoolExecutor(
+                    max_workers=self.jobs,
+                    mp_context=_start_method(),
+                    initializer=_ignore_interrupts,
+                )
+            )
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def submit(self, task: SpanTask) -> _LocalSpan:
+        records = self.folder / f"span-{self.submitted:08d}"
+        task = replace(task, records=records)
+        self.submitted += 1
+        if self.submitted > 1:
+            return _LocalSpan(self.executor.submit(check_span, task), records)
+        # a forked worker keeps the parent's handlers until its initializer runs: a ^C in
+        # between would stop it with a traceback; held back, it waits for the parent
+        with signals_held():  # a forked pool starts its workers at the first task
+            return _LocalSpan(self.executor.submit(check_span, task), records)
+
+    def keep(self, submitted: Submitted, result: SpanResult) -> Any:
+        assert isinstance(submitted, _LocalSpan)
+        return submitted.records, result.buckets
+
+    def reduce(self, tasks: list[BucketTask], kept: list[Any]) -> Iterable[list[Placed]]:
+        filled = [
+            replace(task, pieces=tuple((path, *places[task.bucket]) for path, places in kept))
+            for task in tasks
+        ]
+        return self.executor.map(reduce_bucket, filled)
+
+
+@dataclass(frozen=True)
+class _LocalSpan:
+    future: Future[SpanResult]
+    records: Path
+
+    def result(self) -> SpanResult:
+        return self.future.result()
+
+    def cancel(self) -> bool:
+        return self.future.cancel()
 
 
 def validate_with_pool(
     validator: StreamValidator,
     source: SetSource,
     jobs: int,
+    *,
+    shards: Shards | None = None,
+    engine: Engine | None = None,
 ) -> None:
-    """Validate ``source`` (a JSON Lines set, or a JSON document's rows) with ``jobs`` worker
-    processes, filling the validator's report exactly as the one-process path does.
+    """Validate ``source`` (a JSON Lines set, a JSON document's rows, or a set of shards)
+    with ``jobs`` worker processes, or on ``engine``, filling the validator's report exactly
+    as the one-process path does.
 
-    The workers read the spans, run the one-row rules and write each row's records for the
-    rules across rows into buckets by key (``keyed``); once every span is read, they reduce
+    The workers read the spans, run the one-row rules and keep each row's records for the
+    rules across rows in buckets by key (``keyed``); once every span is read, they reduce
     the buckets. The parent only counts the spans' rows and merges the findings in order."""
-    from concurrent.futures import ProcessPoolExecutor
-
     options = validator.options
     positions = tuple(
         position
         for position, rule in enumerate(checks.ROW_RULES)
         if rule.check not in CROSS_ROW_RULES and any(options.wants(c) for c in rule.codes)
     )
-    keyed = KeyedRules.wanted(options, bucket_count(source.path, jobs))
     bounds = limits.current()
-    places = source.row_places if source.format == "json" else None
-    cuts = spans(source.path, SPAN_BYTES) if places is None else document_spans(places, SPAN_BYTES)
-    with (
-        _records_folder() as folder,
-        ProcessPoolExecutor(
-            max_workers=jobs, mp_context=_start_method(), initializer=_ignore_interrupts
-        ) as pool,
-    ):
+    with ExitStack() as stack:
+        if engine is None:
+            engine = stack.enter_context(LocalPool(jobs))
+        keyed = KeyedRules.wanted(options, bucket_count(set_size(source, shards), engine.jobs))
         tasks = (
             SpanTask(
-                source.path,
-                start,
-                end,
+                piece.path,
+                piece.start,
+                piece.end,
                 bounds,
                 source.header,
                 positions,
                 validator.check_schema,
                 keyed,
-                Path(folder) / f"span-{number:08d}",
-                rows,
+                None,
+                piece.rows,
+                piece.kind,
+                piece.file,
             )
-            for number, (start, end, rows) in enumerate(cuts)
+            for piece in pieces(source, shards, engine.span_bytes)
         )
-        collector = _Collector(validator, source, bounds)
-        pending: deque[tuple[Path, Future[SpanResult]]] = deque()
+        collector = _Collector(validator, source, bounds, engine)
+        pending: deque[tuple[SpanTask, Submitted]] = deque()
         try:
-            # a forked worker keeps the parent's handlers until its initializer runs: a ^C in
-            # between would stop it with a traceback; held back, it waits for the parent
-            with signals_held():  # a forked pool starts its workers at the first task
-                first = next(tasks, None)
-                if first is not None:
-                    pending.append((first.records, pool.submit(check_span, first)))
             reading = True
             for task in tasks:
-                pending.append((task.records, pool.submit(check_span, task)))
+                pending.append((task, engine.submit(task)))
                 # a few spans ahead of the parent: enough to keep every worker busy, few
                 # enough that results waiting to be counted stay small
-                if len(pending) > 2 * jobs:
-                    records, future = pending.popleft()
-                    if not collector.take(records, _result(future, source)):
-                        reading = False
-                        break
+                if len(pending) > 2 * engine.jobs and not collector.take(*pending.popleft()):
+                    reading = False
+                    break
             while reading and pending:
-                records, future = pending.popleft()
-                reading = collector.take(records, _result(future, source))
+                reading = collector.take(*pending.popleft())
         finally:
-            for _, future in pending:
-                future.cancel()
+            for _, submitted in pending:
+                submitted.cancel()
             collector.close()
-        collector.finish(pool, keyed)
+        collector.finish(keyed)
 
 
-def _result(future: Future[SpanResult], source: SetSource) -> SpanResult:
+def _result(submitted: Submitted, task: SpanTask, source: SetSource) -> SpanResult:
     """A worker's span; a file a worker could not read (moved or cut short while the set was
     checked) is the set's unreadable file, as it would be to one process."""
     try:
-        result = future.result()
+        result = submitted.result()
     except OSError as error:
         raise ParseError(
-            source.path, f"the file could not be read again: {error.strerror}"
+            task.path if task.file else source.path,
+            f"the file could not be read again: {error.strerror}",
         ) from None
     if result.records_failed is not None:
         raise _no_room(result.records_failed)
@@ -452,21 +598,29 @@ def _no_room(reason: str) -> OutputError:
 
 class _Collector:
     """The parent's side: each span's rows counted and its findings placed in the whole
-    file, then the buckets reduced and every finding reported in row order."""
+    set, then the buckets reduced and every finding reported in row order."""
 
     def __init__(
-        self, validator: StreamValidator, source: SetSource, bounds: limits.Limits
+        self,
+        validator: StreamValidator,
+        source: SetSource,
+        bounds: limits.Limits,
+        engine: Engine,
     ) -> None:
         self.validator = validator
         self.source = source
         self.bounds = bounds
+        self.engine = engine
         self.rows = 0
+        #: the lines before the span in its file, and that file (a shard, or None)
         self.line = 0
+        self.file: str | None = None
         self.findings: list[Placed] = []
-        #: per span: its records' file, its buckets' places there, and the rows and lines
-        #: before it
-        self.records: list[tuple[Path, list[tuple[int, int]]]] = []
+        #: per span: what the reduction needs of it, the rows before it in the set and the
+        #: lines before it in its file, and its shard
+        self.kept: list[Any] = []
         self.bases: list[tuple[int, int]] = []
+        self.files: list[str | None] = []
         self.too_many: UnreadableRow | None = None
         # the rows pass the progress bar's watcher (ROW_WATCHER), as a source's rows do: a
         # source made anew over them is watched
@@ -475,9 +629,12 @@ class _Collector:
             replace(source, rows=_drain(self.watching)).rows if ROW_WATCHER.get() else None
         )
 
-    def take(self, records: Path, span: SpanResult) -> bool:
+    def take(self, task: SpanTask, submitted: Submitted) -> bool:
         """Count one span's rows and place its findings; False once the set's row limit
         stops the reading."""
+        span = _result(submitted, task, self.source)
+        if task.file != self.file:  # a shard's first span: its lines count from its start
+            self.file, self.line = task.file, 0
         report, base = self.validator.report, self.rows
         limit = self.bounds.max_rows
         kept = span.rows if not limit or base + span.rows <= limit else limit - base
@@ -491,25 +648,26 @@ class _Collector:
                 break
             index, line = base + offset, self._line(span, offset)
             report.unreadable = True
-            issue = parse_issue(self.source.format, reason, line, column, index)
-            placed.append((index, -2, 0, issue))
+            issue = parse_issue(self.source.format, reason, line or None, column, index)
+            placed.append((index, -2, 0, replace(issue, file=task.file)))
         for offset, position, place, issue in span.findings:
             if offset >= kept:
                 break
             index = base + offset
-            placed.append(
-                (index, position, place, _placed(issue, index, offset, self._line(span, offset)))
-            )
+            issue = _placed(issue, index, offset, self._line(span, offset), task.file)
+            placed.append((index, position, place, issue))
         if span.unreadable and placed:
             placed.sort(key=lambda entry: entry[:3])
         self.findings += placed
-        self.records.append((records, span.buckets))
+        self.kept.append(self.engine.keep(submitted, span))
         self.bases.append((base, self.line))
+        self.files.append(task.file)
         if self.watched is not None:
             self._watch(span, base, kept)
         self.rows += kept
         if kept < span.rows:
-            self.too_many = too_many_rows(base + kept, self._line(span, kept), self.bounds)
+            too_many = too_many_rows(base + kept, self._line(span, kept), self.bounds)
+            self.too_many = replace(too_many, file=None if task.file is None else task.path)
             return False
         self.line += span.lines
         return True
@@ -533,24 +691,26 @@ class _Collector:
         for _ in self.watched:
             break
 
-    def finish(self, pool: Executor, keyed: KeyedRules) -> None:
+    def finish(self, keyed: KeyedRules) -> None:
         """Reduce the buckets and report every finding, in row order, then where the row
         limit stopped the reading."""
         found: Iterable[Placed] = self.findings
-        if any(length for _, places in self.records for _, length in places):
+        if self.kept:
             undeclared = checks.SetState.from_header(self.source.header)
+            sharded = any(file is not None for file in self.files)
             tasks = [
                 BucketTask(
                     bucket,
                     keyed,
-                    tuple((path, *places[bucket]) for path, places in self.records),
+                    (),
                     tuple(self.bases),
                     self.bounds.max_rows if self.too_many is not None else 0,
                     undeclared.families is None and undeclared.header_known,
+                    tuple(self.files) if sharded else (),
                 )
                 for bucket in range(keyed.buckets)
             ]
-            reduced = list(pool.map(reduce_bucket, tasks))
+            reduced = list(self.engine.reduce(tasks, self.kept))
             found = heapq.merge(self.findings, *reduced, key=lambda entry: entry[:3])
         self.validator.emit(issue for *_, issue in found)
         if self.too_many is not None:
@@ -563,13 +723,14 @@ class _Collector:
             pass
 
 
-def _placed(issue: Issue, index: int, offset: int, line: int) -> Issue:
-    """A worker's finding, placed by the row's index and line in the whole file."""
+def _placed(issue: Issue, index: int, offset: int, line: int, file: str | None) -> Issue:
+    """A worker's finding, placed by the row's index in the whole set and its line (in its
+    shard, for a set of shards)."""
     prefix = jsonpath.row_path(offset)
     path = issue.path
     if path.startswith(prefix):
         path = jsonpath.row_path(index) + path[len(prefix) :]
-    return replace(issue, path=path, row_index=index, line=line or None)
+    return replace(issue, path=path, row_index=index, line=line or None, file=file)
 
 
 def _drain(rows: deque[Any]) -> Iterator[Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Final
 
 from blueprint.core import jsonpath
@@ -142,7 +143,7 @@ class StreamValidator:
         report, state = self.report, self.state
         report.rows += 1
         if isinstance(item, UnreadableRow):
-            self.place_row(item.line or 0, None)
+            self.place_row(item.line or 0, None, item.file)
             report.unreadable = True
             if self.options.row_ids:
                 report.row_ids.append(None)
@@ -152,7 +153,7 @@ class StreamValidator:
             self.emit([issue])
             return [issue]
         row = checks.RowView.of(item.index, item.data, item.line)
-        self.place_row(item.line or 0, row.id)
+        self.place_row(item.line or 0, row.id, item.file)
         self.count_row(row.id, row.is_starter)
         found: list[Issue] = []
         if self.check_schema and not row.checked:
@@ -167,9 +168,13 @@ class StreamValidator:
             found = [replace(issue, file=str(item.file)) for issue in found]
         return self.emit_row(found, row.case.get("caseFamily"))
 
-    def place_row(self, line: int, row_id: str | None) -> None:
-        """Remember the next row's line, and its id where a later finding may name it."""
-        self.state.lines.append(line)
+    def place_row(self, line: int, row_id: str | None, file: Path | None = None) -> None:
+        """Remember the next row's line (and file, when not the set's), and its id where a
+        later finding may name it."""
+        state = self.state
+        if file is not None or state.files.firsts:
+            state.files.note(len(state.lines), None if file is None else str(file))
+        state.lines.append(line)
         if self.names_earlier_rows:
             self.state.ids.append(row_id)
 

@@ -12,16 +12,28 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from blueprint.core.errors import ParseError
 from blueprint.core.issues import ValidationReport
-from blueprint.formats import Codec, SetSource, SourceRow, StrPath, UnreadableRow, resolve_codec
+from blueprint.formats import (
+    REGISTRY,
+    Codec,
+    SetSource,
+    SourceRow,
+    StrPath,
+    UnreadableRow,
+    resolve_codec,
+)
+from blueprint.formats.shards import Shards, find_shards, open_shards
 from blueprint.validation.stream import (
     StreamValidator,
     ValidationOptions,
     parse_issue,
 )
+
+if TYPE_CHECKING:
+    from blueprint.validation.parallel import Engine
 
 
 def validate_file(
@@ -44,6 +56,8 @@ def validate_file(
         codec = resolve_codec(path, format, reading=True)
     except ParseError as error:  # not a file that can be read at all (a pipe, a device)
         return unreadable_report(path, format or "a golden set", error.reason, options)
+    if codec.name == "shards":  # a folder or a glob of files, which the pool reads as spans
+        return validate_shards([path], options=options, judge_reports=judge_reports, jobs=jobs)
     try:
         # rows that fit the published schema decode straight into typed rows, where the
         # format offers it (canonical JSON Lines and JSON documents)
@@ -77,6 +91,47 @@ def validate_opened(
         from blueprint.validation.judge_status import settle_judge_conditions
 
         settle_judge_conditions(report, path, codec, source.header, options.wants, judge_reports)
+    return report
+
+
+def validate_shards(
+    paths: Sequence[StrPath],
+    *,
+    options: ValidationOptions | None = None,
+    judge_reports: Sequence[Path] = (),
+    jobs: int = 1,
+    engine: Engine | None = None,
+) -> ValidationReport:
+    """Validate a set kept in shards (:mod:`blueprint.formats.shards`): the JSON Lines and
+    Parquet files the paths name, read as one set. Each finding names its shard.
+
+    With ``jobs`` above 1 (0: one per core) and shards of 32 MiB or more, worker processes
+    read them; with an ``engine`` (a cluster, :mod:`blueprint.validation.engines`), its
+    workers do, whatever the size. The report is the same either way."""
+    options = options or ValidationOptions()
+    shards = find_shards(paths)
+    try:
+        source = open_shards(shards)
+    except ParseError as error:
+        report = unreadable_report(
+            error.path, shards.format, error.reason, options, error.line, error.column
+        )
+        return replace(report, source=str(shards.source))
+    report = ValidationReport(source=str(shards.source), format=shards.format)
+    _validate_source(source, options, report, jobs, shards=shards, engine=engine)
+    if judge_reports or _names_judge_reports(source.header):
+        from blueprint.validation.judge_status import settle_judge_conditions
+
+        again = open_shards(shards, typed=False).rows
+        settle_judge_conditions(
+            report,
+            shards.folder,
+            REGISTRY["jsonl"],
+            source.header,
+            options.wants,
+            judge_reports,
+            rows=(item.data if isinstance(item, SourceRow) else None for item in again),
+        )
     return report
 
 
@@ -133,17 +188,23 @@ def _validate_source(
     report: ValidationReport,
     jobs: int = 1,
     observe: Callable[[SourceRow | UnreadableRow], None] | None = None,
+    *,
+    shards: Shards | None = None,
+    engine: Engine | None = None,
 ) -> None:
     validator = StreamValidator(report, options)
     validator.check_header(source.header, source.notes)
     validator.follow(source)
-    if jobs != 1 and source.format in ("jsonl", "json"):  # the formats the pool reads
+    # the sets the pool reads: JSON Lines, a JSON document's rows, shards
+    if engine is not None or (
+        jobs != 1 and (shards is not None or source.format in ("jsonl", "json"))
+    ):
         from blueprint.validation import parallel
 
         jobs = jobs or parallel.default_jobs()
-        if parallel.worth_a_pool(source, jobs):
+        if engine is not None or parallel.worth_a_pool(source, jobs, shards):
             with few_collections():
-                parallel.validate_with_pool(validator, source, jobs)
+                parallel.validate_with_pool(validator, source, jobs, shards=shards, engine=engine)
             validator.report_reading()
             return
     with few_collections():

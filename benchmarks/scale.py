@@ -1,0 +1,179 @@
+"""Rows per second per worker for a set in shards: one process, the local pool, and Dask.
+
+Run by hand from the repository root, on a machine doing nothing else::
+
+    python benchmarks/scale.py                              # 200,000 rows in 8 shards
+    python benchmarks/scale.py --rows 2000000 --workers 1 2 --repeat 3
+    python benchmarks/scale.py --json > scale.json
+
+The set is the one ``benchmarks/jobs.py`` validates (``bench_core.generate_rows`` with
+repeated inputs and ids planted), cut into ``--shards`` JSON Lines files in a folder with
+its set file beside. Each run validates it in a fresh child process:
+
+- ``one process``: ``blueprint validate --shards`` with ``--jobs 1``;
+- ``local``: the pool of ``--jobs N`` processes;
+- ``dask``: ``--engine dask`` on a local Dask cluster of N worker processes, one thread
+  each, started before the clock starts and warmed by validating the first shard (a real
+  cluster is running already; the warming's own time is shown apart).
+
+A run that finds other findings than the one-process run stops the benchmark. ``rows/s a
+worker`` is rows over wall seconds over workers; its ratio to the one-process figure is what
+the issue's target (within 1.3x) is about.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_core import HEADER
+from jobs import best_of, rows_with_repeats
+
+
+def write_shards(rows: int, shards: int, folder: Path) -> Path:
+    """The benchmark's rows in ``shards`` JSON Lines files under ``folder/logs``."""
+    import orjson
+
+    logs = folder / "logs"
+    logs.mkdir()
+    per_shard = -(-rows // shards)
+    handles = [(logs / f"part-{n:05d}.jsonl").open("wb") for n in range(shards)]
+    try:
+        for index, row in enumerate(rows_with_repeats(rows)):
+            handles[index // per_shard].write(orjson.dumps(row) + b"\n")
+    finally:
+        for handle in handles:
+            handle.close()
+    (folder / "logs.set.json").write_bytes(orjson.dumps(HEADER))
+    return logs
+
+
+def child_main(argv: Sequence[str]) -> int:
+    """Validate the shards one way; print seconds and what was found."""
+    from blueprint.validation.validate import validate_shards
+
+    mode, folder, workers = argv[0], Path(argv[1]), int(argv[2])
+    if mode == "dask":
+        import distributed
+
+        from blueprint.validation.engines import DaskEngine
+
+        with (
+            distributed.LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                silence_logs=logging.ERROR,
+            ) as cluster,
+            DaskEngine(workers, cluster.scheduler_address) as engine,
+        ):
+            # a cluster runs on: its workers have imported Blueprint and built the schema's
+            # validator before the set comes; what that takes a fresh cluster is shown apart
+            started = time.perf_counter()
+            validate_shards(sorted(folder.glob("*.jsonl"))[:1], engine=engine)
+            warming = time.perf_counter() - started
+            started = time.perf_counter()
+            report = validate_shards([folder], engine=engine)
+            seconds = time.perf_counter() - started
+    else:
+        warming = 0.0
+        started = time.perf_counter()
+        report = validate_shards([folder], jobs=workers)
+        seconds = time.perf_counter() - started
+    found = {"seconds": seconds, "warming": warming, "rows": report.rows}
+    print(json.dumps({**found, "issues": len(report.issues)}))
+    return 0
+
+
+def run_child(mode: str, folder: Path, workers: int, repeat: int) -> dict[str, Any]:
+    """The best of ``repeat`` runs, each in a fresh process."""
+    script = [str(Path(__file__).resolve()), "--child", mode, str(folder), str(workers)]
+    return best_of(script, repeat)
+
+
+def measure(
+    rows: int, shards: int, workers: Sequence[int], repeat: int, folder: Path, dask: bool
+) -> list[dict[str, Any]]:
+    logs = write_shards(rows, shards, folder)
+    runs = [("one process", 1)]
+    runs += [("local", count) for count in workers if count > 1]
+    if dask:
+        runs += [("dask", count) for count in workers]
+    measured: list[dict[str, Any]] = []
+    for label, count in runs:
+        mode = "dask" if label == "dask" else "local"
+        found = run_child(mode, logs, count, repeat)
+        if measured and found["issues"] != measured[0]["issues"]:
+            raise RuntimeError(f"{label} x{count} found {found['issues']} findings, not the same")
+        per_worker = rows / found["seconds"] / count
+        single = measured[0]["rowsPerSecondPerWorker"] if measured else per_worker
+        measured.append(
+            {
+                "path": label,
+                "workers": count,
+                **found,
+                "rowsPerSecondPerWorker": per_worker,
+                "perWorkerOverOneProcess": per_worker / single,
+            }
+        )
+    return measured
+
+
+def print_table(measured: list[dict[str, Any]]) -> None:
+    print(
+        "| path | workers | rows | wall s | rows/s | rows/s a worker | a worker / one process"
+        " | first shard on a fresh cluster, s |"
+    )
+    print("|---|--:|--:|--:|--:|--:|--:|--:|")
+    for found in measured:
+        warming = f"{found['warming']:.2f}" if found["path"] == "dask" else ""
+        print(
+            f"| {found['path']} | {found['workers']} | {found['rows']:,} | {found['seconds']:.2f}"
+            f" | {found['rows'] / found['seconds']:,.0f} | {found['rowsPerSecondPerWorker']:,.0f}"
+            f" | {found['perWorkerOverOneProcess']:.2f} | {warming} |"
+        )
+
+
+def main(argv: Sequence[str]) -> int:
+    if argv and argv[0] == "--child":
+        return child_main(argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--shards", type=int, default=8)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--repeat", type=int, default=1, help="best of this many runs")
+    parser.add_argument("--no-dask", action="store_true", help="leave Dask out")
+    parser.add_argument("--json", action="store_true", help="print JSON, not a table")
+    parser.add_argument("--workdir", type=Path, default=None, help="where the shards are written")
+    args = parser.parse_args(argv)
+    if any(count < 1 for count in args.workers) or args.shards < 1:
+        parser.error("--workers and --shards: whole numbers, 1 or more")
+    dask = not args.no_dask
+    if dask:
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            parser.error("Dask is not installed (pip install -e '.[dask]'), or pass --no-dask")
+    with tempfile.TemporaryDirectory(dir=args.workdir) as folder:
+        print(f"{os.cpu_count()} CPUs; {args.rows:,} rows in {args.shards} shards", file=sys.stderr)
+        measured = measure(args.rows, args.shards, args.workers, args.repeat, Path(folder), dask)
+    if args.json:
+        print(json.dumps(measured, indent=2))
+    else:
+        print_table(measured)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

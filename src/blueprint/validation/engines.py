@@ -1,0 +1,143 @@
+"""Validation on a cluster: the pool's two steps, run by Dask's distributed scheduler.
+
+The same two functions the local pool runs (:mod:`blueprint.validation.parallel`) run here as
+Dask tasks: a **map** over the spans of the shards (``check_span``: decode the rows, run every
+one-row rule, keep each row's records for the rules across rows in buckets by key), and a
+**reduce** over the buckets (``reduce_bucket``: the findings of the repeated ids, repeated
+inputs, inputs across splits and case families' first rows). The records never pass through
+this process: each span's buckets stay on the worker that read it until the workers reducing
+them fetch them from there, which is Dask's shuffle. This process only counts each span's rows
+and merges the findings in order, as it does for the local pool, so the report is the same.
+
+Every worker must be able to import Blueprint and read the shards by the paths given here (a
+folder every machine mounts, or one machine's local cluster).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Final
+
+from blueprint.core.errors import UsageError
+from blueprint.validation.keyed import BucketTask, Placed, reduce_bucket
+from blueprint.validation.parallel import SpanResult, SpanTask, Submitted, check_span
+
+if TYPE_CHECKING:
+    from distributed import Client, Future
+
+#: the engines ``--engine`` names
+ENGINES: Final = ("local", "dask")
+#: bytes of the set one Dask task reads: larger than the local pool's spans, since every
+#: task costs the scheduler about a millisecond and each span makes a task per bucket
+DASK_SPAN_BYTES: Final = 16 * 1024 * 1024
+#: how long to wait for the scheduler at ``--scheduler``
+CONNECT_TIMEOUT = "30s"
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise UsageError(
+            "--engine dask needs Dask's distributed scheduler, which is not installed;"
+            " install the dask extra (pip install 'blueprint-evals[dask]')"
+        ) from None
+    return distributed
+
+
+class DaskEngine:
+    """Validation tasks on a Dask cluster: the scheduler at ``address``, or a local cluster
+    of ``jobs`` worker processes started for the run (and stopped after it)."""
+
+    span_bytes = DASK_SPAN_BYTES
+
+    def __init__(self, jobs: int, address: str | None = None) -> None:
+        self.jobs = jobs
+        self.address = address
+        self.client: Client | None = None
+        self._cluster: Any = None
+
+    def __enter__(self) -> DaskEngine:
+        distributed = _distributed()
+        if self.address is None:
+            self._cluster = distributed.LocalCluster(
+                n_workers=self.jobs,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",  # any free port: a busy 8787 is no reason to warn
+                silence_logs=logging.ERROR,
+            )
+            self.client = distributed.Client(self._cluster)
+        else:
+            try:
+                self.client = distributed.Client(self.address, timeout=CONNECT_TIMEOUT)
+            except (OSError, TimeoutError) as error:
+                raise UsageError(
+                    f"cannot reach the Dask scheduler at {self.address}: {error}"
+                ) from None
+        self.jobs = max(1, sum(self.client.nthreads().values()))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.client is not None:
+            self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+    def submit(self, task: SpanTask) -> _DaskSpan:
+        client = self._client()
+        read = client.submit(check_span, task, pure=False)
+        summary = client.submit(_summary, read, pure=False)
+        buckets = [
+            client.submit(_bucket, read, bucket, pure=False) for bucket in range(task.keyed.buckets)
+        ]
+        return _DaskSpan(summary, buckets)
+
+    def keep(self, submitted: Submitted, result: SpanResult) -> Any:
+        assert isinstance(submitted, _DaskSpan)
+        return submitted.buckets
+
+    def reduce(self, tasks: list[BucketTask], kept: list[Any]) -> Iterable[list[Placed]]:
+        client = self._client()
+        reduced = [
+            client.submit(_reduce, task, *(buckets[task.bucket] for buckets in kept), pure=False)
+            for task in tasks
+        ]
+        found: list[list[Placed]] = client.gather(reduced)
+        return found
+
+    def _client(self) -> Client:
+        assert self.client is not None, "the engine is used inside its with block"
+        return self.client
+
+
+@dataclass(frozen=True)
+class _DaskSpan:
+    #: the span's result without its records (what this process reads)
+    summary: Future
+    #: the span's records, a future a bucket (they stay on the workers)
+    buckets: list[Future]
+
+    def result(self) -> SpanResult:
+        result: SpanResult = self.summary.result()
+        return result
+
+    def cancel(self) -> None:
+        self.summary.cancel()
+        for bucket in self.buckets:
+            bucket.cancel()
+
+
+def _summary(result: SpanResult) -> SpanResult:
+    return replace(result, blobs=None)
+
+
+def _bucket(result: SpanResult, bucket: int) -> bytes:
+    assert result.blobs is not None
+    return result.blobs[bucket]
+
+
+def _reduce(task: BucketTask, *blobs: bytes) -> list[Placed]:
+    return reduce_bucket(replace(task, pieces=blobs))

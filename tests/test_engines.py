@@ -1,0 +1,180 @@
+"""A set of shards validated on a Dask cluster gives the report one process gives."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from blueprint.cli import app
+from blueprint.core.errors import UsageError
+from blueprint.validation import engines
+from blueprint.validation.engines import DaskEngine
+from blueprint.validation.validate import ValidationOptions, validate_shards
+from conftest import row
+from test_parallel import FAMILIES, awkward_lines, line
+from test_shards import parquet_rows, write_parquet, write_shards
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """A local cluster of two worker processes, as a real one would be reached: by address."""
+    import logging
+
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=":0",  # any free port: a busy 8787 is no reason to warn
+        silence_logs=logging.ERROR,
+    ) as local:
+        yield local.scheduler_address
+
+
+def on_dask(address: str, paths: list[Path], **options: Any) -> dict[str, Any]:
+    with DaskEngine(2, address) as engine:
+        return validate_shards(paths, engine=engine, **options).to_json()
+
+
+def test_dask_gives_the_one_process_report(tmp_path: Path, cluster: str) -> None:
+    folder = write_shards(tmp_path / "logs", awkward_lines(), [3, 11, 12, 30])
+    rows = parquet_rows()
+    write_parquet(folder / "part-99998.parquet", rows[:5], group_rows=2)
+    write_parquet(folder / "part-99999.parquet", rows[5:], group_rows=2)
+    serial = validate_shards([folder]).to_json()
+    assert on_dask(cluster, [folder]) == serial
+    codes = {issue["code"] for issue in serial["issues"]}
+    assert {"duplicate-id", "duplicate-input", "duplicate-input-across-splits", "parse"} <= codes
+    # the repeated id of the Parquet rows names the earlier row's shard
+    assert any("part-99998.parquet" in issue["message"] for issue in serial["issues"])
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ValidationOptions(select=frozenset({"duplicate-input-across-splits", "parse"})),
+        ValidationOptions(
+            family_ignore={
+                "lookup": frozenset({"duplicate-input", "case-family-mismatch"}),
+                "tone": frozenset({"duplicate-id"}),
+            }
+        ),
+        ValidationOptions(row_ids=True),
+    ],
+)
+def test_dask_keeps_the_options(tmp_path: Path, cluster: str, options: ValidationOptions) -> None:
+    folder = write_shards(tmp_path / "logs", awkward_lines(), [20])
+    assert on_dask(cluster, [folder], options=options) == (
+        validate_shards([folder], options=options).to_json()
+    )
+
+
+def test_dask_on_the_command_line(tmp_path: Path, cluster: str) -> None:
+    folder = write_shards(tmp_path / "logs", awkward_lines(), [10, 20])
+    runner = CliRunner()
+    local = runner.invoke(app, ["validate", "--shards", "--report", "json", str(folder)])
+    remote = runner.invoke(
+        app,
+        [
+            "validate",
+            "--shards",
+            "--engine",
+            "dask",
+            "--scheduler",
+            cluster,
+            "--report",
+            "json",
+            str(folder),
+        ],
+    )
+    assert remote.exit_code == local.exit_code == 2  # broken lines
+    assert json.loads(remote.stdout) == json.loads(local.stdout)
+
+
+def test_dask_starts_a_local_cluster_of_its_own(tmp_path: Path) -> None:
+    folder = write_shards(tmp_path / "logs", [line(row(f"r{n}")) for n in range(30)], [12])
+    result = CliRunner().invoke(
+        app,
+        ["validate", "--shards", "--engine", "dask", "-j", "2", "--report", "json", str(folder)],
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rows"] == 30
+
+
+def test_an_unreachable_scheduler_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = write_shards(tmp_path / "logs", awkward_lines(), [10])
+    monkeypatch.setattr(engines, "CONNECT_TIMEOUT", "1s")
+    result = CliRunner().invoke(
+        app,
+        [
+            "validate",
+            "--shards",
+            "--engine",
+            "dask",
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+            str(folder),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "tcp://127.0.0.1:9" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_without_dask_the_engine_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # an import of it fails
+    with pytest.raises(UsageError, match=r"\[dask\]"), DaskEngine(2):
+        pass
+
+
+#: the rows of the large set, and every how many rows one breaks a rule across rows
+LARGE_ROWS = 2_000_000
+LARGE_SHARDS = 8
+
+
+def _large_shards(folder: Path) -> None:
+    """Two million rows in eight shards, with repeated ids, repeated inputs and inputs across
+    splits planted within and across shards."""
+    folder.mkdir()
+    # the evaluator its family names, given: a finding a row only where one is planted
+    template = row("ID", caseFamily="lookup", evaluator="exact-or-programmatic")
+    template["input"] = "INPUT"
+    text = json.dumps(template)
+    head, rest = text.split('"ID"', 1)
+    per_shard = LARGE_ROWS // LARGE_SHARDS
+    for shard in range(LARGE_SHARDS):
+        with (folder / f"part-{shard:05d}.jsonl").open("w", encoding="utf-8") as handle:
+            for n in range(shard * per_shard, (shard + 1) * per_shard):
+                row_id = f"r{n}" if n % 99_991 else f"r{n // 3}"  # an id used before
+                question = f"question {n}" if n % 77_773 else f"Question {n // 2}!"
+                body = rest.replace('"INPUT"', json.dumps(question)).replace('"ID"', f'"{row_id}"')
+                if n % 50_021 == 0:
+                    split = '"train"' if n % 2 else '"test"'
+                    body = body.replace('"metadata": {', f'"metadata": {{"split": {split}, ', 1)
+                handle.write(f'{head}"{row_id}"{body}\n')
+    folder.with_name(folder.name + ".set.json").write_text(
+        json.dumps(
+            {"schemaVersion": "blueprint.eval-set/v1", "name": "logs", "caseFamilies": FAMILIES}
+        )
+    )
+
+
+def test_two_million_rows_in_shards_on_a_cluster(tmp_path: Path, cluster: str) -> None:
+    """The issue's measure: a sharded two-million-row set gives the same findings on a local
+    cluster of two worker processes as in one process."""
+    folder = tmp_path / "logs"
+    _large_shards(folder)
+    serial = validate_shards([folder]).to_json()
+    assert serial["rows"] == LARGE_ROWS
+    assert on_dask(cluster, [folder]) == serial
+    codes = {issue["code"] for issue in serial["issues"]}
+    assert {"duplicate-id", "duplicate-input"} <= codes
