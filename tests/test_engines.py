@@ -130,6 +130,36 @@ def test_an_unreachable_scheduler_is_a_usage_error(
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("address", ["nonsense", "foo://127.0.0.1:1"])
+def test_an_address_that_is_none_is_a_usage_error(tmp_path: Path, address: str) -> None:
+    folder = write_shards(tmp_path / "logs", awkward_lines(), [10])
+    command = ["validate", "--shards", "--engine", "dask", "--scheduler", address, str(folder)]
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 2
+    assert address in result.stderr
+    assert "internal error" not in result.output
+
+
+def test_a_cluster_that_fails_the_run_is_named_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = write_shards(tmp_path / "logs", awkward_lines(), [10])
+
+    def lost(task: Any) -> Any:
+        raise RuntimeError("worker lost")
+
+    # a cluster of threads in this process, so that the patched task is the one it runs
+    monkeypatch.setattr(engines, "check_span", lost)
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as local:
+        command = ["validate", "--shards", "--engine", "dask"]
+        result = CliRunner().invoke(
+            app, [*command, "--scheduler", local.scheduler_address, str(folder)]
+        )
+    assert result.exit_code == 2
+    assert "worker lost" in result.stderr
+    assert "internal error" not in result.output
+
+
 def test_without_dask_the_engine_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "distributed", None)  # an import of it fails
     with pytest.raises(UsageError, match=r"\[dask\]"), DaskEngine(2):

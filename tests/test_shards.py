@@ -163,6 +163,31 @@ def test_a_folder_glob_and_files_name_the_same_shards(tmp_path: Path) -> None:
     assert by_folder.folder == by_glob.folder == by_files.folder == folder
 
 
+def test_a_glob_takes_the_shards_it_matches_as_a_folder_does(tmp_path: Path) -> None:
+    folder = write_shards(tmp_path / "logs", awkward_lines(), [10, 20])
+    (folder / "_SUCCESS").write_text("")
+    (folder / "notes.md").write_text("not a shard")
+    by_glob = find_shards([str(folder / "*")])
+    assert by_glob.shards == find_shards([folder]).shards
+    with pytest.raises(ParseError, match=r"no \.jsonl"):
+        find_shards([str(folder / "*.md")])
+
+
+def test_a_folder_that_cannot_be_listed_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = write_shards(tmp_path / "logs", awkward_lines(), [10])
+
+    def denied(path: Path) -> Any:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "iterdir", denied)  # as a folder without read permission
+    result = CliRunner().invoke(app, ["validate", "--shards", str(folder)])
+    assert result.exit_code == 2
+    assert "Permission denied" in result.stderr
+    assert "Traceback" not in result.output
+
+
 def test_what_is_not_a_shard_is_refused(tmp_path: Path) -> None:
     folder = write_shards(tmp_path / "logs", awkward_lines(), [10])
     with pytest.raises(ParseError, match="given twice"):

@@ -64,6 +64,11 @@ class AmbiguousFormatError(BlueprintError, LookupError):
         )
 
 
+class EngineError(BlueprintError, RuntimeError):
+    """The cluster a command ran on failed it: a worker lost, a task that failed there, a
+    worker that cannot import Blueprint."""
+
+
 class ParseError(BlueprintError, ValueError):
     """A file cannot be read as the format it claims; names the file, line and column."""
 

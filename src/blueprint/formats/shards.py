@@ -7,10 +7,11 @@ across shards, and each finding names the shard its row is in and the line there
 set-level fields are in the set file beside the folder that holds the shards
 (``logs/`` has ``logs.set.json``).
 
-A folder's shards are its files ending in ``.jsonl``, ``.ndjson`` or ``.parquet``; a name that
-starts with ``_`` or ``.`` is an engine's own (``_SUCCESS``, ``.part-0.crc``) and is skipped.
-Anything else given as a shard is refused: a file of another kind, a folder inside the folder,
-a pipe or a device, a shard named twice.
+A folder's shards (and a glob's) are its files ending in ``.jsonl``, ``.ndjson`` or
+``.parquet``; a name that starts with ``_`` or ``.`` is an engine's own (``_SUCCESS``,
+``.part-0.crc``) and is skipped, as are files of other kinds. What is named as a shard and is
+not one is refused: a file of another kind, a folder inside the folder, a pipe or a device, a
+shard named twice.
 
 Parquet has no absent field: a struct's fields are in every row, null where a row has none. A
 null field (and a null column) is read as absent, as Spark writes JSON. A value JSON cannot
@@ -89,10 +90,14 @@ def find_shards(paths: Sequence[StrPath]) -> Shards:
             found += _folder_shards(path)
         elif not path.exists() and _GLOB_CHARACTERS & set(str(path)):
             # the pattern may have wildcards in its folders too: Path.glob needs a fixed root
-            matches = sorted(glob.glob(str(path)))  # noqa: PTH207
+            matches = [Path(match) for match in sorted(glob.glob(str(path)))]  # noqa: PTH207
             if not matches:
                 raise ParseError(path, "the pattern matches no file")
-            found += (_shard(Path(match)) for match in matches)
+            # what it matches besides shards (an engine's _SUCCESS) is left, as in a folder
+            chosen = [match for match in matches if _named_as_shard(match)]
+            if not chosen:
+                raise ParseError(path, "the pattern matches no .jsonl, .ndjson or .parquet file")
+            found += (_shard(match) for match in chosen)
         else:
             found.append(_shard(path))
     if not found:
@@ -110,12 +115,17 @@ def find_shards(paths: Sequence[StrPath]) -> Shards:
 
 
 def _folder_shards(folder: Path) -> list[Shard]:
-    shards = []
-    for path in sorted(folder.iterdir()):
-        if path.name.startswith(("_", ".")) or path.suffix.lower() not in SHARD_KINDS:
-            continue
-        shards.append(_shard(path))
-    return shards
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError as error:  # no permission to list it
+        raise ParseError(folder, f"cannot read: {error.strerror or error}") from None
+    return [_shard(path) for path in entries if _named_as_shard(path)]
+
+
+def _named_as_shard(path: Path) -> bool:
+    """Whether a folder's (or a glob's) file is one of its shards by its name: a shard's
+    ending, and not an engine's own file (``_SUCCESS``, ``.part-0.crc``)."""
+    return not path.name.startswith(("_", ".")) and path.suffix.lower() in SHARD_KINDS
 
 
 def _shard(path: Path) -> Shard:

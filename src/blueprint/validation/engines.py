@@ -16,11 +16,12 @@ folder every machine mounts, or one machine's local cluster).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
-from blueprint.core.errors import UsageError
+from blueprint.core.errors import BlueprintError, EngineError, UsageError
 from blueprint.validation.keyed import BucketTask, Placed, reduce_bucket
 from blueprint.validation.parallel import SpanResult, SpanTask, Submitted, check_span
 
@@ -29,9 +30,13 @@ if TYPE_CHECKING:
 
 #: the engines ``--engine`` names
 ENGINES: Final = ("local", "dask")
-#: bytes of the set one Dask task reads: larger than the local pool's spans, since every
-#: task costs the scheduler about a millisecond and each span makes a task per bucket
-DASK_SPAN_BYTES: Final = 16 * 1024 * 1024
+#: the bytes of the set one Dask task reads: at least four spans a worker, each between these
+#: (larger than the local pool's: every task costs the scheduler about a millisecond, and
+#: each span makes a task per bucket)
+SPAN_BYTES_RANGE: Final = (4 * 2**20, 128 * 2**20)
+#: bytes of the set whose records one bucket holds, about (a bucket is reduced in a worker's
+#: memory: its keys' first rows, some 150 MB at most)
+BUCKET_BYTES: Final = 2**30
 #: how long to wait for the scheduler at ``--scheduler``
 CONNECT_TIMEOUT = "30s"
 
@@ -50,8 +55,6 @@ def _distributed() -> Any:
 class DaskEngine:
     """Validation tasks on a Dask cluster: the scheduler at ``address``, or a local cluster
     of ``jobs`` worker processes started for the run (and stopped after it)."""
-
-    span_bytes = DASK_SPAN_BYTES
 
     def __init__(self, jobs: int, address: str | None = None) -> None:
         self.jobs = jobs
@@ -73,7 +76,8 @@ class DaskEngine:
         else:
             try:
                 self.client = distributed.Client(self.address, timeout=CONNECT_TIMEOUT)
-            except (OSError, TimeoutError) as error:
+            except (OSError, TimeoutError, ValueError) as error:
+                # unreachable, or not an address (no port, an unknown scheme)
                 raise UsageError(
                     f"cannot reach the Dask scheduler at {self.address}: {error}"
                 ) from None
@@ -85,6 +89,13 @@ class DaskEngine:
             self.client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+    def sizes(self, set_bytes: int) -> tuple[int, int]:
+        """Spans of at least four a worker, and a bucket for every gigabyte (two a worker at
+        least): a set's tasks are its spans times its buckets, so about 80,000 for 100 GB."""
+        low, high = SPAN_BYTES_RANGE
+        span = min(high, max(low, set_bytes // (4 * self.jobs)))
+        return span, max(2 * self.jobs, -(-set_bytes // BUCKET_BYTES))
 
     def submit(self, task: SpanTask) -> _DaskSpan:
         client = self._client()
@@ -105,7 +116,8 @@ class DaskEngine:
             client.submit(_reduce, task, *(buckets[task.bucket] for buckets in kept), pure=False)
             for task in tasks
         ]
-        found: list[list[Placed]] = client.gather(reduced)
+        with _failures_named():
+            found: list[list[Placed]] = client.gather(reduced)
         return found
 
     def _client(self) -> Client:
@@ -121,13 +133,29 @@ class _DaskSpan:
     buckets: list[Future]
 
     def result(self) -> SpanResult:
-        result: SpanResult = self.summary.result()
+        with _failures_named():
+            result: SpanResult = self.summary.result()
         return result
 
     def cancel(self) -> None:
         self.summary.cancel()
         for bucket in self.buckets:
             bucket.cancel()
+
+
+@contextmanager
+def _failures_named() -> Iterator[None]:
+    """A task's own errors as raised (a shard that cannot be read: ``ParseError``,
+    ``OSError``); anything else the cluster gives (a worker lost, a task that failed there,
+    a worker without Blueprint) as an ``EngineError`` that says what, not a traceback."""
+    try:
+        yield
+    except (BlueprintError, OSError):
+        raise
+    except Exception as error:
+        raise EngineError(
+            f"the Dask cluster failed the run: {type(error).__name__}: {error}"
+        ) from None
 
 
 def _summary(result: SpanResult) -> SpanResult:

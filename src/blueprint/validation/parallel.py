@@ -418,8 +418,10 @@ class Engine(Protocol):
     (:class:`LocalPool`), or a cluster (:mod:`blueprint.validation.engines`)."""
 
     jobs: int
-    #: bytes of the set one task reads
-    span_bytes: int
+
+    def sizes(self, set_bytes: int) -> tuple[int, int]:
+        """The bytes of the set one task reads, and the buckets, for a set of that size."""
+        ...
 
     def submit(self, task: SpanTask) -> Submitted: ...
 
@@ -438,7 +440,6 @@ class LocalPool:
 
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
-        self.span_bytes = SPAN_BYTES
         self.submitted = 0
         self._stack = ExitStack()
 
@@ -459,6 +460,9 @@ class LocalPool:
 
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
+
+    def sizes(self, set_bytes: int) -> tuple[int, int]:
+        return SPAN_BYTES, bucket_count(set_bytes, self.jobs)
 
     def submit(self, task: SpanTask) -> _LocalSpan:
         records = self.folder / f"span-{self.submitted:08d}"
@@ -520,7 +524,8 @@ def validate_with_pool(
     with ExitStack() as stack:
         if engine is None:
             engine = stack.enter_context(LocalPool(jobs))
-        keyed = KeyedRules.wanted(options, bucket_count(set_size(source, shards), engine.jobs))
+        span_bytes, buckets = engine.sizes(set_size(source, shards))
+        keyed = KeyedRules.wanted(options, buckets)
         tasks = (
             SpanTask(
                 piece.path,
@@ -536,7 +541,7 @@ def validate_with_pool(
                 piece.kind,
                 piece.file,
             )
-            for piece in pieces(source, shards, engine.span_bytes)
+            for piece in pieces(source, shards, span_bytes)
         )
         collector = _Collector(validator, source, bounds, engine)
         pending: deque[tuple[SpanTask, Submitted]] = deque()
