@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 #: the engines ``--engine`` names
 ENGINES: Final = ("local", "dask")
-#: the bytes of the set one Dask task reads: at least four spans a worker, each between these
+#: the bytes of the set one Dask task reads: sixteen spans a worker (few enough that the
+#: scheduler's cost stays small, enough that no worker waits long on the last), each between these
 #: (larger than the local pool's: every task costs the scheduler about a millisecond, and
 #: each span makes a task per bucket)
 SPAN_BYTES_RANGE: Final = (4 * 2**20, 128 * 2**20)
@@ -91,10 +92,10 @@ class DaskEngine:
             self._cluster.close()
 
     def sizes(self, set_bytes: int) -> tuple[int, int]:
-        """Spans of at least four a worker, and a bucket for every gigabyte (two a worker at
-        least): a set's tasks are its spans times its buckets, so about 80,000 for 100 GB."""
+        """Spans of sixteen a worker, and a bucket for every gigabyte (two a worker at least):
+        a set's tasks are its spans times its buckets, so about 80,000 for 100 GB."""
         low, high = SPAN_BYTES_RANGE
-        span = min(high, max(low, set_bytes // (4 * self.jobs)))
+        span = min(high, max(low, set_bytes // (16 * self.jobs)))
         return span, max(2 * self.jobs, -(-set_bytes // BUCKET_BYTES))
 
     def submit(self, task: SpanTask) -> _DaskSpan:
