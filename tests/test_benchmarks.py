@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -90,3 +91,19 @@ def test_the_scale_benchmark_runs_every_way_and_finds_the_same():
     assert len({found["issues"] for found in measured}) == 1
     assert all(found["rows"] == 1500 for found in measured)
     assert measured[0]["perWorkerOverOneProcess"] == 1
+
+
+@pytest.mark.skipif(shutil.which("/usr/bin/time") is None, reason="GNU time is not installed")
+def test_the_memory_benchmark_measures_each_command_at_each_size():
+    script = SCRIPT.with_name("memory.py")
+    completed = subprocess.run(
+        [sys.executable, str(script), "--rows", "300", "600", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    measured = json.loads(completed.stdout)
+    assert [found["rows"] for found in measured] == [300] * 8 + [600] * 8
+    assert measured[0]["command"] == "validate -j 1"
+    assert all(found["rss"] > 10 * 2**20 and found["seconds"] > 0 for found in measured)

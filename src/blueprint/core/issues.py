@@ -8,9 +8,11 @@ assert on codes and positions and the docs page is generated from this table.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
+
+from blueprint.core.spill import SpillList
 
 IssueSeverity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: Final[tuple[IssueSeverity, ...]] = ("error", "warning", "info")
@@ -456,6 +458,33 @@ def make_issue(
     )
 
 
+class IssueLog(SpillList[Issue]):
+    """A report's findings: past a few thousand, the oldest wait in a scratch file, each as
+    the tuple of its fields (:mod:`blueprint.core.spill`)."""
+
+    __slots__ = ()
+
+    def encode(self, item: Issue) -> tuple[Any, ...]:
+        return issue_fields(item)
+
+    def decode(self, kept: Any) -> Issue:
+        return Issue(*kept)
+
+
+def issue_fields(issue: Issue) -> tuple[Any, ...]:
+    """A finding as a tuple of its fields, in the order ``Issue`` takes them."""
+    return (
+        issue.code,
+        issue.severity,
+        issue.message,
+        issue.path,
+        issue.row_index,
+        issue.row_id,
+        issue.line,
+        issue.file,
+    )
+
+
 @dataclass
 class ValidationReport:
     """What validating one file found."""
@@ -463,7 +492,9 @@ class ValidationReport:
     source: str
     format: str
     rows: int = 0
-    issues: list[Issue] = field(default_factory=list)
+    #: the findings in order; past a few thousand the oldest wait in a scratch file, so that
+    #: a report's memory stays the same however many it has (:mod:`blueprint.core.issuelog`)
+    issues: MutableSequence[Issue] = field(default_factory=lambda: IssueLog())
     #: the id of every row in order (None where a row has no readable id), for per-row reports
     row_ids: list[str | None] = field(default_factory=list)
     #: part of the file could not be read at all; set even when `parse` issues are filtered out
@@ -471,6 +502,10 @@ class ValidationReport:
     #: rows whose provenance marks them as starter material (examples, not validated gold),
     #: counted whatever codes are reported
     starter_rows: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.issues, IssueLog):
+            self.issues = IssueLog(self.issues)
 
     @property
     def valid(self) -> bool:

@@ -39,13 +39,19 @@ def bytes_key(encoded: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(encoded, digest_size=8).digest(), "big")
 
 
-#: bytes one in-memory table may take (its keys and values): 2**20 slots of a row index, so
-#: that the two tables of a million-row set stay some 25 MiB and about 700,000 keys fit
-#: before any reach the disk; the figure is what keeps ``validate`` under 120 MiB
-TABLE_BYTES: Final = 12 * 2**20
-#: bytes of the Bloom filter in front of a table's runs, allocated at its first run: at
-#: 3 million keys on disk one lookup in 40 reads a run, at 10 million one in 5
+#: bytes one in-memory table may take (its keys and values): 2**18 slots of a row index, so
+#: that a table holds about 175,000 keys before any reach the disk and then takes no more
+#: memory (with its Bloom filter, 7 MiB) however many keys follow: a golden set of 100,000
+#: rows never touches the disk, and a log of millions costs what one of 200,000 does
+TABLE_BYTES: Final = 3 * 2**20
+#: bytes the Bloom filter in front of a table's runs may grow to: it holds
+#: :data:`BLOOM_BITS_PER_KEY` bits for each key on disk up to that size, so that it takes
+#: 0.5 MiB at the first run and 2 MiB at a million keys; at four million keys one lookup
+#: in 20 reads a run, at ten million one in 5
 BLOOM_BYTES: Final = 4 * 2**20
+#: bits of the Bloom filter for each key on disk (at least): with two bits set a key, a
+#: key that is not there reads a run about once in 70 lookups
+BLOOM_BITS_PER_KEY: Final = 16
 #: keys in one group of a run: a lookup reads one group's keys (4 KiB), and memory holds the
 #: first key of each group (1/64 of a byte a key)
 GROUP_KEYS: Final = 512
@@ -58,6 +64,12 @@ MAX_RUNS: Final = 8
 _MIX: Final = 0x9E3779B97F4A7C15
 _WORD: Final = 2**64 - 1
 _ZEROS: Final = bytes(64 * 1024)
+
+
+def _bloom_bits(keys: int) -> int:
+    """The bits of a Bloom filter for ``keys`` keys: a power of two, at least 2**16 (so
+    between :data:`BLOOM_BITS_PER_KEY` and twice as many a key)."""
+    return max(1 << 16, 1 << (BLOOM_BITS_PER_KEY * keys - 1).bit_length())
 
 
 def _largest_power_of_two(limit: int) -> int:
@@ -151,7 +163,7 @@ class FirstSeen:
         if self._runs is None:
             self._runs = _Runs(
                 self._value_type,
-                bloom_bytes=min(BLOOM_BYTES, 4 * self._max_slots),
+                bloom_bytes=min(BLOOM_BYTES, 16 * self._max_slots),
                 chunk=min(_CHUNK_SLOTS, self._max_slots),
             )
         self._runs.add(self._sorted_chunks(), self._count)
@@ -258,13 +270,18 @@ class _Run:
         return int.from_bytes(stored, sys.byteorder, signed=self.value_type == "q")
 
     def entries(self) -> Iterator[tuple[int, int]]:
+        for keys, values in self.chunks():
+            yield from zip(keys, values, strict=True)
+
+    def chunks(self) -> Iterator[_Chunk]:
+        """The run's keys and values, a group at a time."""
         for group in range(len(self.firsts)):
             start, size = self._group(group)
             raw = scratch.read_at(self.file, size * (8 + self.width), start)
             keys, values = array("Q"), array(self.value_type)
             keys.frombytes(raw[: 8 * size])
             values.frombytes(raw[8 * size :])
-            yield from zip(keys, values, strict=True)
+            yield keys, values
 
 
 class _Runs:
@@ -275,6 +292,7 @@ class _Runs:
         "_bloom",
         "_bloom_below",
         "_bloom_mask",
+        "_bloom_most",
         "_bloom_shift",
         "_files",
         "_finalizer",
@@ -289,12 +307,9 @@ class _Runs:
         #: entries merged runs are written by at a time
         self.chunk = chunk
         self.runs: list[_Run] = []
-        bits = _largest_power_of_two(8 * bloom_bytes)
-        self._bloom = bytearray(bits // 8)
-        # the first bit is a key's top bits, the second the bits below them
-        self._bloom_shift = 65 - bits.bit_length()
-        self._bloom_mask = bits - 1
-        self._bloom_below = 2 * self._bloom_shift - 64
+        self._bloom_most = _largest_power_of_two(8 * bloom_bytes)
+        self._bloom = bytearray()
+        self._bloom_shift = self._bloom_mask = self._bloom_below = 0
         # imported here: only a set this large needs it, and a command starts faster without
         from blueprint.io.atomic import scratch_folder
 
@@ -322,6 +337,9 @@ class _Runs:
 
     def add(self, chunks: Iterator[_Chunk], count: int) -> None:
         """Write ``count`` entries, sorted by key, as a new run."""
+        on_disk = self.count + count
+        if 8 * len(self._bloom) < min(self._bloom_most, _bloom_bits(on_disk)):
+            self._grow_bloom(on_disk)
         self.runs.append(self._write(self._bloomed(chunks), count))
         if len(self.runs) > MAX_RUNS:
             merged = heapq.merge(*(old.entries() for old in self.runs))
@@ -330,6 +348,20 @@ class _Runs:
                 self._files.remove(old.file)
                 old.file.close()
             self.runs = [run]
+
+    def _grow_bloom(self, on_disk: int) -> None:
+        """A filter for the keys about to be on disk (up to ``bloom_bytes``), with the keys
+        of the runs already written put in again: one read of the runs each time the keys on
+        disk double, so that the filter's memory follows them."""
+        bits = min(self._bloom_most, _bloom_bits(on_disk))
+        self._bloom = bytearray(bits // 8)
+        # the first bit is a key's top bits, the second the bits below them
+        self._bloom_shift = 65 - bits.bit_length()
+        self._bloom_mask = bits - 1
+        self._bloom_below = 2 * self._bloom_shift - 64
+        for run in self.runs:
+            for _ in self._bloomed(run.chunks()):
+                pass
 
     def _bloomed(self, chunks: Iterator[_Chunk]) -> Iterator[_Chunk]:
         bloom, shift, below, mask = (

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from blueprint.core import jsonpath
 from blueprint.core.errors import OutputError, ParseError
-from blueprint.core.issues import Issue
+from blueprint.core.issues import Issue, issue_fields
+from blueprint.core.spill import SpillList
 from blueprint.formats._io import BOM, json_lines, too_many_rows
 from blueprint.formats.base import ROW_WATCHER, SetSource, SourceRow, UnreadableRow
 from blueprint.formats.shards import Shards, parquet_file, parquet_rows
@@ -620,7 +621,8 @@ class _Collector:
         #: the lines before the span in its file, and that file (a shard, or None)
         self.line = 0
         self.file: str | None = None
-        self.findings: list[Placed] = []
+        #: the one-row findings in row order, the oldest in a scratch file until the end
+        self.findings: PlacedLog = PlacedLog()
         #: per span: what the reduction needs of it, the rows before it in the set and the
         #: lines before it in its file, and its shard
         self.kept: list[Any] = []
@@ -663,7 +665,7 @@ class _Collector:
             placed.append((index, position, place, issue))
         if span.unreadable and placed:
             placed.sort(key=lambda entry: entry[:3])
-        self.findings += placed
+        self.findings.extend(placed)
         self.kept.append(self.engine.keep(submitted, span))
         self.bases.append((base, self.line))
         self.files.append(task.file)
@@ -726,6 +728,18 @@ class _Collector:
     def close(self) -> None:
         for _ in self.watched or ():  # the watcher finishes its count
             pass
+
+
+class PlacedLog(SpillList[Placed]):
+    """Findings with their places, kept off the heap past a few thousand."""
+
+    __slots__ = ()
+
+    def encode(self, item: Placed) -> tuple[Any, ...]:
+        return (*item[:3], issue_fields(item[3]))
+
+    def decode(self, kept: Any) -> Placed:
+        return (*kept[:3], Issue(*kept[3]))
 
 
 def _placed(issue: Issue, index: int, offset: int, line: int, file: str | None) -> Issue:

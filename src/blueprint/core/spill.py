@@ -1,0 +1,247 @@
+"""A list that keeps its oldest items off the heap: memory stays the same however many a
+report holds.
+
+A :class:`SpillList` is a list as far as its users can tell (append, extend, len, index,
+slice, iterate, compare, pickle). The newest items stay in memory; once two chunks are held,
+the oldest chunk is pickled to a scratch file with no name and read back when asked for, a
+chunk at a time, in order, as a report writer goes through them. A report's findings are one
+(:class:`blueprint.core.issues.IssueLog`: a finding on every row of ten million rows holds at
+most 4,096 findings in memory and some 2 GB on disk, which goes when the list does); the
+process pool's placed findings are another.
+
+Changing an item already on disk (rare: a judge-report verdict that replaces the findings it
+settles) reads the list back whole and writes it again.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator, MutableSequence
+from pathlib import Path
+from typing import IO, Any, Final, Generic, TypeVar, overload
+
+from blueprint.core.errors import OutputError
+
+#: items written or read at a time; at most twice as many stay in memory
+CHUNK: Final = 2048
+
+Item = TypeVar("Item")
+
+
+class SpillList(MutableSequence[Item], Generic[Item]):
+    """A list whose oldest chunks wait in a scratch file (see the module): each item is
+    kept on disk as ``encode`` makes it, and read back through ``decode``."""
+
+    __slots__ = ("_cached", "_chunks", "_file", "_held", "_spilled", "chunk")
+
+    def encode(self, item: Item) -> Any:
+        return item
+
+    def decode(self, kept: Any) -> Item:
+        return kept
+
+    def __init__(self, items: Iterable[Item] = (), *, chunk: int | None = None) -> None:
+        self.chunk = chunk or CHUNK
+        #: the items in memory, after every spilled one
+        self._held: list[Item] = []
+        #: (offset, bytes, items) of each chunk on disk, in order
+        self._chunks: list[tuple[int, int, int]] = []
+        self._spilled = 0
+        self._file: IO[bytes] | None = None
+        #: the chunk read last (its position and items): a writer reads them in order
+        self._cached: tuple[int, list[Item]] | None = None
+        self.extend(items)
+
+    # --- growing --------------------------------------------------------------------------
+
+    def append(self, value: Item) -> None:
+        self._held.append(value)
+        if len(self._held) >= 2 * self.chunk:
+            self._spill()
+
+    def extend(self, values: Iterable[Item]) -> None:
+        if values is self:
+            values = list(values)
+        held, limit = self._held, 2 * self.chunk
+        for value in values:
+            held.append(value)
+            if len(held) >= limit:
+                self._spill()
+                held = self._held
+
+    def __iadd__(self, values: Iterable[Item]) -> SpillList[Item]:
+        self.extend(values)
+        return self
+
+    def _spill(self) -> None:
+        """Write the oldest chunk held to the scratch file."""
+        part = self._held[: self.chunk]
+        del self._held[: self.chunk]
+        data = pickle.dumps([self.encode(item) for item in part], pickle.HIGHEST_PROTOCOL)
+        offset = self._chunks[-1][0] + self._chunks[-1][1] if self._chunks else 0
+        try:
+            if self._file is None:
+                # no name where the system allows it: nothing is left behind
+                self._file = tempfile.TemporaryFile(prefix="blueprint-spill-")  # noqa: SIM115
+            self._file.seek(offset)
+            self._file.write(data)
+        except OSError as error:
+            raise OutputError(
+                Path(tempfile.gettempdir()),
+                f"{error.strerror or error}: a report's findings in the temporary folder"
+                " (set TMPDIR to a folder with room)",
+            ) from None
+        self._chunks.append((offset, len(data), len(part)))
+        self._spilled += len(part)
+
+    # --- reading --------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._spilled + len(self._held)
+
+    def __iter__(self) -> Iterator[Item]:
+        for position in range(len(self._chunks)):
+            yield from self._chunk(position)
+        yield from list(self._held)
+
+    def _chunk(self, position: int) -> list[Item]:
+        if self._cached is not None and self._cached[0] == position:
+            return self._cached[1]
+        assert self._file is not None
+        offset, size, _ = self._chunks[position]
+        items = [self.decode(kept) for kept in pickle.loads(_read(self._file, size, offset))]
+        self._cached = (position, items)
+        return items
+
+    @overload
+    def __getitem__(self, index: int) -> Item: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Item]: ...
+
+    def __getitem__(self, index: int | slice) -> Item | list[Item]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                return list(self)[index]
+            return list(self._range(start, stop))
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError("index out of range")
+        if index >= self._spilled:
+            return self._held[index - self._spilled]
+        return self._chunk(index // self.chunk)[index % self.chunk]
+
+    def _range(self, start: int, stop: int) -> Iterator[Item]:
+        """The findings from ``start`` to ``stop``, a chunk read at a time."""
+        while start < min(stop, self._spilled):
+            chunk = self._chunk(start // self.chunk)
+            first = start % self.chunk
+            taken = chunk[first : first + stop - start]
+            yield from taken
+            start += len(taken)
+        if start < stop:
+            yield from self._held[start - self._spilled : stop - self._spilled]
+
+    # --- changing -------------------------------------------------------------------------
+
+    @overload
+    def __setitem__(self, index: int, value: Item) -> None: ...
+
+    @overload
+    def __setitem__(self, index: slice, value: Iterable[Item]) -> None: ...
+
+    def __setitem__(self, index: int | slice, value: Any) -> None:
+        if self._in_memory(index):
+            self._held[self._shifted(index)] = value
+            while len(self._held) >= 2 * self.chunk:
+                self._spill()
+            return
+        everything = list(self)
+        everything[index] = value
+        self._restart(everything)
+
+    def __delitem__(self, index: int | slice) -> None:
+        if self._in_memory(index):
+            del self._held[self._shifted(index)]
+            return
+        everything = list(self)
+        del everything[index]
+        self._restart(everything)
+
+    def insert(self, index: int, value: Item) -> None:
+        size = len(self)
+        if index < 0:
+            index = max(index + size, 0)
+        if index >= self._spilled:
+            self._held.insert(index - self._spilled, value)
+            if len(self._held) >= 2 * self.chunk:
+                self._spill()
+            return
+        everything = list(self)
+        everything.insert(index, value)
+        self._restart(everything)
+
+    def clear(self) -> None:
+        self._restart([])
+
+    def _in_memory(self, index: int | slice) -> bool:
+        """Whether ``index`` only touches the findings held in memory."""
+        size = len(self)
+        if isinstance(index, slice):
+            start, _, step = index.indices(size)
+            return step == 1 and start >= self._spilled
+        return self._spilled <= (index + size if index < 0 else index) < size
+
+    def _shifted(self, index: int | slice) -> int | slice:
+        if isinstance(index, slice):
+            start, stop, _ = index.indices(len(self))
+            return slice(start - self._spilled, max(stop, start) - self._spilled)
+        return (index + len(self) if index < 0 else index) - self._spilled
+
+    def _restart(self, items: list[Item]) -> None:
+        self.close()
+        self._held, self._chunks, self._spilled, self._cached = [], [], 0, None
+        self.extend(items)
+
+    def close(self) -> None:
+        """Let go of the scratch file (it is also removed when the log is collected)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    # --- as a list ------------------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SpillList | list | tuple):
+            return len(self) == len(other) and all(
+                mine == theirs for mine, theirs in zip(self, other, strict=True)
+            )
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self)!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (list(self),))
+
+    def __copy__(self) -> SpillList[Item]:
+        return type(self)(self, chunk=self.chunk)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SpillList[Item]:
+        return type(self)(self, chunk=self.chunk)  # the items are frozen: sharing is a copy
+
+
+def _read(file: IO[bytes], size: int, offset: int) -> bytes:
+    file.flush()
+    if sys.platform == "win32":
+        file.seek(offset)
+        return file.read(size)
+    return os.pread(file.fileno(), size, offset)
