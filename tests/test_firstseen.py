@@ -72,6 +72,22 @@ def test_runs_are_merged_and_keys_stay_exact() -> None:
     assert table.get(rng.getrandbits(64)) is None
 
 
+def test_the_bloom_filter_grows_with_the_keys_on_disk_and_forgets_none() -> None:
+    rng = random.Random(11)
+    keys = [rng.getrandbits(64) for _ in range(12_000)]
+    table = FirstSeen(max_slots=1024)  # a run every 682 keys; the filter may reach 16 KiB
+    sizes = []
+    for index, key in enumerate(keys):
+        assert table.setdefault(key, index) == index
+        if table._runs is not None:
+            sizes.append(len(table._runs._bloom))
+    # 2**16 bits (8 KiB) up to 4,096 keys on disk, then rebuilt from the runs at 2**17
+    assert sorted(set(sizes)) == [8 * 1024, 16 * 1024]
+    assert [table.setdefault(key, 0) for key in keys] == list(range(len(keys)))
+    absent = [rng.getrandbits(64) for _ in range(2_000)]
+    assert all(table.get(key) is None for key in absent)
+
+
 def _peak_of_filling(count: int) -> int:
     rng = random.Random(count)
     tracemalloc.start()

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from blueprint.core.errors import OutputError
 from blueprint.core.issues import Issue, IssueLog, ValidationReport
+from blueprint.core.spill import Scratch
 from blueprint.reports.writers import render_json
 
 
@@ -127,3 +128,14 @@ def test_a_full_temporary_folder_is_an_error_that_says_so(monkeypatch: pytest.Mo
     with pytest.raises(OutputError) as caught:
         log.extend(finding(number) for number in range(10))
     assert "TMPDIR" in str(caught.value)
+
+
+def test_lists_that_share_a_scratch_file_keep_their_own_items() -> None:
+    scratch = Scratch()
+    first, second = IssueLog(chunk=2, scratch=scratch), IssueLog(chunk=3, scratch=scratch)
+    for number in range(40):
+        (first if number % 3 else second).append(finding(number))
+    first.close()  # not the list's own file: the other list still reads it
+    assert [issue.row_index for issue in first] == [n for n in range(40) if n % 3]
+    assert [issue.row_index for issue in second] == [n for n in range(40) if not n % 3]
+    scratch.close()

@@ -35,7 +35,7 @@ class SpillList(MutableSequence[Item], Generic[Item]):
     """A list whose oldest chunks wait in a scratch file (see the module): each item is
     kept on disk as ``encode`` makes it, and read back through ``decode``."""
 
-    __slots__ = ("_cached", "_chunks", "_file", "_held", "_spilled", "chunk")
+    __slots__ = ("_cached", "_chunks", "_held", "_own", "_scratch", "_spilled", "chunk")
 
     def encode(self, item: Item) -> Any:
         return item
@@ -43,14 +43,23 @@ class SpillList(MutableSequence[Item], Generic[Item]):
     def decode(self, kept: Any) -> Item:
         return kept
 
-    def __init__(self, items: Iterable[Item] = (), *, chunk: int | None = None) -> None:
+    def __init__(
+        self,
+        items: Iterable[Item] = (),
+        *,
+        chunk: int | None = None,
+        scratch: Scratch | None = None,
+    ) -> None:
+        """``scratch``: a file several lists share (many lists at once, one file open),
+        which its owner closes; without it, the list makes its own on first need."""
         self.chunk = chunk or CHUNK
         #: the items in memory, after every spilled one
         self._held: list[Item] = []
         #: (offset, bytes, items) of each chunk on disk, in order
         self._chunks: list[tuple[int, int, int]] = []
         self._spilled = 0
-        self._file: IO[bytes] | None = None
+        self._scratch = scratch
+        self._own = scratch is None
         #: the chunk read last (its position and items): a writer reads them in order
         self._cached: tuple[int, list[Item]] | None = None
         self.extend(items)
@@ -81,19 +90,9 @@ class SpillList(MutableSequence[Item], Generic[Item]):
         part = self._held[: self.chunk]
         del self._held[: self.chunk]
         data = pickle.dumps([self.encode(item) for item in part], pickle.HIGHEST_PROTOCOL)
-        offset = self._chunks[-1][0] + self._chunks[-1][1] if self._chunks else 0
-        try:
-            if self._file is None:
-                # no name where the system allows it: nothing is left behind
-                self._file = tempfile.TemporaryFile(prefix="blueprint-spill-")  # noqa: SIM115
-            self._file.seek(offset)
-            self._file.write(data)
-        except OSError as error:
-            raise OutputError(
-                Path(tempfile.gettempdir()),
-                f"{error.strerror or error}: a report's findings in the temporary folder"
-                " (set TMPDIR to a folder with room)",
-            ) from None
+        if self._scratch is None:
+            self._scratch = Scratch()
+        offset = self._scratch.append(data)
         self._chunks.append((offset, len(data), len(part)))
         self._spilled += len(part)
 
@@ -110,9 +109,9 @@ class SpillList(MutableSequence[Item], Generic[Item]):
     def _chunk(self, position: int) -> list[Item]:
         if self._cached is not None and self._cached[0] == position:
             return self._cached[1]
-        assert self._file is not None
+        assert self._scratch is not None
         offset, size, _ = self._chunks[position]
-        items = [self.decode(kept) for kept in pickle.loads(_read(self._file, size, offset))]
+        items = [self.decode(kept) for kept in pickle.loads(self._scratch.read(offset, size))]
         self._cached = (position, items)
         return items
 
@@ -210,10 +209,11 @@ class SpillList(MutableSequence[Item], Generic[Item]):
         self.extend(items)
 
     def close(self) -> None:
-        """Let go of the scratch file (it is also removed when the log is collected)."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        """Let go of the scratch file, if the list's own (it is also removed when the list
+        is collected)."""
+        if self._scratch is not None and self._own:
+            self._scratch.close()
+            self._scratch = None
 
     # --- as a list ------------------------------------------------------------------------
 
@@ -239,9 +239,42 @@ class SpillList(MutableSequence[Item], Generic[Item]):
         return type(self)(self, chunk=self.chunk)  # the items are frozen: sharing is a copy
 
 
-def _read(file: IO[bytes], size: int, offset: int) -> bytes:
-    file.flush()
-    if sys.platform == "win32":
-        file.seek(offset)
-        return file.read(size)
-    return os.pread(file.fileno(), size, offset)
+class Scratch:
+    """A scratch file with no name, made on first write, that chunks are appended to."""
+
+    __slots__ = ("_file", "end")
+
+    def __init__(self) -> None:
+        self._file: IO[bytes] | None = None
+        self.end = 0
+
+    def append(self, data: bytes) -> int:
+        """Write ``data`` at the end; where it starts."""
+        offset = self.end
+        try:
+            if self._file is None:
+                # no name where the system allows it: nothing is left behind
+                self._file = tempfile.TemporaryFile(prefix="blueprint-spill-")  # noqa: SIM115
+            self._file.seek(offset)
+            self._file.write(data)
+        except OSError as error:
+            raise OutputError(
+                Path(tempfile.gettempdir()),
+                f"{error.strerror or error}: a report's findings in the temporary folder"
+                " (set TMPDIR to a folder with room)",
+            ) from None
+        self.end += len(data)
+        return offset
+
+    def read(self, offset: int, size: int) -> bytes:
+        assert self._file is not None
+        self._file.flush()
+        if sys.platform == "win32":
+            self._file.seek(offset)
+            return self._file.read(size)
+        return os.pread(self._file.fileno(), size, offset)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

@@ -16,7 +16,9 @@ index and line in the whole file.
 from __future__ import annotations
 
 import marshal
+import os
 import zlib
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -142,15 +144,31 @@ class SpanKeys:
             found.append(marshal.dumps(held) if any(held) else b"")
         return found
 
-    def spill(self, path: Path) -> list[tuple[int, int]]:
-        """Write the records to ``path``, a bucket after another; each bucket's (offset,
-        length) there, (0, 0) for an empty one."""
-        places = []
+    def spill(self, path: Path) -> None:
+        """Write the records to ``path``, a bucket after another, then where each bucket
+        ends (a 64-bit offset a bucket): a reducing worker finds its bucket there, so the
+        parent need not hold every span's places of every bucket."""
+        ends = array("q")
         with path.open("wb") as handle:
             for blob in self.blobs():
-                places.append((handle.tell(), len(blob)) if blob else (0, 0))
                 handle.write(blob)
-        return places
+                ends.append(handle.tell())
+            handle.write(ends.tobytes())
+
+
+def bucket_blob(path: Path, bucket: int, buckets: int) -> bytes:
+    """Bucket ``bucket``'s records in a span's file that :meth:`SpanKeys.spill` wrote."""
+    with path.open("rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        footer = size - 8 * buckets
+        handle.seek(footer + 8 * (bucket - 1) if bucket else footer)
+        bounds = array("q")
+        bounds.frombytes(handle.read(16 if bucket else 8))
+        start, end = (bounds[0], bounds[1]) if bucket else (0, bounds[0])
+        if end <= start:
+            return b""
+        handle.seek(start)
+        return handle.read(end - start)
 
 
 @dataclass(frozen=True)
@@ -160,9 +178,9 @@ class BucketTask:
 
     bucket: int
     rules: KeyedRules
-    #: per span: its records' file, and the bucket's (offset, length) there; or the
-    #: bucket's records themselves (an engine that keeps them in memory)
-    pieces: tuple[tuple[Path, int, int] | bytes, ...]
+    #: per span: its records' file (:meth:`SpanKeys.spill`), or the bucket's records
+    #: themselves (an engine that keeps them in memory)
+    pieces: tuple[Path | bytes, ...]
     #: per span: the rows before it in the set, and the lines before it in its file
     bases: tuple[tuple[int, int], ...]
     #: rows from this index on were never read (the row limit); 0: no limit
@@ -250,15 +268,9 @@ def _pieces(
 ) -> Iterator[tuple[list[IdRecord], list[InputRecord], list[FamilyRecord], int, int, str | None]]:
     files = task.files or (None,) * len(task.pieces)
     for piece, (base, base_line), file in zip(task.pieces, task.bases, files, strict=True):
-        if isinstance(piece, bytes):
-            blob = piece
-        else:
-            path, offset, length = piece
-            if not length:
-                continue
-            with path.open("rb") as handle:
-                handle.seek(offset)
-                blob = handle.read(length)
+        if not isinstance(piece, bytes):
+            piece = bucket_blob(piece, task.bucket, task.rules.buckets)
+        blob = piece
         if blob:
             ids, inputs, families = marshal.loads(blob)
             yield ids, inputs, families, base, base_line, file

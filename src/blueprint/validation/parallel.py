@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from blueprint.core import jsonpath
 from blueprint.core.errors import OutputError, ParseError
 from blueprint.core.issues import Issue, issue_fields
-from blueprint.core.spill import SpillList
+from blueprint.core.spill import Scratch, SpillList
 from blueprint.formats._io import BOM, json_lines, too_many_rows
 from blueprint.formats.base import ROW_WATCHER, SetSource, SourceRow, UnreadableRow
 from blueprint.formats.shards import Shards, parquet_file, parquet_rows
@@ -129,8 +129,6 @@ class SpanResult:
     #: (row, rule position, place in the rule, finding) for the one-row rules, in row order;
     #: the schema's position is -1
     findings: list[tuple[int, int, int, Issue]] = field(default_factory=list)
-    #: where each bucket's records are in ``SpanTask.records``: (offset, length)
-    buckets: list[tuple[int, int]] = field(default_factory=list)
     #: why the records could not be written (the temporary folder is full), if they could not
     records_failed: str | None = None
     #: each bucket's records, when the task keeps them (``SpanTask.records`` is None)
@@ -196,7 +194,7 @@ def check_span(task: SpanTask) -> SpanResult:
         result.blobs = keys.blobs()
         return result
     try:
-        result.buckets = keys.spill(task.records)
+        keys.spill(task.records)
     except OSError as error:  # not the set's file: the parent says where, and what to do
         result.records_failed = error.strerror or str(error)
     return result
@@ -478,14 +476,12 @@ class LocalPool:
 
     def keep(self, submitted: Submitted, result: SpanResult) -> Any:
         assert isinstance(submitted, _LocalSpan)
-        return submitted.records, result.buckets
+        return submitted.records
 
     def reduce(self, tasks: list[BucketTask], kept: list[Any]) -> Iterable[list[Placed]]:
-        filled = [
-            replace(task, pieces=tuple((path, *places[task.bucket]) for path, places in kept))
-            for task in tasks
-        ]
-        return self.executor.map(reduce_bucket, filled)
+        # every bucket reads its place in each span's file from the file's end
+        paths = tuple(kept)
+        return self.executor.map(reduce_bucket, [replace(task, pieces=paths) for task in tasks])
 
 
 @dataclass(frozen=True)
@@ -701,25 +697,36 @@ class _Collector:
     def finish(self, keyed: KeyedRules) -> None:
         """Reduce the buckets and report every finding, in row order, then where the row
         limit stopped the reading."""
-        found: Iterable[Placed] = self.findings
-        if self.kept:
+        if not self.kept:
+            self.validator.emit(issue for *_, issue in self.findings)
+        else:
             undeclared = checks.SetState.from_header(self.source.header)
-            sharded = any(file is not None for file in self.files)
+            bases = tuple(self.bases)
+            files = tuple(self.files) if any(file is not None for file in self.files) else ()
             tasks = [
                 BucketTask(
                     bucket,
                     keyed,
                     (),
-                    tuple(self.bases),
+                    bases,
                     self.bounds.max_rows if self.too_many is not None else 0,
                     undeclared.families is None and undeclared.header_known,
-                    tuple(self.files) if sharded else (),
+                    files,
                 )
                 for bucket in range(keyed.buckets)
             ]
-            reduced = list(self.engine.reduce(tasks, self.kept))
-            found = heapq.merge(self.findings, *reduced, key=lambda entry: entry[:3])
-        self.validator.emit(issue for *_, issue in found)
+            # the buckets' findings wait in one scratch file, a few of each in memory: a
+            # set's buckets grow with it, and all are merged at once
+            scratch = Scratch()
+            try:
+                reduced = [
+                    PlacedLog(found, chunk=_MERGED_CHUNK, scratch=scratch)
+                    for found in self.engine.reduce(tasks, self.kept)
+                ]
+                merged = heapq.merge(self.findings, *reduced, key=lambda entry: entry[:3])
+                self.validator.emit(issue for *_, issue in merged)
+            finally:
+                scratch.close()
         if self.too_many is not None:
             if self.watched is not None:
                 self._count(self.too_many)
@@ -728,6 +735,10 @@ class _Collector:
     def close(self) -> None:
         for _ in self.watched or ():  # the watcher finishes its count
             pass
+
+
+#: a bucket's findings held in memory while every bucket's are merged (twice this at most)
+_MERGED_CHUNK: Final = 64
 
 
 class PlacedLog(SpillList[Placed]):
