@@ -493,7 +493,7 @@ class ValidationReport:
     format: str
     rows: int = 0
     #: the findings in order; past a few thousand the oldest wait in a scratch file, so that
-    #: a report's memory stays the same however many it has (:mod:`blueprint.core.issuelog`)
+    #: a report's memory stays the same however many it has (:mod:`blueprint.core.spill`)
     issues: MutableSequence[Issue] = field(default_factory=lambda: IssueLog())
     #: the id of every row in order (None where a row has no readable id), for per-row reports
     row_ids: list[str | None] = field(default_factory=list)
