@@ -268,9 +268,11 @@ def _pieces(
 ) -> Iterator[tuple[list[IdRecord], list[InputRecord], list[FamilyRecord], int, int, str | None]]:
     files = task.files or (None,) * len(task.pieces)
     for piece, (base, base_line), file in zip(task.pieces, task.bases, files, strict=True):
-        if not isinstance(piece, bytes):
-            piece = bucket_blob(piece, task.bucket, task.rules.buckets)
-        blob = piece
+        blob = (
+            piece
+            if isinstance(piece, bytes)
+            else bucket_blob(piece, task.bucket, task.rules.buckets)
+        )
         if blob:
             ids, inputs, families = marshal.loads(blob)
             yield ids, inputs, families, base, base_line, file
