@@ -216,7 +216,19 @@ OPTIONAL_CASE = {
     "toolActionExpectation": awkward_text,
     "escalationExpectation": awkward_text,
     "reviewerExpertise": awkward_text,
-    "passLogic": awkward_text,
+    # phrases the validator reads as claims (a threshold, a comparison, a tolerance) too
+    "passLogic": st.one_of(
+        awkward_text,
+        st.sampled_from(
+            [
+                "pass at 0.7",
+                "case-insensitive match after trimming",
+                "white space is ignored; NFC",
+                "within 5 of the reference",
+                "threshold 1",
+            ]
+        ),
+    ),
     "version": awkward_text,
     "retirementCondition": awkward_text,
     "caseFamily": kebab,

@@ -203,6 +203,34 @@ def test_validate_names_pass_logic_no_field_declares() -> None:
     )
 
 
+@pytest.mark.parametrize("normalize", [5, "lowercase", [{"a": 1}], [["lowercase"]], True])
+def test_a_normalize_that_is_no_list_is_a_schema_finding_beside_pass_logic(
+    normalize: Any,
+) -> None:
+    # passLogic that names a comparison reads the declared normalisations: a malformed
+    # normalize is the schema's finding, and the row's other findings still come
+    row = _row("reference-answer", "Paris", passLogic="case-insensitive match", normalize=normalize)
+    codes = _codes(row)
+    assert "schema" in codes
+    assert "pass-logic-unstated" in codes
+
+
+def test_pass_logic_claims_are_read_the_same_however_often_a_text_repeats() -> None:
+    # a text's claims are searched once and remembered: the rows after the first get the
+    # same findings, and a row whose declared fields differ gets its own
+    rows = [
+        _row("reference-answer", "Paris", passLogic="exact match after lowercasing")
+        for _ in range(3)
+    ]
+    rows[1]["metadata"]["case"]["normalize"] = ["lowercase"]
+    for position, row in enumerate(rows):
+        row["id"] = row["metadata"]["case"]["caseId"] = f"r{position}"
+    report = validate_document(
+        {"schemaVersion": "blueprint.eval-set/v1", "name": "s", "rows": rows}
+    )
+    assert [i.row_index for i in report.issues if i.code == "pass-logic-unstated"] == [0, 2]
+
+
 def test_the_bundled_example_passes_at_its_declared_threshold() -> None:
     from grading_table import graded
 

@@ -14,6 +14,7 @@ from blueprint.core.errors import UsageError
 from blueprint.core.issues import CODES
 from blueprint.validation.validate import ValidationOptions, validate_document, validate_file
 from conftest import document, row, write_json
+from strategies import OPTIONAL_CASE, TRICKY_REPLACEMENTS, eval_sets, mutated
 
 
 def found(doc: dict, *codes: str) -> list[tuple]:
@@ -758,3 +759,42 @@ def test_ids_are_kept_only_for_the_findings_that_name_an_earlier_row() -> None:
             validator.check_row(SourceRow(index, index + 1, data), "json")
         assert len(validator.state.ids) == kept
         assert len(validator.state.lines) == 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_any_value_in_any_field_gives_findings_never_an_error(data: st.DataObject) -> None:
+    # every rule reads raw rows: whatever value a field holds, the report says what is
+    # wrong with it, and no rule raises
+    mutations = data.draw(st.integers(min_value=1, max_value=4))
+    document = data.draw(eval_sets(max_rows=3))
+    for _ in range(mutations):
+        document = data.draw(mutated(document))
+    if not isinstance(document, dict):
+        return
+    report = validate_document(document)
+    assert {issue.code for issue in report.issues} <= set(CODES)
+
+
+_CASE_FIELDS = ["caseId", "oracleType", "expectedBehavior", "provenance", *OPTIONAL_CASE]
+_CLAIMS = ["pass at 0.7", "case-insensitive, trimmed", "within 5 (tolerance)", "NFC"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_any_value_in_any_case_field_gives_findings_never_an_error(
+    data: st.DataObject,
+) -> None:
+    # the same, a few case fields of one row at a time: the rules read fields together
+    # (passLogic with normalize, checks and tolerance), so one field's odd value meets the
+    # others' ordinary ones
+    document = data.draw(eval_sets(max_rows=2))
+    if not document["rows"]:
+        return
+    case = document["rows"][0]["metadata"]["case"]
+    if data.draw(st.booleans()):  # passLogic that the rules read with the other fields
+        case["passLogic"] = data.draw(st.sampled_from(_CLAIMS))
+    for name in data.draw(st.lists(st.sampled_from(_CASE_FIELDS), min_size=1, max_size=3)):
+        case[name] = data.draw(TRICKY_REPLACEMENTS)
+    report = validate_document(document)
+    assert {issue.code for issue in report.issues} <= set(CODES)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any, Final, Protocol
+from functools import lru_cache
+from typing import Any, Final, NamedTuple, Protocol
 
 from blueprint.core.checks import check_problem
 from blueprint.core.issues import Issue
@@ -171,7 +172,9 @@ def _objects(case: dict[str, Any], expected: Any) -> Iterator[dict[str, Any]]:
 def _declared_normalizations(case: dict[str, Any], expected: Any) -> set[str]:
     """Every normalisation the row declares: its own, its checks' and its acceptable set's
     check's (a regex with the ``i`` flag ignores case)."""
-    found = set(case.get("normalize") or [])
+    own = case.get("normalize")
+    # the row's own list as its checks' (any other value is a schema finding, not a crash)
+    found = {item for item in own if isinstance(item, str)} if isinstance(own, list) else set()
     for node in _objects(case, expected):
         if isinstance(node.get("normalize"), list):
             found.update(item for item in node["normalize"] if isinstance(item, str))
@@ -180,13 +183,33 @@ def _declared_normalizations(case: dict[str, Any], expected: Any) -> set[str]:
     return found
 
 
+class _Claims(NamedTuple):
+    """What a passLogic text states that a field could declare: a pass threshold (None: none
+    stated), which comparisons in words (indices into ``_WORDED``), and a tolerance."""
+
+    threshold: float | None
+    worded: tuple[int, ...]
+    tolerance: bool
+
+
+@lru_cache(maxsize=4096)
+def _claims(logic: str) -> _Claims:
+    # a set repeats a few passLogic texts over many rows: each is searched once
+    match = _THRESHOLD.search(logic)
+    return _Claims(
+        None if match is None else float(match.group(1)),
+        tuple(number for number, (pattern, _, _) in enumerate(_WORDED) if pattern.search(logic)),
+        _TOLERANCE.search(logic) is not None,
+    )
+
+
 def _unstated(row: RowView, logic: str, expected: Any, *, judged: bool) -> Iterator[Issue]:
     case = row.case
     declared = case.get("passThreshold")
     graded = isinstance(expected, dict) and "graded" in expected
-    match = _THRESHOLD.search(logic)
-    if match is not None:
-        stated = float(match.group(1))
+    claims = _claims(logic)
+    stated = claims.threshold
+    if stated is not None:
         if judged or graded:
             effective = declared if _is_number(declared) else (0.5 if judged else 1.0)
             if stated != effective:
@@ -200,16 +223,14 @@ def _unstated(row: RowView, logic: str, expected: Any, *, judged: bool) -> Itera
             yield _unstated_issue(
                 row, f"a pass at {stated:g}", "this row has no grade or score to compare with it"
             )
-    names = _declared_normalizations(case, expected)
-    for pattern, what, satisfied_by in _WORDED:
-        if pattern.search(logic) and not names & satisfied_by:
-            wanted = " or ".join(sorted(satisfied_by))
-            yield _unstated_issue(row, what, f"no normalize declares it ({wanted})")
-    if (
-        _TOLERANCE.search(logic)
-        and case.get("tolerance") is None
-        and not _has_number_check(case, expected)
-    ):
+    if claims.worded:
+        names = _declared_normalizations(case, expected)
+        for number in claims.worded:
+            _, what, satisfied_by = _WORDED[number]
+            if not names & satisfied_by:
+                wanted = " or ".join(sorted(satisfied_by))
+                yield _unstated_issue(row, what, f"no normalize declares it ({wanted})")
+    if claims.tolerance and case.get("tolerance") is None and not _has_number_check(case, expected):
         yield _unstated_issue(row, "a tolerance", "no tolerance or number check declares one")
 
 
