@@ -440,9 +440,11 @@ def check_expected_shape(row: RowView, state: SetState) -> Findings:
 def omitted_field_issues(holder: Any, make: Callable[..., Issue], *prefix: str | int) -> Findings:
     """An issue for each key of ``holder`` that names a field the schema leaves out, in any
     letter case or spelling (``priority``, ``Priority``, ``DIFFICULTY``)."""
-    if not isinstance(holder, dict) or holder.keys() <= _NOT_OMITTED:
+    if not isinstance(holder, dict) or holder.keys() <= _clean_keys:
         return NONE
     found = [(key, name) for key in holder if (name := omitted_field(key)) is not None]
+    if not found and len(_clean_keys) < _CLEAN_KEYS_KEPT:
+        _clean_keys.update(holder)  # the next holder with these keys is one comparison
     return [
         make(
             "omitted-field",
@@ -459,6 +461,10 @@ def omitted_field_issues(holder: Any, make: Callable[..., Issue], *prefix: str |
 _NOT_OMITTED: Final = frozenset(
     {"id", "input", "expected", "metadata", "case", *case_profile_fields()}
 )
+#: those keys, and the keys of holders already found to name no omitted field (a set's
+#: metadata repeats its own few keys on every row), up to :data:`_CLEAN_KEYS_KEPT`
+_clean_keys: set[str] = set(_NOT_OMITTED)
+_CLEAN_KEYS_KEPT: Final = 4096
 
 
 def check_omitted_fields(row: RowView, state: SetState) -> Findings:

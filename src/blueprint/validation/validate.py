@@ -207,14 +207,17 @@ def _validate_source(
                 parallel.validate_with_pool(validator, source, jobs, shards=shards, engine=engine)
             validator.report_reading()
             return
+    notes, check_row = source.reading_notes, validator.check_row
     with few_collections():
         for item in source.rows:
             if observe is not None:
                 observe(item)
-            validator.report_reading()
-            start = len(report.issues)
-            found = validator.check_row(item, source.format)
-            if found and isinstance(item, SourceRow) and item.line is None:
+            if len(notes) != validator.reading_notes_seen:
+                validator.report_reading()
+            # a row read without its line (a JSON document's) gets it after its findings
+            start = len(report.issues) if item.line is None else -1
+            found = check_row(item, source.format)
+            if found and start >= 0 and isinstance(item, SourceRow):
                 line = source.line_of(item.index)
                 if line is not None:
                     report.issues[start:] = [
