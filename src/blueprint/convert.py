@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -186,6 +186,7 @@ def convert(
         # the import leg: count what the reader had to infer, and validate every row on its
         # way through, so that an invalid set is never written as if it were fine. A batch
         # of rows is validated before the writer takes them (see in_batches)
+        clean = True
         for batch in exporting.in_batches(source.rows):
             checked = []
             for item in batch:
@@ -194,8 +195,11 @@ def convert(
                     raise item.error(source.path)
                 validator.check_row(item, reader.name)
                 data = row_data(item.data) if is_typed_row(item.data) else item.data
-                # once anything is wrong, the writer checks every row itself, as alone
-                if report.valid:
+                # once anything is wrong, the writer checks every row itself, as alone (and
+                # findings are only added, so a report found wrong stays wrong)
+                if clean and (report.unreadable or report.issues):
+                    clean = report.valid
+                if clean:
                     accepted.add(data)
                 for path in RowView(0, data).imported().get("derived", {}):
                     derived[path] += 1
@@ -272,12 +276,14 @@ class _Accepted:
     nothing wrong found before it: the writer then need not check it again."""
 
     def __init__(self) -> None:
-        # the rows themselves, by identity: kept, so that no other row can take an id
-        self.rows: dict[int, Any] = {}
+        # the rows themselves, by identity: kept, so that no other row can take an id (an
+        # OrderedDict lets go of its oldest in constant time; a dict's first key, after many
+        # deletions at its front, is found by stepping over them)
+        self.rows: OrderedDict[int, Any] = OrderedDict()
 
     def add(self, data: Any) -> None:
         if len(self.rows) >= 2 * exporting.BATCH:  # the writer took the oldest long since
-            del self.rows[next(iter(self.rows))]
+            self.rows.popitem(last=False)
         self.rows[id(data)] = data
 
     def __call__(self, data: Any) -> bool:

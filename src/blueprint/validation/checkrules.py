@@ -73,9 +73,16 @@ _WORDED: Final[tuple[tuple[re.Pattern[str], str, frozenset[str]], ...]] = (
 _TOLERANCE: Final = re.compile(r"±|\+/-|\btolerance\b|\bwithin \d", re.IGNORECASE)
 
 
+def unusable_check_issues(row: RowView, state: object = None) -> Sequence[Issue]:
+    """check-unusable for one row: its checks, and its acceptable set's check."""
+    if not row.case:
+        return ()
+    return list(_unusable(row))
+
+
 def grading_rule_issues(row: RowView, evaluator: str | None) -> Sequence[Issue]:
-    """check-unusable, rule-not-applied and pass-logic-unstated for one row, graded by
-    ``evaluator`` (its own, or its family's)."""
+    """rule-not-applied and pass-logic-unstated for one row, graded by ``evaluator`` (its
+    own, or its family's)."""
     if not row.case:
         return ()
     return list(_findings(row, evaluator))
@@ -87,21 +94,25 @@ def check_rubric_criteria(row: RowView, state: object) -> Sequence[Issue]:
     return ()
 
 
-def _findings(row: RowView, evaluator: str | None) -> Iterator[Issue]:
-    case = row.case
-    expected = row.data.get("expected")
-    checks = case.get("checks")
+def _unusable(row: RowView) -> Iterator[Issue]:
+    checks = row.case.get("checks")
     for position, check in enumerate(checks if isinstance(checks, list) else []):
         problem = check_problem(check)
         if problem is not None:
             yield row.issue(
                 "check-unusable", "metadata", "case", "checks", position, reason=problem
             )
+    expected = row.data.get("expected")
     satisfies = expected.get("satisfies") if isinstance(expected, dict) else None
     if satisfies is not None and row.oracle_type == "acceptable-set":
         problem = check_problem(satisfies)
         if problem is not None:
             yield row.issue("check-unusable", "expected", "satisfies", reason=problem)
+
+
+def _findings(row: RowView, evaluator: str | None) -> Iterator[Issue]:
+    case = row.case
+    expected = row.data.get("expected")
     human = row.oracle_type == "expected-behavior-only" or evaluator in _HUMAN
     judged = not human and (evaluator == "llm-judge" or row.oracle_type == "rubric")
     for field, reason in _unapplied(row, expected, human=human, judged=judged):

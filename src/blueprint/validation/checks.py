@@ -32,7 +32,11 @@ from blueprint.formats.shards import ShardStarts
 from blueprint.io.firstseen import text_key
 from blueprint.io.jsonvalues import dumps_text
 from blueprint.io.typedrows import is_typed_row, row_data
-from blueprint.validation.checkrules import check_rubric_criteria, grading_rule_issues
+from blueprint.validation.checkrules import (
+    check_rubric_criteria,
+    grading_rule_issues,
+    unusable_check_issues,
+)
 from blueprint.validation.inputtext import input_key, split_of
 from blueprint.validation.rowindex import FirstSeen, RowIds, RowLines
 from blueprint.validation.schemadescribe import (
@@ -676,8 +680,10 @@ ROW_RULES: Final[tuple[RowRule, ...]] = (
     RowRule(("missing-reviewer-expertise",), check_reviewer_expertise),
     RowRule(("rubric-without-criteria",), check_rubric_criteria),
     RowRule(("derived-value",), check_derived_values),
+    # apart, so that a conversion (errors only) runs the first alone
+    RowRule(("check-unusable",), unusable_check_issues),
     RowRule(
-        ("check-unusable", "rule-not-applied", "pass-logic-unstated"),
+        ("rule-not-applied", "pass-logic-unstated"),
         lambda row, state: grading_rule_issues(row, effective_evaluator(row, state)),
     ),
 )
