@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,7 +34,7 @@ from blueprint.formats.vendor.codec import SCORED_FORMATS
 from blueprint.io.atomic import scratch_folder
 from blueprint.io.samefile import refuse_writing_over
 from blueprint.io.typedrows import is_typed_row, row_data
-from blueprint.validation.checks import RowView
+from blueprint.validation.checks import import_record, row_case
 from blueprint.validation.stream import StreamValidator, ValidationOptions
 from blueprint.validation.validate import few_collections
 
@@ -201,8 +201,10 @@ def convert(
                     clean = report.valid
                 if clean:
                     accepted.add(data)
-                for path in RowView(0, data).imported().get("derived", {}):
-                    derived[path] += 1
+                case = row_case(data)
+                if "extensions" in case:
+                    for path in import_record(case).get("derived", {}):
+                        derived[path] += 1
                 checked.append(data)
             read["rows"] += len(checked)
             yield from checked
@@ -276,18 +278,19 @@ class _Accepted:
     nothing wrong found before it: the writer then need not check it again."""
 
     def __init__(self) -> None:
-        # the rows themselves, by identity: kept, so that no other row can take an id (an
-        # OrderedDict lets go of its oldest in constant time; a dict's first key, after many
-        # deletions at its front, is found by stepping over them)
-        self.rows: OrderedDict[int, Any] = OrderedDict()
+        # the rows themselves, by identity: kept, so that no other row can take an id; the
+        # newest batch's and the one before (the writer takes a batch at a time)
+        self.rows: dict[int, Any] = {}
+        self.before: dict[int, Any] = {}
 
     def add(self, data: Any) -> None:
-        if len(self.rows) >= 2 * exporting.BATCH:  # the writer took the oldest long since
-            self.rows.popitem(last=False)
+        if len(self.rows) >= exporting.BATCH:  # the writer took the older batch long since
+            self.before, self.rows = self.rows, {}
         self.rows[id(data)] = data
 
     def __call__(self, data: Any) -> bool:
-        return self.rows.get(id(data)) is data
+        key = id(data)
+        return self.rows.get(key) is data or self.before.get(key) is data
 
 
 def _refuse_writing_over_the_input(source: Path, target: Path) -> None:

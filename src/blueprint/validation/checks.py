@@ -103,11 +103,7 @@ class RowView:
 
     def imported(self) -> dict[str, Any]:
         """The import record a vendor reader left in the profile (format, derived values)."""
-        extensions = self.case.get("extensions")
-        record = extensions.get("blueprint-import") if isinstance(extensions, dict) else None
-        if not isinstance(record, dict) or not isinstance(record.get("derived"), dict):
-            return {}
-        return record
+        return import_record(self.case)
 
     def issue(self, code: str, *location: str | int, **context: Any) -> Issue:
         return make_issue(
@@ -118,6 +114,23 @@ class RowView:
             line=self.line,
             **context,
         )
+
+
+def import_record(case: dict[str, Any]) -> dict[str, Any]:
+    """The import record a vendor reader left in a case profile (format, derived values);
+    empty when there is none."""
+    extensions = case.get("extensions")
+    record = extensions.get("blueprint-import") if isinstance(extensions, dict) else None
+    if not isinstance(record, dict) or not isinstance(record.get("derived"), dict):
+        return {}
+    return record
+
+
+def row_case(data: Any) -> dict[str, Any]:
+    """A raw row's case profile (``metadata.case``); empty when it has none."""
+    metadata = data.get("metadata") if isinstance(data, dict) else None
+    case = metadata.get("case") if isinstance(metadata, dict) else None
+    return case if isinstance(case, dict) else {}
 
 
 def _member(value: Any, members: tuple[str, ...]) -> bool:
