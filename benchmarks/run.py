@@ -463,6 +463,16 @@ CANONICAL_CONVERSIONS: Final = (
 VENDOR_SHARE: Final = 0.15
 DOCUMENT_SHARE: Final = 0.05
 DOCUMENT_SUFFIXES: Final = (".yaml", ".yml", ".toml")
+#: the floors below the goals above, one process: the least a row pass may keep of the
+#: floor's speed (JSON Lines, a JSON document, a conversion to JSON or JSON Lines) and how
+#: much faster the pool must be on an idle 2-core machine (wall time)
+FLOOR_VALIDATE_JSONL: Final = 0.16
+FLOOR_VALIDATE_JSON: Final = 0.12
+FLOOR_JSON_OUTPUT: Final = 0.12
+FLOOR_POOL_SPEED_UP: Final = 1.7
+#: the least set size the pool's speed-up is judged at (its file is then some 95 MB)
+POOL_SPEED_UP_ROWS: Final = 100_000
+JSON_SUFFIXES: Final = (".json", ".jsonl")
 
 
 @dataclass
@@ -521,6 +531,30 @@ def _size_targets(
     add("validate json, x orjson parse", speed_ratio("validate json", floor), 0.2)
     for name in CANONICAL_CONVERSIONS:
         add(f"{name}, x orjson parse", speed_ratio(name, floor), 0.2)
+    add(
+        "validate jsonl, x orjson parse (floor)",
+        speed_ratio("validate jsonl", floor),
+        FLOOR_VALIDATE_JSONL,
+    )
+    add(
+        "validate json, x orjson parse (floor)",
+        speed_ratio("validate json", floor),
+        FLOOR_VALIDATE_JSON,
+    )
+    one, pool = by_name.get("validate jsonl"), by_name.get("validate jsonl, 2 processes")
+    # below some 35,000 rows (32 MiB) the file is validated in one process whatever --jobs
+    if (
+        size >= POOL_SPEED_UP_ROWS
+        and one is not None
+        and pool is not None
+        and one.wall_seconds
+        and pool.wall_seconds
+    ):
+        add(
+            "validate jsonl, 2 processes, x 1 process (wall)",
+            one.wall_seconds / pool.wall_seconds,
+            FLOOR_POOL_SPEED_UP,
+        )
     # an export that refuses the set (ome keeps no row of it) wrote nothing to judge
     written = {
         name: output
@@ -530,6 +564,13 @@ def _size_targets(
     for name, output in written.items():
         share = DOCUMENT_SHARE if output.endswith(DOCUMENT_SUFFIXES) else VENDOR_SHARE
         add(f"{name}, x orjson parse", speed_ratio(name, floor), share)
+    # the floor for every conversion whose output is JSON or JSON Lines, canonical or not
+    canonical_outputs = {
+        name: name.rsplit(" ", 1)[-1] for name in CANONICAL_CONVERSIONS if name in by_name
+    }
+    for name, output in {**canonical_outputs, **written}.items():
+        if output.endswith(JSON_SUFFIXES) or output in ("json", "jsonl"):
+            add(f"{name}, x orjson parse (floor)", speed_ratio(name, floor), FLOOR_JSON_OUTPUT)
     # a writer's own cost: what converting costs beyond converting to JSON (the same reading
     # and validation, and a writer of next to nothing), against what validating a row costs
     base, validate = by_name.get("convert jsonl -> json"), by_name.get("validate jsonl")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from blueprint.diff import ABSENT, diff_files, value_changes
@@ -209,3 +211,23 @@ def test_an_indexed_set_holds_a_few_hundred_bytes_a_row(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert len(list(indexed.row_keys())) == count
     assert held / count < 600
+
+
+def test_comparing_values_leaves_the_dataframe_libraries_unimported() -> None:
+    # deepdiff would import pandas (some 70 MiB) for dataframes a JSON value never is; it is
+    # imported without, and pandas still imports afterwards for whoever wants it
+    script = (
+        "import sys\n"
+        "from blueprint.diff import value_changes\n"
+        "changes = value_changes({'a': [1, {'b': 2}]}, {'a': [1, {'b': 3}], 'c': 4})\n"
+        "print(sorted((change.path, change.kind) for change in changes))\n"
+        "print('pandas' in sys.modules, 'deepdiff' in sys.modules)\n"
+        "import pandas\n"
+        "print(pandas.DataFrame({'x': [1]}).shape)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    lines = done.stdout.splitlines()
+    assert lines[0] == "[('$.a[1].b', 'changed'), ('$.c', 'added')]"
+    assert lines[1:] == ["False True", "(1, 1)"]

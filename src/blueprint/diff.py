@@ -9,6 +9,7 @@ separately. Set-level fields are compared only when both sides carry them.
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -294,9 +295,7 @@ def value_changes(left: Any, right: Any, base: str = "$") -> list[Change]:
     """The differences between two JSON values, each at its JSON path."""
     if _same(left, right):
         return []
-    # imported here: deepdiff pulls in numpy and pandas, which no command needs at start-up
-    from deepdiff import DeepDiff
-
+    DeepDiff = _deep_diff()
     # every field by name, however few keys two objects share (DeepDiff would otherwise
     # report an object whose keys mostly differ as one change)
     tree = DeepDiff(left, right, view="tree", verbose_level=2, threshold_to_diff_deeper=0)
@@ -311,6 +310,32 @@ def value_changes(left: Any, right: Any, base: str = "$") -> list[Change]:
         changes.append(Change(base, "changed", left, right))
     changes.sort(key=lambda change: change.path)
     return changes
+
+
+#: what deepdiff imports for the dataframes it can compare, which JSON values never are:
+#: pandas alone costs some 70 MiB and a third of a second
+_DATAFRAME_LIBRARIES: Final = ("pandas", "polars")
+
+
+def _deep_diff() -> Any:
+    """deepdiff's ``DeepDiff``, imported on first use (no command needs it at start-up)
+    without the dataframe libraries it would import alongside: while it is imported, they
+    read as not installed (deepdiff then leaves their types alone); a caller that has
+    imported one already keeps it."""
+    if "deepdiff" in sys.modules:
+        from deepdiff import DeepDiff
+
+        return DeepDiff
+    blocked = [name for name in _DATAFRAME_LIBRARIES if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]  # an import of it fails
+    try:
+        from deepdiff import DeepDiff
+    finally:
+        for name in blocked:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
+    return DeepDiff
 
 
 def _keyed(families: Any) -> dict[str, Any] | None:
