@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from blueprint.core.errors import ConversionRefused, NoRowsRead, UsageError
-from blueprint.core.issues import CODES, ValidationReport
+from blueprint.core.issues import ERROR_CODES, ValidationReport
 from blueprint.core.model import SCHEMA_VERSION
 from blueprint.diff import SetDiff, collect, diff_sets
 from blueprint.formats import (
@@ -174,9 +174,8 @@ def convert(
     derived: Counter[str] = Counter()
     report = ValidationReport(source=str(source_path), format=reader.name)
     # only errors decide whether the set is written; warnings are validate's to report
-    errors = frozenset(code for code, spec in CODES.items() if spec.severity == "error")
     # no row ids kept: the report has no line a row, and memory stays flat
-    validator = StreamValidator(report, ValidationOptions(select=errors, row_ids=False))
+    validator = StreamValidator(report, ValidationOptions(select=ERROR_CODES, row_ids=False))
     validator.check_header(header, source.notes)
     validator.follow(source)
     accepted = _Accepted()

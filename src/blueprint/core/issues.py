@@ -401,6 +401,10 @@ CODES: Final[dict[str, IssueCode]] = {
     )
 }
 
+#: the codes whose findings make a set invalid: what decides whether a set is written or
+#: graded, which a pass that only decides that needs to look for
+ERROR_CODES: Final = frozenset(code for code, spec in CODES.items() if spec.severity == "error")
+
 
 #: the keys of an issue in JSON reports, in order
 ISSUE_FIELDS: Final = ("code", "severity", "rowIndex", "rowId", "path", "line", "message")

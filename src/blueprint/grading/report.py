@@ -20,7 +20,7 @@ from typing import Any
 
 from blueprint.convert import complete_header, data_rows, open_set
 from blueprint.core.errors import ParseError, UsageError
-from blueprint.core.issues import Issue
+from blueprint.core.issues import ERROR_CODES, Issue
 from blueprint.grading.compare import Comparison, compare_runs, family_severities
 from blueprint.grading.gates import GateFailure, GateOptions, risk_cell, run_gates
 from blueprint.grading.judges import JudgeCheck, check_judges, judge_counts
@@ -297,7 +297,10 @@ def grade_set(
 
 def _row_errors(set_path: Path, source_format: str | None) -> dict[str, list[Issue]]:
     """The validator's error findings by row id; SetNotGradable for those of no row."""
-    report = validate_file(set_path, format=source_format, options=ValidationOptions(row_ids=False))
+    # errors only: a warning changes no verdict, and leaving them out spares the pass the
+    # rules only they need (the duplicate inputs' normalisation, the passLogic phrases)
+    options = ValidationOptions(select=ERROR_CODES, row_ids=False)
+    report = validate_file(set_path, format=source_format, options=options)
     errors = [issue for issue in report.issues if issue.severity == "error"]
     if report.unreadable:
         first = next((issue for issue in errors if issue.code == "parse"), None)

@@ -20,7 +20,7 @@ from typing import Any, Final, Literal, Protocol
 
 from blueprint.convert import ConvertOptions, complete_header, convert, open_set
 from blueprint.core.errors import BlueprintError, EveryRowExcluded
-from blueprint.core.issues import CODES, ValidationReport
+from blueprint.core.issues import ERROR_CODES, ValidationReport
 from blueprint.core.model import EVALUATOR_TYPES, ORACLE_TYPES, PROVENANCES, STARTER_PROVENANCES
 from blueprint.formats import FOLDER, REGISTRY, LossyField, SourceRow, StrPath
 from blueprint.grading.semantics import grade_row
@@ -345,9 +345,8 @@ def summarize(path: StrPath, options: SummaryOptions | None = None) -> SetSummar
 
     # errors only: whether the set is valid decides whether a vendor export writes it
     report = ValidationReport(source=str(path), format=source.format)
-    errors = frozenset(code for code, spec in CODES.items() if spec.severity == "error")
     # no row ids kept: the report has no line a row, and memory stays flat
-    validator = StreamValidator(report, ValidationOptions(select=errors, row_ids=False))
+    validator = StreamValidator(report, ValidationOptions(select=ERROR_CODES, row_ids=False))
     validator.check_header(header, source.notes)
     validator.follow(source)
     state = SetState.from_header(header)
