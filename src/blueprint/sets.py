@@ -6,9 +6,10 @@ from pathlib import Path
 
 from blueprint.convert import complete_header, data_rows
 from blueprint.core.errors import InvalidSetError
+from blueprint.core.issues import ERROR_CODES
 from blueprint.core.model import EvalSet, dump_row
 from blueprint.formats import ExportResult, StrPath, WriteOptions, resolve_codec
-from blueprint.validation.validate import validate_file
+from blueprint.validation.validate import ValidationOptions, validate_file
 
 
 def load_set(path: StrPath, *, format: str | None = None) -> EvalSet:
@@ -17,7 +18,9 @@ def load_set(path: StrPath, *, format: str | None = None) -> EvalSet:
     Warnings and info findings do not stop loading; call validate_file to see them.
     """
     path = Path(path)
-    report = validate_file(path, format=format)
+    report = validate_file(
+        path, format=format, options=ValidationOptions(select=ERROR_CODES, row_ids=False)
+    )
     errors = [issue for issue in report.issues if issue.severity == "error"]
     if errors:
         raise InvalidSetError(path, errors)

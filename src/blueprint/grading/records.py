@@ -11,7 +11,7 @@ import dataclasses
 from functools import cache
 from typing import Any, Final
 
-from blueprint.core.issues import ValidationReport
+from blueprint.core.issues import ERROR_CODES, ValidationReport
 from blueprint.formats import REGISTRY, Codec
 from blueprint.formats.base import SourceRow, UnreadableRow
 from blueprint.grading.semantics import GradingOptions, Recorded, RowVerdict, grade_row
@@ -45,7 +45,8 @@ def row_from_record(format_name: str, record: dict[str, Any]) -> dict[str, Any]:
 def row_error_codes(row: dict[str, Any]) -> list[str]:
     """The codes of the validator's errors in one row read alone (no set around it)."""
     validator = StreamValidator(
-        ValidationReport(source="<record>", format="record"), ValidationOptions(row_ids=False)
+        ValidationReport(source="<record>", format="record"),
+        ValidationOptions(select=ERROR_CODES, row_ids=False),
     )
     validator.check_header(None)
     found = validator.check_row(SourceRow(0, None, row), "record")
