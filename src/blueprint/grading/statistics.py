@@ -4,7 +4,9 @@ the paired difference of two runs, McNemar's test, and the power of a family's r
 
 Every function checks its arguments and raises ValueError with a message that names the
 argument. scipy is imported inside the functions that need it (the Clopper-Pearson interval,
-the t quantile, the binomial test); the normal quantile comes from the standard library.
+the t quantile, the binomial test); the quantiles come from ``scipy.special`` (the functions
+``scipy.stats`` calls, without the third of a second its import takes), the normal quantile
+from the standard library.
 docs/statistics.md gives each formula, when it applies, and its source.
 """
 
@@ -97,11 +99,11 @@ def exact_interval(passed: int, n: int, confidence: float = 0.95) -> tuple[float
     confidence = _share("confidence", confidence)
     if n == 0:
         return 0.0, 1.0
-    from scipy.stats import beta
+    from scipy.special import betaincinv  # the beta distribution's quantile (beta.ppf)
 
     tail = (1 - confidence) / 2
-    lower = 0.0 if passed == 0 else float(beta.ppf(tail, passed, n - passed + 1))
-    upper = 1.0 if passed == n else float(beta.ppf(1 - tail, passed + 1, n - passed))
+    lower = 0.0 if passed == 0 else float(betaincinv(passed, n - passed + 1, tail))
+    upper = 1.0 if passed == n else float(betaincinv(passed + 1, n - passed, 1 - tail))
     return lower, upper
 
 
@@ -178,9 +180,9 @@ def paired_difference(
     differences = [b - a for a, b in zip(first, second, strict=True)]
     mean = math.fsum(differences) / n
     variance = math.fsum((d - mean) ** 2 for d in differences) / (n - 1)
-    from scipy.stats import t
+    from scipy.special import stdtrit  # Student's t quantile (t.ppf)
 
-    half = float(t.ppf(0.5 + confidence / 2, n - 1)) * math.sqrt(variance / n)
+    half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * math.sqrt(variance / n)
     return mean, mean - half, mean + half
 
 
