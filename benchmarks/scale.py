@@ -64,11 +64,14 @@ def child_main(argv: Sequence[str]) -> int:
 
     mode, folder, workers = argv[0], Path(argv[1]), int(argv[2])
     if mode == "dask":
+        import dask
         import distributed
 
-        from blueprint.validation.engines import DaskEngine
+        from blueprint.validation.engines import WORKER_CONFIG, DaskEngine
 
         with (
+            # the workers' settings a run's own cluster takes (docs/scale.md)
+            dask.config.set(WORKER_CONFIG),
             distributed.LocalCluster(
                 n_workers=workers,
                 threads_per_worker=1,

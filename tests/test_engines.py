@@ -108,6 +108,39 @@ def test_dask_starts_a_local_cluster_of_its_own(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["rows"] == 30
 
 
+def test_a_local_cluster_of_its_own_runs_its_workers_without_the_profiler() -> None:
+    # the dashboard's profiler samples a worker's task every 10 ms, holding the interpreter:
+    # the cluster started for a run turns it off in its worker processes (docs/scale.md)
+    def settings(dask_worker: Any) -> tuple[Any, bool]:
+        import dask
+
+        enabled = dask.config.get("distributed.worker.profile.enabled")
+        return enabled, "profile" in dask_worker.periodic_callbacks
+
+    with DaskEngine(1) as engine:
+        assert engine.client is not None
+        found = engine.client.run(settings)
+    assert list(found.values()) == [(False, False)]
+
+
+def test_a_workers_task_holds_the_collector_back_for_its_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # one process validates with the garbage collector held back, and the pool's workers
+    # inherit it; a cluster's worker does not, so its tasks take the same settings
+    import gc
+
+    seen: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(engines, "check_span", lambda task: seen.append(gc.get_threshold()))
+    monkeypatch.setattr(engines, "reduce_bucket", lambda task: seen.append(gc.get_threshold()))
+    before = gc.get_threshold()
+    engines._check_span(None)  # type: ignore[arg-type]
+    task = engines.BucketTask(0, None, (), (), 0, False)  # type: ignore[arg-type]
+    engines._reduce(task, b"")
+    assert [threshold[0] >= 100_000 for threshold in seen] == [True, True]
+    assert gc.get_threshold() == before
+
+
 def test_an_unreachable_scheduler_is_a_usage_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -239,8 +239,9 @@ def grade_command(
     if baseline:
         before = grade_set(set_path, baseline, options, source_format=set_format)
     graded.run_gates(gates, before)
-    text = _rendered(graded, report)
+    # rendered once, for where it goes (a report of many rows takes seconds to render)
     if output is not None:
+        text = _rendered(graded, report)
         with AtomicOutputs([output], force=force) as outputs:
             outputs.open(output).write(text)
         err.print(f"wrote {escape(str(output))} ({report.value})")
@@ -249,7 +250,7 @@ def grade_command(
     elif report is GradeReportKind.text:
         _print_text(graded)
     else:
-        typer.echo(text, nl=False)
+        typer.echo(_rendered(graded, report), nl=False)
     short = graded.scored < min_scored
     if graded.invalid:
         err.print(
