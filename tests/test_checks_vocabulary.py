@@ -231,6 +231,23 @@ def test_pass_logic_claims_are_read_the_same_however_often_a_text_repeats() -> N
     assert [i.row_index for i in report.issues if i.code == "pass-logic-unstated"] == [0, 2]
 
 
+def test_long_pass_logic_and_long_keys_are_read_each_time_not_remembered() -> None:
+    # a long passLogic text is searched on its own (the memo keeps short ones), and a
+    # metadata object with a long key is looked at key by key: the findings are the same
+    long_logic = "x " * 800 + "case-insensitive match"
+    rows = [_row("reference-answer", "Paris", passLogic=long_logic) for _ in range(2)]
+    for position, row in enumerate(rows):
+        row["id"] = row["metadata"]["case"]["caseId"] = f"r{position}"
+        row["metadata"]["k" * 500] = 1
+    rows[1]["metadata"]["Priority"] = "high"
+    report = validate_document(
+        {"schemaVersion": "blueprint.eval-set/v1", "name": "s", "rows": rows}
+    )
+    found = [(issue.code, issue.row_index) for issue in report.issues]
+    assert found.count(("pass-logic-unstated", 0)) == found.count(("pass-logic-unstated", 1)) == 1
+    assert [at for code, at in found if code == "omitted-field"] == [1]
+
+
 def test_the_bundled_example_passes_at_its_declared_threshold() -> None:
     from grading_table import graded
 

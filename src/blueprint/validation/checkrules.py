@@ -203,15 +203,26 @@ class _Claims(NamedTuple):
     tolerance: bool
 
 
-@lru_cache(maxsize=4096)
 def _claims(logic: str) -> _Claims:
-    # a set repeats a few passLogic texts over many rows: each is searched once
+    # a set repeats a few passLogic texts over many rows: each is searched once; a long one
+    # (rare, and the memo would keep it) is searched every time
+    return _remembered_claims(logic) if len(logic) <= _REMEMBERED_LENGTH else _searched(logic)
+
+
+#: the longest passLogic text whose claims are remembered (4,096 of them at most)
+_REMEMBERED_LENGTH: Final = 1024
+
+
+def _searched(logic: str) -> _Claims:
     match = _THRESHOLD.search(logic)
     return _Claims(
         None if match is None else float(match.group(1)),
         tuple(number for number, (pattern, _, _) in enumerate(_WORDED) if pattern.search(logic)),
         _TOLERANCE.search(logic) is not None,
     )
+
+
+_remembered_claims: Final = lru_cache(maxsize=4096)(_searched)
 
 
 def _unstated(row: RowView, logic: str, expected: Any, *, judged: bool) -> Iterator[Issue]:

@@ -461,7 +461,9 @@ def omitted_field_issues(holder: Any, make: Callable[..., Issue], *prefix: str |
         return NONE
     found = [(key, name) for key in holder if (name := omitted_field(key)) is not None]
     if not found and len(_clean_keys) < _CLEAN_KEYS_KEPT:
-        _clean_keys.update(holder)  # the next holder with these keys is one comparison
+        # the next holder with these keys is one comparison (a long key, rare, and kept by
+        # the set, is looked at each time)
+        _clean_keys.update(key for key in holder if len(key) <= _CLEAN_KEY_LENGTH)
     return [
         make(
             "omitted-field",
@@ -482,6 +484,7 @@ _NOT_OMITTED: Final = frozenset(
 #: metadata repeats its own few keys on every row), up to :data:`_CLEAN_KEYS_KEPT`
 _clean_keys: set[str] = set(_NOT_OMITTED)
 _CLEAN_KEYS_KEPT: Final = 4096
+_CLEAN_KEY_LENGTH: Final = 128
 
 
 def check_omitted_fields(row: RowView, state: SetState) -> Findings:
