@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -29,6 +30,14 @@ READ_AS_ANOTHER_FORMAT = {
         "braintrust"
     ),
 }
+
+
+def sigint_as_from_a_terminal() -> None:
+    """For ``preexec_fn``: the child takes Ctrl-C as a terminal's command does, whatever the
+    test run inherited. A shell that starts a job in the background without job control
+    ignores SIGINT for it, and a Python started with SIGINT ignored never turns it into
+    KeyboardInterrupt: a test that sends Ctrl-C would see the command run on to the end."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def load_json(path: Path) -> Any:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from blueprint.cli import app
-from conftest import EXAMPLES
+from conftest import EXAMPLES, sigint_as_from_a_terminal
 
 runner = CliRunner()
 ADDRESS = re.compile(r"Blueprint Studio on (http://\S+)")
@@ -36,6 +36,7 @@ def studio_process(*arguments: str, cwd: Path) -> Iterator[tuple[str, subprocess
         stdout=subprocess.DEVNULL,
         text=True,
         env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+        preexec_fn=sigint_as_from_a_terminal,
     )
     assert process.stderr is not None
     printed: list[str] = []

@@ -26,7 +26,7 @@ from blueprint.cli._common import PROGRESS_AFTER_ROWS, row_progress
 from blueprint.io import limits, places
 from blueprint.validation import keyed, parallel, rowindex
 from blueprint.validation.validate import ValidationOptions, validate_file
-from conftest import row
+from conftest import row, sigint_as_from_a_terminal
 
 #: the size from which the command line uses the pool (the tests here lower it)
 POOL_FROM_BYTES = parallel.MIN_POOL_BYTES
@@ -379,6 +379,7 @@ def test_an_interrupted_pool_stops_cleanly(tmp_path: Path, signal_number: int) -
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own group: the signal reaches it and its workers, as ^C does
+        preexec_fn=sigint_as_from_a_terminal,
     )
     deadline = time.monotonic() + 60
     while len(_workers_of(process.pid)) < 2 and process.poll() is None:
