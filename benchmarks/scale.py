@@ -4,6 +4,7 @@ Run by hand from the repository root, on a machine doing nothing else::
 
     python benchmarks/scale.py                              # 200,000 rows in 8 shards
     python benchmarks/scale.py --rows 2000000 --workers 1 2 --repeat 3
+    python benchmarks/scale.py --command grade --trials 2   # grading, a results file a trial
     python benchmarks/scale.py --json > scale.json
 
 The set is the one ``benchmarks/jobs.py`` validates (``bench_core.generate_rows`` with
@@ -16,9 +17,16 @@ its set file beside. Each run validates it in a fresh child process:
   each, started before the clock starts and warmed by validating the first shard (a real
   cluster is running already; the warming's own time is shown apart).
 
-A run that finds other findings than the one-process run stops the benchmark. ``rows/s a
-worker`` is rows over wall seconds over workers; its ratio to the one-process figure is what
-the issue's target (within 1.3x) is about.
+With ``--command grade``, each run grades the shards against ``--trials`` results files
+(a result for every id, the first row of an id alone, each an output its row's rule may or
+may not pass) instead: ``one process`` validates and grades in one process, ``local``
+validates on the pool and grades in one process (``grade --jobs N``), ``dask`` validates
+and grades on the cluster (``grade --engine dask``), warmed by grading the first shard
+against an empty results file.
+
+A run that finds other findings (or verdicts) than the one-process run stops the benchmark.
+``rows/s a worker`` is rows over wall seconds over workers; its ratio to the one-process
+figure is what the issue's target (within 1.3x) is about.
 """
 
 from __future__ import annotations
@@ -58,11 +66,47 @@ def write_shards(rows: int, shards: int, folder: Path) -> Path:
     return logs
 
 
-def child_main(argv: Sequence[str]) -> int:
-    """Validate the shards one way; print seconds and what was found."""
+def write_results(rows: int, trials: int, folder: Path) -> list[Path]:
+    """A results file a trial: one result for each id (its first row's), whose output is
+    the row's ``expected`` text in some trials and another text in the others."""
+    import orjson
+
+    paths = [folder / f"trial-{n + 1}.jsonl" for n in range(trials)]
+    handles = [path.open("wb") for path in paths]
+    seen: set[str] = set()
+    try:
+        for index, row in enumerate(rows_with_repeats(rows)):
+            if row["id"] in seen:
+                continue
+            seen.add(row["id"])
+            expected = row.get("expected")
+            for trial, handle in enumerate(handles):
+                output = expected if isinstance(expected, str) and (index + trial) % 4 else "no"
+                handle.write(orjson.dumps({"id": row["id"], "output": output}) + b"\n")
+    finally:
+        for handle in handles:
+            handle.close()
+    (folder / "empty.jsonl").write_bytes(b"")
+    return paths
+
+
+def _run(command: str, folder: Path, results: list[Path], **how: Any) -> tuple[int, Any]:
+    """Validate or grade the shards: the rows, and what was found (to compare runs by)."""
+    if command == "grade":
+        from blueprint.grading import grade_set
+
+        graded = grade_set(folder, results, source_format="shards", **how)
+        return len(graded.rows), json.dumps(graded.summary()["verdicts"], sort_keys=True)
     from blueprint.validation.validate import validate_shards
 
-    mode, folder, workers = argv[0], Path(argv[1]), int(argv[2])
+    report = validate_shards([folder], **how)
+    return report.rows, len(report.issues)
+
+
+def child_main(argv: Sequence[str]) -> int:
+    """Validate or grade the shards one way; print seconds and what was found."""
+    mode, folder, workers, command = argv[0], Path(argv[1]), int(argv[2]), argv[3]
+    results = [Path(path) for path in argv[4:]]
     if mode == "dask":
         import dask
         import distributed
@@ -84,31 +128,49 @@ def child_main(argv: Sequence[str]) -> int:
             # a cluster runs on: its workers have imported Blueprint and built the schema's
             # validator before the set comes; what that takes a fresh cluster is shown apart
             started = time.perf_counter()
-            validate_shards(sorted(folder.glob("*.jsonl"))[:1], engine=engine)
+            first = sorted(folder.glob("*.jsonl"))[:1]
+            if command == "grade":
+                from blueprint.grading import grade_set
+
+                empty = [folder.parent / "empty.jsonl"]
+                grade_set(first[0], empty, source_format="shards", engine=engine)
+            else:
+                from blueprint.validation.validate import validate_shards
+
+                validate_shards(first, engine=engine)
             warming = time.perf_counter() - started
             started = time.perf_counter()
-            report = validate_shards([folder], engine=engine)
+            rows, found = _run(command, folder, results, engine=engine)
             seconds = time.perf_counter() - started
     else:
         warming = 0.0
         started = time.perf_counter()
-        report = validate_shards([folder], jobs=workers)
+        rows, found = _run(command, folder, results, jobs=workers)
         seconds = time.perf_counter() - started
-    found = {"seconds": seconds, "warming": warming, "rows": report.rows}
-    print(json.dumps({**found, "issues": len(report.issues)}))
+    print(json.dumps({"seconds": seconds, "warming": warming, "rows": rows, "issues": found}))
     return 0
 
 
-def run_child(mode: str, folder: Path, workers: int, repeat: int) -> dict[str, Any]:
+def run_child(
+    mode: str, folder: Path, workers: int, repeat: int, command: str, results: list[Path]
+) -> dict[str, Any]:
     """The best of ``repeat`` runs, each in a fresh process."""
-    script = [str(Path(__file__).resolve()), "--child", mode, str(folder), str(workers)]
-    return best_of(script, repeat)
+    script = [str(Path(__file__).resolve()), "--child", mode, str(folder), str(workers), command]
+    return best_of([*script, *map(str, results)], repeat)
 
 
 def measure(
-    rows: int, shards: int, workers: Sequence[int], repeat: int, folder: Path, dask: bool
+    rows: int,
+    shards: int,
+    workers: Sequence[int],
+    repeat: int,
+    folder: Path,
+    dask: bool,
+    command: str = "validate",
+    trials: int = 1,
 ) -> list[dict[str, Any]]:
     logs = write_shards(rows, shards, folder)
+    results = write_results(rows, trials, folder) if command == "grade" else []
     runs = [("one process", 1)]
     runs += [("local", count) for count in workers if count > 1]
     if dask:
@@ -116,9 +178,9 @@ def measure(
     measured: list[dict[str, Any]] = []
     for label, count in runs:
         mode = "dask" if label == "dask" else "local"
-        found = run_child(mode, logs, count, repeat)
+        found = run_child(mode, logs, count, repeat, command, results)
         if measured and found["issues"] != measured[0]["issues"]:
-            raise RuntimeError(f"{label} x{count} found {found['issues']} findings, not the same")
+            raise RuntimeError(f"{label} x{count} found {found['issues']}, not the same")
         per_worker = rows / found["seconds"] / count
         single = measured[0]["rowsPerSecondPerWorker"] if measured else per_worker
         measured.append(
@@ -156,12 +218,14 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--shards", type=int, default=8)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--repeat", type=int, default=1, help="best of this many runs")
+    parser.add_argument("--command", choices=["validate", "grade"], default="validate")
+    parser.add_argument("--trials", type=int, default=1, help="results files, for grade")
     parser.add_argument("--no-dask", action="store_true", help="leave Dask out")
     parser.add_argument("--json", action="store_true", help="print JSON, not a table")
     parser.add_argument("--workdir", type=Path, default=None, help="where the shards are written")
     args = parser.parse_args(argv)
-    if any(count < 1 for count in args.workers) or args.shards < 1:
-        parser.error("--workers and --shards: whole numbers, 1 or more")
+    if any(count < 1 for count in args.workers) or args.shards < 1 or args.trials < 1:
+        parser.error("--workers, --shards and --trials: whole numbers, 1 or more")
     dask = not args.no_dask
     if dask:
         try:
@@ -170,7 +234,16 @@ def main(argv: Sequence[str]) -> int:
             parser.error("Dask is not installed (pip install -e '.[dask]'), or pass --no-dask")
     with tempfile.TemporaryDirectory(dir=args.workdir) as folder:
         print(f"{os.cpu_count()} CPUs; {args.rows:,} rows in {args.shards} shards", file=sys.stderr)
-        measured = measure(args.rows, args.shards, args.workers, args.repeat, Path(folder), dask)
+        measured = measure(
+            args.rows,
+            args.shards,
+            args.workers,
+            args.repeat,
+            Path(folder),
+            dask,
+            args.command,
+            args.trials,
+        )
     if args.json:
         print(json.dumps(measured, indent=2))
     else:

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,17 +72,23 @@ def test_the_jobs_benchmark_runs_and_finds_the_repeats_it_plants():
     assert measured[0]["speedup"] == 1
 
 
-def test_the_scale_benchmark_runs_every_way_and_finds_the_same():
+def _scale(*arguments: str) -> list[dict[str, Any]]:
+    """What ``scale.py`` measures on 1,500 rows in three shards."""
     pytest.importorskip("distributed")
     script = SCRIPT.with_name("scale.py")
     completed = subprocess.run(
-        [sys.executable, str(script), "--rows", "1500", "--shards", "3", "--json"],
+        [sys.executable, str(script), "--rows", "1500", "--shards", "3", "--json", *arguments],
         capture_output=True,
         text=True,
         check=False,
     )
     assert completed.returncode == 0, completed.stderr
-    measured = json.loads(completed.stdout)
+    measured: list[dict[str, Any]] = json.loads(completed.stdout)
+    return measured
+
+
+def test_the_scale_benchmark_runs_every_way_and_finds_the_same():
+    measured = _scale()
     assert [(found["path"], found["workers"]) for found in measured] == [
         ("one process", 1),
         ("local", 2),
@@ -91,6 +98,20 @@ def test_the_scale_benchmark_runs_every_way_and_finds_the_same():
     assert len({found["issues"] for found in measured}) == 1
     assert all(found["rows"] == 1500 for found in measured)
     assert measured[0]["perWorkerOverOneProcess"] == 1
+
+
+def test_the_scale_benchmark_grades_every_way_with_the_same_verdicts():
+    measured = _scale("--command", "grade", "--trials", "2", "--workers", "2")
+    assert [(found["path"], found["workers"]) for found in measured] == [
+        ("one process", 1),
+        ("local", 2),
+        ("dask", 2),
+    ]
+    verdicts = {found["issues"] for found in measured}
+    assert len(verdicts) == 1
+    counts = json.loads(verdicts.pop())
+    assert counts["pass"] and counts["fail"] and counts["invalid"]  # repeated ids: invalid
+    assert all(found["rows"] == 1500 for found in measured)
 
 
 @pytest.mark.skipif(shutil.which("/usr/bin/time") is None, reason="GNU time is not installed")

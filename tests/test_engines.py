@@ -12,11 +12,14 @@ import pytest
 from typer.testing import CliRunner
 
 from blueprint.cli import app
-from blueprint.core.errors import UsageError
+from blueprint.core.errors import ParseError, UsageError
+from blueprint.grading import grade_set
+from blueprint.grading.streamed import UnknownResultIds
 from blueprint.validation import engines
 from blueprint.validation.engines import DaskEngine
 from blueprint.validation.validate import ValidationOptions, validate_shards
 from conftest import row
+from test_grade_buckets import IDS, result, shard_set, write_results
 from test_parallel import FAMILIES, awkward_lines, line
 from test_shards import parquet_rows, write_parquet, write_shards
 
@@ -190,6 +193,79 @@ def test_a_cluster_that_fails_the_run_is_named_not_a_traceback(
         )
     assert result.exit_code == 2
     assert "worker lost" in result.stderr
+    assert "internal error" not in result.output
+
+
+# --- grading -----------------------------------------------------------------------------------
+
+
+def _grade_files(tmp_path: Path) -> tuple[Path, list[Path]]:
+    folder = shard_set(tmp_path / "set", [7, 19, 30])
+    first = write_results(
+        tmp_path / "a.jsonl",
+        [result(row_id, passing=n % 4 != 1, trial=1 + n % 2) for n, row_id in enumerate(IDS)]
+        + [result(row_id, trial=1 + (n + 1) % 2) for n, row_id in enumerate(IDS) if n % 3],
+    )
+    second = write_results(tmp_path / "b.jsonl", [result(row_id) for row_id in IDS[::3]])
+    return folder, [first, second]
+
+
+def test_grading_on_dask_gives_the_one_process_report(tmp_path: Path, cluster: str) -> None:
+    folder, results = _grade_files(tmp_path)
+    serial = grade_set(folder, results, source_format="shards")
+    with DaskEngine(2, cluster) as engine:
+        remote = grade_set(folder, results, source_format="shards", engine=engine)
+    assert remote.to_json() == serial.to_json()
+    assert serial.trials is not None and len(serial.trials.labels) == 3
+    assert {row.verdict for row in serial.rows} >= {"pass", "fail", "invalid"}
+
+
+def test_grading_on_dask_refuses_what_one_process_refuses(tmp_path: Path, cluster: str) -> None:
+    folder, _ = _grade_files(tmp_path)
+    repeated = write_results(
+        tmp_path / "r.jsonl", [result(IDS[2]), result(IDS[30]), result(IDS[30]), result(IDS[2])]
+    )
+    unknown = write_results(tmp_path / "u.jsonl", [result("nobody"), result(IDS[1])])
+    cases: list[tuple[list[Path], type[Exception]]] = [
+        ([repeated], ParseError),
+        ([repeated, unknown], ParseError),
+        ([unknown, repeated], UnknownResultIds),
+    ]
+    for results, refusal in cases:
+        with pytest.raises(refusal) as serial:
+            grade_set(folder, results, source_format="shards")
+        with DaskEngine(2, cluster) as engine, pytest.raises(refusal) as remote:
+            grade_set(folder, results, source_format="shards", engine=engine)
+        assert str(remote.value) == str(serial.value)
+        assert remote.value.line == 3 if refusal is ParseError else "nobody" in str(remote.value)
+
+
+def test_grading_on_dask_on_the_command_line(tmp_path: Path, cluster: str) -> None:
+    folder, results = _grade_files(tmp_path)
+    runner = CliRunner()
+    command = ["grade", "--shards", "--report", "json", str(folder), *map(str, results)]
+    local = runner.invoke(app, command)
+    remote = runner.invoke(app, [*command, "--engine", "dask", "--scheduler", cluster])
+    assert remote.exit_code == local.exit_code == 1  # failing rows
+    assert json.loads(remote.stdout) == json.loads(local.stdout)
+    # the baseline is graded on the cluster too
+    with_baseline = [*command, "--baseline", str(results[1])]
+    local = runner.invoke(app, with_baseline)
+    remote = runner.invoke(app, [*with_baseline, "--engine", "dask", "--scheduler", cluster])
+    assert json.loads(remote.stdout) == json.loads(local.stdout)
+    assert "comparison" in json.loads(local.stdout)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [["--engine", "dask"], ["--scheduler", "tcp://127.0.0.1:9"], ["--shards", "--scheduler", "x"]],
+)
+def test_grading_engine_options_that_do_not_fit_are_usage_errors(
+    tmp_path: Path, arguments: list[str]
+) -> None:
+    folder, results = _grade_files(tmp_path)
+    result = CliRunner().invoke(app, ["grade", *arguments, str(folder), str(results[1])])
+    assert result.exit_code == 2
     assert "internal error" not in result.output
 
 

@@ -160,6 +160,54 @@ AllowPath = Annotated[
 ]
 
 
+def jobs_option(help: str) -> Any:
+    """``--jobs``/``-j``: a number of processes (0: one per core), as a command uses them."""
+    return typer.Option("--jobs", "-j", min=0, help=help)
+
+
+class EngineName(StrEnum):
+    local = "local"
+    dask = "dask"
+
+
+Engine = Annotated[
+    EngineName,
+    typer.Option(
+        "--engine",
+        help="Where --shards are read: local (this machine's processes, --jobs) or dask"
+        " (a Dask cluster: --scheduler, or a local one of --jobs workers; the dask extra).",
+    ),
+]
+Scheduler = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        help="The Dask scheduler's address (tcp://host:8786) for --engine dask; without"
+        " it, a local cluster.",
+        show_default=False,
+    ),
+]
+
+
+def refuse_engine_misuse(engine: EngineName, scheduler: str | None, shards: bool) -> None:
+    """--engine dask reads a set in shards; --scheduler is for it alone."""
+    if engine is not EngineName.local and not shards:
+        raise UsageError("--engine dask reads a set of shards: add --shards")
+    if scheduler is not None and engine is not EngineName.dask:
+        raise UsageError("--scheduler is the Dask scheduler's address: add --engine dask")
+
+
+@contextlib.contextmanager
+def dask_engine(jobs: int, scheduler: str | None) -> Iterator[Any]:
+    """The Dask cluster at ``scheduler``, or a local one of ``jobs`` workers (0: a core
+    each), for the length of the block."""
+    from blueprint.validation.engines import DaskEngine
+    from blueprint.validation.parallel import default_jobs
+
+    with DaskEngine(jobs or default_jobs(), scheduler) as cluster:
+        yield cluster
+
+
 Quiet = Annotated[
     bool, typer.Option("--quiet", "-q", help="No progress bar while large sets are read.")
 ]

@@ -18,6 +18,7 @@ from blueprint.cli._common import (
     boundary,
     err,
     escape,
+    jobs_option,
     out,
     print_listing,
 )
@@ -65,12 +66,7 @@ def check_command(
     statistics: StatisticsOption = False,
     jobs: Annotated[
         int,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=0,
-            help="Check this many sets at once, in separate processes (0: one per core).",
-        ),
+        jobs_option("Check this many sets at once, in separate processes (0: one per core)."),
     ] = 0,
     allow_path: AllowPath = None,
     quiet: Quiet = False,

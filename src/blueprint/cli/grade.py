@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from enum import StrEnum
 from pathlib import Path
@@ -12,14 +13,20 @@ import typer
 
 from blueprint.cli import _gating, _trials
 from blueprint.cli._common import (
+    Engine,
+    EngineName,
     Force,
     FromFormat,
     InputFile,
+    Scheduler,
     boundary,
+    dask_engine,
     err,
     escape,
+    jobs_option,
     out,
     print_json,
+    refuse_engine_misuse,
     refuse_output_over_inputs,
     value_of,
     visible,
@@ -82,6 +89,16 @@ def grade_command(
             " read as one set (as --from shards).",
         ),
     ] = False,
+    jobs: Annotated[
+        int,
+        jobs_option(
+            "Processes to validate a large set with before grading it (0: one per core;"
+            " sets under 32 MiB always use one); with --engine dask, the workers of a local"
+            " cluster."
+        ),
+    ] = 0,
+    engine: Engine = EngineName.local,
+    scheduler: Scheduler = None,
     workdir: Annotated[
         Path | None,
         typer.Option(
@@ -233,11 +250,20 @@ def grade_command(
     refuse_output_over_inputs(output, *(baseline or []))
     if shards and source_format is not None:
         raise UsageError("--shards is --from shards: give one of them")
+    refuse_engine_misuse(engine, scheduler, shards)
     set_format = "shards" if shards else value_of(source_format)
-    graded = grade_set(set_path, results, options, source_format=set_format, k=k)
-    before = None
-    if baseline:
-        before = grade_set(set_path, baseline, options, source_format=set_format)
+    with contextlib.ExitStack() as stack:
+        cluster = None
+        if engine is EngineName.dask:
+            cluster = stack.enter_context(dask_engine(jobs, scheduler))
+        graded = grade_set(
+            set_path, results, options, source_format=set_format, k=k, jobs=jobs, engine=cluster
+        )
+        before = None
+        if baseline:
+            before = grade_set(
+                set_path, baseline, options, source_format=set_format, jobs=jobs, engine=cluster
+            )
     graded.run_gates(gates, before)
     # rendered once, for where it goes (a report of many rows takes seconds to render)
     if output is not None:

@@ -11,14 +11,20 @@ import typer
 
 from blueprint.cli._common import (
     AllowPath,
+    Engine,
+    EngineName,
     FromFormat,
     Quiet,
     ReportKind,
+    Scheduler,
     boundary,
+    dask_engine,
     err,
     escape,
+    jobs_option,
     out,
     print_listing,
+    refuse_engine_misuse,
     value_of,
 )
 from blueprint.cli.findings import print_findings, statistics_table, summary_line
@@ -28,11 +34,6 @@ from blueprint.project.discovery import expand
 from blueprint.reports.writers import json_pieces, render_github, render_junit, render_junit_many
 from blueprint.validation.stream import ValidationOptions, resolve_codes
 from blueprint.validation.validate import unreadable_report, validate_file, validate_shards
-
-
-class EngineName(StrEnum):
-    local = "local"
-    dask = "dask"
 
 
 class FailOn(StrEnum):
@@ -94,12 +95,9 @@ def validate_command(
     statistics: StatisticsOption = False,
     jobs: Annotated[
         int,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=0,
-            help="Processes to validate a large JSON Lines or JSON file with (0: one per"
-            " core; files under 32 MiB always use one).",
+        jobs_option(
+            "Processes to validate a large JSON Lines or JSON file with (0: one per"
+            " core; files under 32 MiB always use one)."
         ),
     ] = 0,
     shards: Annotated[
@@ -110,23 +108,8 @@ def validate_command(
             " of them or globs, read in name order as one set.",
         ),
     ] = False,
-    engine: Annotated[
-        EngineName,
-        typer.Option(
-            "--engine",
-            help="Where --shards are read: local (this machine's processes, --jobs) or dask"
-            " (a Dask cluster: --scheduler, or a local one of --jobs workers; the dask extra).",
-        ),
-    ] = EngineName.local,
-    scheduler: Annotated[
-        str | None,
-        typer.Option(
-            "--scheduler",
-            help="The Dask scheduler's address (tcp://host:8786) for --engine dask; without"
-            " it, a local cluster.",
-            show_default=False,
-        ),
-    ] = None,
+    engine: Engine = EngineName.local,
+    scheduler: Scheduler = None,
     allow_path: AllowPath = None,
     quiet: Quiet = False,
 ) -> None:
@@ -141,12 +124,9 @@ def validate_command(
         ignore=codes_option(ignore),
         row_ids=report is ReportKind.junit,  # the one report with a line per row
     )
-    if engine is not EngineName.local and not shards:
-        raise UsageError("--engine dask reads a set of shards: add --shards")
+    refuse_engine_misuse(engine, scheduler, shards)
     if shards and source_format is not None:
         raise UsageError("--shards reads the paths as one set in shards: leave out --from")
-    if scheduler is not None and engine is not EngineName.dask:
-        raise UsageError("--scheduler is the Dask scheduler's address: add --engine dask")
     if shards:
         single = True
         results = [_validated_shards(paths, options, jobs, engine, scheduler)]
@@ -221,10 +201,7 @@ def _validated_shards(
     """The report on one set of shards, read by this machine's processes or on Dask."""
     if engine is EngineName.local:
         return validate_shards(paths, options=options, jobs=jobs)
-    from blueprint.validation.engines import DaskEngine
-    from blueprint.validation.parallel import default_jobs
-
-    with DaskEngine(jobs or default_jobs(), scheduler) as cluster:
+    with dask_engine(jobs, scheduler) as cluster:
         return validate_shards(paths, options=options, engine=cluster)
 
 

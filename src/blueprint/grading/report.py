@@ -21,6 +21,8 @@ from typing import Any
 from blueprint.convert import complete_header, data_rows, open_set
 from blueprint.core.errors import ParseError, UsageError
 from blueprint.core.issues import ERROR_CODES, Issue
+from blueprint.formats.shards import find_shards
+from blueprint.grading.buckets import GradingEngine, grade_in_buckets
 from blueprint.grading.compare import Comparison, compare_runs, family_severities
 from blueprint.grading.gates import GateFailure, GateOptions, risk_cell, run_gates
 from blueprint.grading.judges import JudgeCheck, check_judges, judge_counts
@@ -29,7 +31,7 @@ from blueprint.grading.semantics import VERDICTS, GradingOptions, RowVerdict, ve
 from blueprint.grading.streamed import UnknownResultIds, grade_rows
 from blueprint.grading.trials import RowTrials, TrialRun, group_figures
 from blueprint.validation.stream import ValidationOptions
-from blueprint.validation.validate import validate_file
+from blueprint.validation.validate import validate_file, validate_shards
 
 
 class SetNotGradable(UsageError):
@@ -250,6 +252,8 @@ def grade_set(
     *,
     source_format: str | None = None,
     k: int | None = None,
+    jobs: int = 1,
+    engine: GradingEngine | None = None,
 ) -> GradeReport:
     """Grade every row of a set against its recorded results; a row with none is ``not-run``.
 
@@ -262,13 +266,20 @@ def grade_set(
     result says. Raises ParseError for an unreadable set or results file, SetNotGradable for
     an error that belongs to no row, UnknownResultIds when a result names a row the set
     does not have, and UsageError for a ``k`` past the number of trials.
+
+    ``jobs`` processes (0: one per core) validate a large set first (as ``blueprint
+    validate --jobs``). With an ``engine`` (a cluster,
+    :class:`blueprint.validation.engines.DaskEngine`), the set is a set in shards, validated
+    and graded by the engine's workers (:mod:`blueprint.grading.buckets`): the same report.
     """
     paths = [results_path] if isinstance(results_path, str | Path) else list(results_path)
     if not paths:
         raise UsageError("no results file to grade")
     for path in paths:
         require_readable(Path(path))  # before a large set is read
-    errors = _row_errors(set_path, source_format)
+    if engine is not None and source_format != "shards":
+        raise UsageError("a set graded on an engine is a set in shards (--shards)")
+    errors = _row_errors(set_path, source_format, jobs, engine)
     source = open_set(set_path, source_format)
     header, _ = complete_header(source)
     families = {
@@ -277,9 +288,24 @@ def grade_set(
         if isinstance(family, dict) and isinstance(family.get("id"), str)
     }
     paths = [Path(path) for path in paths]
-    graded = grade_rows(
-        data_rows(source), families, errors, paths, options or GradingOptions(), k=k
-    )
+    if engine is None:
+        graded = grade_rows(
+            data_rows(source), families, errors, paths, options or GradingOptions(), k=k
+        )
+    else:
+        shards = find_shards([set_path])
+        span, buckets = engine.sizes(shards.size)
+        graded = grade_in_buckets(
+            engine.runner(),
+            shards,
+            families,
+            errors,
+            paths,
+            options or GradingOptions(),
+            buckets=buckets,
+            span_bytes=span,
+            k=k,
+        )
     report = GradeReport(
         set_path,
         paths[0],
@@ -295,12 +321,17 @@ def grade_set(
     return report
 
 
-def _row_errors(set_path: Path, source_format: str | None) -> dict[str, list[Issue]]:
+def _row_errors(
+    set_path: Path, source_format: str | None, jobs: int = 1, engine: GradingEngine | None = None
+) -> dict[str, list[Issue]]:
     """The validator's error findings by row id; SetNotGradable for those of no row."""
     # errors only: a warning changes no verdict, and leaving them out spares the pass the
     # rules only they need (the duplicate inputs' normalisation, the passLogic phrases)
     options = ValidationOptions(select=ERROR_CODES, row_ids=False)
-    report = validate_file(set_path, format=source_format, options=options)
+    if engine is None:
+        report = validate_file(set_path, format=source_format, options=options, jobs=jobs)
+    else:
+        report = validate_shards([set_path], options=options, engine=engine)
     errors = [issue for issue in report.issues if issue.severity == "error"]
     if report.unreadable:
         first = next((issue for issue in errors if issue.code == "parse"), None)

@@ -22,11 +22,12 @@ trial 3).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import marshal
 import math
 import sys
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -175,98 +176,34 @@ class _Index:
         return len(self.absent)
 
 
-class _Tally:
-    """Each row's verdict in each trial as results are read, a byte a row and trial."""
+class Trials:
+    """The trials of a run, numbered in the order first met, with each one's place in the
+    run's order (its file, then its number or name), which labels them."""
 
-    def __init__(self, index: _Index, options: GradingOptions) -> None:
-        self.index = index
-        self.options = options
-        size = len(index)
-        self.columns: list[bytearray] = []
+    def __init__(self) -> None:
         #: (file number, file, trial named) of each trial, in the order first met
         self.sources: list[tuple[int, Path, str | None]] = []
         self.numbers: dict[tuple[int, str | None], int] = {}
-        #: each trial's score of each row (NaN: none)
-        self.scores: list[array[float]] = []
-        #: each trial's place in the run's order (its file, then its number or name)
         self.places: list[tuple[int, int, int, str]] = []
-        self.best: list[RowVerdict | None] = [None] * size
-        self.best_rank = bytearray([_NO_RANK]) * size
-        self.best_trial = array("i", [-1]) * size
-        self._cached: tuple[int, dict[str, Any] | None] = (-1, None)
 
-    def read(self, file_number: int, path: Path) -> None:
-        unknown: set[str] = set()
-        read_any = False
-        for key, recorded in read_trials(path):
-            read_any = True
-            positions = self.index.lookup(recorded.id)
-            if positions is None:
-                unknown.add(recorded.id)
-                continue
-            trial = self._trial(file_number, path, key, recorded.line)
-            column = self.columns[trial]
-            for position in positions:
-                if column[position]:
-                    earlier = _first_line(path, recorded.id, key)
-                    raise ParseError(path, repeated(recorded.id, key, earlier), line=recorded.line)
-                self._add(position, trial, column, recorded)
-        if unknown:
-            raise UnknownResultIds(path, sorted(unknown))
-        if not read_any:
-            # a file with no result is a trial in which nothing ran
-            self._trial(file_number, path, None, None)
+    def __len__(self) -> int:
+        return len(self.sources)
 
-    def _trial(self, file_number: int, path: Path, key: str | None, line: int | None) -> int:
+    def number(self, file_number: int, path: Path, key: str | None) -> tuple[int, bool]:
+        """The trial's number, and whether it is met here for the first time."""
         found = self.numbers.get((file_number, key))
         if found is not None:
-            return found
-        if len(self.sources) >= MAX_TRIALS:
-            raise ParseError(
-                path,
-                f"trial {key}: more than {MAX_TRIALS} trials in one run (a trial is one run"
-                " over the set: name it the same in every result of the run)",
-                line=line,
-            )
+            return found, False
         number = len(self.sources)
         self.numbers[(file_number, key)] = number
         self.sources.append((file_number, path, key))
-        self.columns.append(bytearray(len(self.index)))
-        self.scores.append(array("d", [_NO_SCORE]) * len(self.index))
         if key is None:
             self.places.append((file_number, 0, 0, ""))
         elif key.isascii() and key.isdigit():
             self.places.append((file_number, 0, int(key), key))
         else:
             self.places.append((file_number, 1, 0, key))
-        return number
-
-    def _add(self, position: int, trial: int, column: bytearray, recorded: Recorded) -> None:
-        verdict = self._grade(position, recorded)
-        column[position] = CODES[verdict.verdict]
-        if verdict.verdict in SCORED and verdict.score is not None:
-            self.scores[trial][position] = verdict.score
-        rank = _RANK.get(verdict.verdict, _LAST_RANK)
-        best = self.best_rank[position]
-        if rank < best or (
-            rank == best and self.places[trial] < self.places[self.best_trial[position]]
-        ):
-            self.best[position] = verdict
-            self.best_rank[position] = rank
-            self.best_trial[position] = trial
-
-    def _grade(self, position: int, recorded: Recorded) -> RowVerdict:
-        packed = self.index.packed[position]
-        if packed is None:
-            absent = self.index.absent[position]
-            assert absent is not None
-            return absent
-        cached_at, row = self._cached
-        if cached_at != position or row is None:
-            row = marshal.loads(packed) if isinstance(packed, bytes) else packed
-            self._cached = (position, row)
-        evaluator = self.index.evaluators[position]
-        return grade_row(row, recorded, self.options, family_evaluator=evaluator)
+        return number, True
 
     def labels(self) -> tuple[list[int], list[TrialLabel]]:
         """The trials in the run's order (by file; within a file, numbered trials by
@@ -286,6 +223,107 @@ class _Tally:
                 label = f"{file_number}.{key}"
             labels.append(TrialLabel(label, str(path), key))
         return order, labels
+
+
+def too_many_trials(path: Path, key: str | None, line: int | None) -> ParseError:
+    return ParseError(
+        path,
+        f"trial {key}: more than {MAX_TRIALS} trials in one run (a trial is one run"
+        " over the set: name it the same in every result of the run)",
+        line=line,
+    )
+
+
+class _Tally:
+    """Each row's verdict in each trial as results are read, a byte a row and trial."""
+
+    def __init__(self, index: _Index, options: GradingOptions) -> None:
+        self.index = index
+        self.options = options
+        size = len(index)
+        self.trials = Trials()
+        self.columns: list[bytearray] = []
+        #: each trial's score of each row (NaN: none)
+        self.scores: list[array[float]] = []
+        self.best: list[RowVerdict | None] = [None] * size
+        self.best_rank = bytearray([_NO_RANK]) * size
+        self.best_trial = array("i", [-1]) * size
+        self._cached: tuple[int, dict[str, Any] | None] = (-1, None)
+
+    def read(self, file_number: int, path: Path) -> None:
+        self.read_items(file_number, path, read_trials(path))
+
+    def read_items(
+        self,
+        file_number: int,
+        path: Path,
+        items: Iterable[tuple[str | None, Recorded]],
+        *,
+        first_line: Callable[[str, str | None], int | None] | None = None,
+        empty_is_a_trial: bool = True,
+    ) -> None:
+        """Grade a file's results (``items``, in its order). ``first_line`` finds the line
+        of a row's first result in a trial when a second one is refused (reading the file
+        again when None); a file with no result is a trial in which nothing ran, unless
+        ``empty_is_a_trial`` is off (a bucket's share of a file may hold none)."""
+        unknown: set[str] = set()
+        read_any = False
+        for key, recorded in items:
+            read_any = True
+            positions = self.index.lookup(recorded.id)
+            if positions is None:
+                unknown.add(recorded.id)
+                continue
+            trial = self.trial(file_number, path, key, recorded.line)
+            column = self.columns[trial]
+            for position in positions:
+                if column[position]:
+                    earlier = (first_line or functools.partial(_first_line, path))(recorded.id, key)
+                    raise ParseError(path, repeated(recorded.id, key, earlier), line=recorded.line)
+                self._add(position, trial, column, recorded)
+        if unknown:
+            raise UnknownResultIds(path, sorted(unknown))
+        if not read_any and empty_is_a_trial:
+            self.trial(file_number, path, None, None)
+
+    def trial(self, file_number: int, path: Path, key: str | None, line: int | None) -> int:
+        """The trial's number, its columns made when it is new (a ParseError past
+        ``MAX_TRIALS``)."""
+        found = self.trials.numbers.get((file_number, key))
+        if found is not None:
+            return found
+        if len(self.trials) >= MAX_TRIALS:
+            raise too_many_trials(path, key, line)
+        number, _ = self.trials.number(file_number, path, key)
+        self.columns.append(bytearray(len(self.index)))
+        self.scores.append(array("d", [_NO_SCORE]) * len(self.index))
+        return number
+
+    def _add(self, position: int, trial: int, column: bytearray, recorded: Recorded) -> None:
+        verdict = self._grade(position, recorded)
+        column[position] = CODES[verdict.verdict]
+        if verdict.verdict in SCORED and verdict.score is not None:
+            self.scores[trial][position] = verdict.score
+        rank = _RANK.get(verdict.verdict, _LAST_RANK)
+        best = self.best_rank[position]
+        places = self.trials.places
+        if rank < best or (rank == best and places[trial] < places[self.best_trial[position]]):
+            self.best[position] = verdict
+            self.best_rank[position] = rank
+            self.best_trial[position] = trial
+
+    def _grade(self, position: int, recorded: Recorded) -> RowVerdict:
+        packed = self.index.packed[position]
+        if packed is None:
+            absent = self.index.absent[position]
+            assert absent is not None
+            return absent
+        cached_at, row = self._cached
+        if cached_at != position or row is None:
+            row = marshal.loads(packed) if isinstance(packed, bytes) else packed
+            self._cached = (position, row)
+        evaluator = self.index.evaluators[position]
+        return grade_row(row, recorded, self.options, family_evaluator=evaluator)
 
 
 def _first_line(path: Path, row_id: str, key: str | None) -> int | None:
@@ -315,36 +353,77 @@ def grade_rows(
     for file_number, path in enumerate(results, start=1):
         tally.read(file_number, path)
     index.packed = []  # every result is graded: the rows are not needed again
-    order, labels = tally.labels()
+    return run_verdicts(
+        Tallied(
+            index.absent,
+            tally.best,
+            tally.best_trial,
+            tally.columns,
+            tally.scores,
+            tally.trials,
+            index.positions,
+            index.judged_ids,
+            index.risks,
+        ),
+        errors,
+        k,
+    )
+
+
+@dataclass
+class Tallied:
+    """What reading the results leaves, a value a row (in the set's order) or a column a
+    trial: what :func:`run_verdicts` makes each row's verdict of."""
+
+    #: each row's verdict when no result comes
+    absent: list[RowVerdict | None]
+    #: the verdict standing for the row among those its results got, and its trial
+    best: list[RowVerdict | None]
+    best_trial: array[int]
+    #: a trial's verdict codes and scores of each row, by trial number
+    columns: list[bytearray]
+    scores: list[array[float]]
+    trials: Trials
+    #: the ids of the rows that have one (a text)
+    ids: Container[str]
+    judged_ids: set[str]
+    risks: dict[str, tuple[str | None, str | None]]
+
+
+def run_verdicts(tallied: Tallied, errors: dict[str, list[Issue]], k: int | None) -> GradedRows:
+    """Each row's verdict over its trials, with the validator's errors obeyed (see
+    :func:`grade_rows`)."""
+    order, labels = tallied.trials.labels()
     count = len(order)
     if k is not None and not 1 <= k <= max(count, 1):
         raise UsageError(f"k = {k}: from 1 to the run's {count} trial(s)")
-    columns = [tally.columns[trial] for trial in order]
-    scores = [tally.scores[trial] for trial in order]
+    columns = [tallied.columns[trial] for trial in order]
+    scores = [tallied.scores[trial] for trial in order]
     place = {trial: number for number, trial in enumerate(order)}
     verdicts: list[RowVerdict] = []
     figures: list[RowTrials] = []
+    size = len(tallied.absent)
     # each row's verdict in each trial, a tuple of bytes a row (none when nothing was read)
     by_row: Iterable[tuple[int, ...]] = (
-        zip(*columns, strict=True) if columns else (() for _ in range(len(index)))
+        zip(*columns, strict=True) if columns else (() for _ in range(size))
     )
     for position, codes in enumerate(by_row):
-        absent = index.absent[position]
-        best = tally.best[position] or absent
+        absent = tallied.absent[position]
+        best = tallied.best[position] or absent
         assert absent is not None and best is not None
         # each row's verdicts are let go as its own is made, so they are not all held twice
-        index.absent[position] = tally.best[position] = None
-        found = errors.get(absent.id) if absent.id in index.positions else None
+        tallied.absent[position] = tallied.best[position] = None
+        found = errors.get(absent.id) if absent.id in tallied.ids else None
         if count > 1:
             given = array("d", [column[position] for column in scores])
             trials = _trials(bytes(codes), given, absent, bool(found))
-            trial = tally.best_trial[position]
+            trial = tallied.best_trial[position]
             label = labels[place[trial]].label if trial >= 0 else None
             best = _overall(best, trials, label)
             figures.append(trials)
         verdicts.append(_invalid(best, found) if found else best)
     run = TrialRun(labels, figures, k or count) if count > 1 else None
-    return GradedRows(verdicts, index.judged_ids, run, index.risks)
+    return GradedRows(verdicts, tallied.judged_ids, run, tallied.risks)
 
 
 def _trials(codes: bytes, scores: array[float], absent: RowVerdict, invalid: bool) -> RowTrials:

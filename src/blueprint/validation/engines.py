@@ -16,7 +16,7 @@ folder every machine mounts, or one machine's local cluster).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
@@ -132,9 +132,34 @@ class DaskEngine:
             found: list[list[Placed]] = client.gather(reduced)
         return found
 
+    def runner(self) -> DaskRunner:
+        """The cluster as a runner of any tasks (grading's: :mod:`blueprint.grading.buckets`)."""
+        return DaskRunner(self._client())
+
     def _client(self) -> Client:
         assert self.client is not None, "the engine is used inside its with block"
         return self.client
+
+
+@dataclass(frozen=True)
+class DaskRunner:
+    """Tasks on the cluster: each one's arguments may be earlier tasks' futures, whose
+    values stay on the workers; a failure is named as the engine's are."""
+
+    client: Client
+
+    def submit(self, function: Callable[..., Any], *arguments: Any) -> Future:
+        return self.client.submit(_collected_late, function, *arguments, pure=False)
+
+    def gather(self, handles: list[Any]) -> list[Any]:
+        with _failures_named():
+            found: list[Any] = self.client.gather(handles)
+        return found
+
+
+def _collected_late(function: Callable[..., Any], *arguments: Any) -> Any:
+    with few_collections():
+        return function(*arguments)
 
 
 @dataclass(frozen=True)

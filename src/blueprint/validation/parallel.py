@@ -370,9 +370,11 @@ class Piece:
     file: str | None = None
 
 
-def pieces(source: SetSource, shards: Shards | None, size: int) -> Iterator[Piece]:
-    """The set cut into spans of about ``size`` bytes, in reading order."""
+def pieces(source: SetSource | None, shards: Shards | None, size: int) -> Iterator[Piece]:
+    """The set cut into spans of about ``size`` bytes, in reading order (``source``: the
+    set's one file, when it is not in ``shards``)."""
     if shards is None:
+        assert source is not None
         if source.format == "json":
             assert source.row_places is not None
             for start, end, rows in document_spans(source.row_places, size):

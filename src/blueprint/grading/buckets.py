@@ -1,0 +1,444 @@
+"""Grading a set in shards on a cluster: rows and results met in buckets by row id.
+
+A result is graded against its own row alone, so the work splits by row id. Tasks read the
+set's spans (:func:`blueprint.validation.parallel.pieces`) and keep, of each row, the part
+grading reads, in a bucket by its id's key; a task a results file reads its results into
+the same buckets. Each bucket's task then grades its results against its rows, exactly as one
+process grading the whole set does (:mod:`blueprint.grading.streamed`: the same index and
+tally, its trials numbered as the whole run numbers them). This process counts the rows of
+each span, numbers the trials, and puts each bucket's verdicts back in the set's order; the
+rows and results themselves stay on the workers. Every refusal one process would give (a
+second result for a row in a trial, a result for a row the set does not have, a results file
+that does not read, too many trials) is given here too, for the first file and place one
+process would have met it.
+
+The tasks run wherever ``submit`` sends them: a Dask cluster's workers
+(:class:`blueprint.validation.engines.DaskEngine`), or here, one after another
+(:class:`Inline`, which the tests compare with one process).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import pickle
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from blueprint.core.errors import ParseError
+from blueprint.core.issues import Issue
+from blueprint.formats._io import json_lines
+from blueprint.formats.base import UnreadableRow
+from blueprint.formats.shards import Shards, parquet_rows
+from blueprint.grading.results import read_trials
+from blueprint.grading.semantics import GradingOptions, Recorded
+from blueprint.grading.streamed import (
+    GRADED_CASE_FIELDS,
+    MAX_TRIALS,
+    GradedRows,
+    Tallied,
+    Trials,
+    UnknownResultIds,
+    _Index,
+    _Tally,
+    run_verdicts,
+    too_many_trials,
+)
+from blueprint.io import limits
+from blueprint.io.firstseen import text_key
+from blueprint.validation.parallel import Engine, Piece, pieces
+
+#: the fields of a case profile a bucket keeps: those grading reads, and the two that place
+#: a row in a high-risk cell
+_KEPT_CASE_FIELDS: Final = (*GRADED_CASE_FIELDS, "reversibility", "blastRadius")
+
+
+class Runner(Protocol):
+    """Where the tasks run: ``submit`` starts one (its arguments may be what earlier tasks
+    give), ``gather`` waits for tasks and gives what they returned."""
+
+    def submit(self, function: Callable[..., Any], *arguments: Any) -> Any: ...
+
+    def gather(self, handles: list[Any]) -> list[Any]: ...
+
+
+class GradingEngine(Engine, Protocol):
+    """An engine that validates (:class:`blueprint.validation.parallel.Engine`) and runs
+    the grading's tasks."""
+
+    def runner(self) -> Runner: ...
+
+
+class Inline:
+    """Every task run here, at once, one after another."""
+
+    def submit(self, function: Callable[..., Any], *arguments: Any) -> Any:
+        return function(*arguments)
+
+    def gather(self, handles: list[Any]) -> list[Any]:
+        return list(handles)
+
+
+# --- the set's rows ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RowsTask:
+    piece: Piece
+    buckets: int
+    #: the limits in force where the run started (a worker has its own defaults)
+    bounds: dict[str, int]
+
+
+def slim_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The part of a row a bucket keeps: what grading reads of it, and its risk cell."""
+    kept: dict[str, Any] = {name: row[name] for name in ("id", "expected") if name in row}
+    if "metadata" in row:
+        metadata = row["metadata"]
+        if isinstance(metadata, dict):
+            case = metadata.get("case")
+            if isinstance(case, dict):
+                case = {name: case[name] for name in _KEPT_CASE_FIELDS if name in case}
+            metadata = {"case": case} if "case" in metadata else {}
+        kept["metadata"] = metadata
+    return kept
+
+
+def bucket_of(row_id: Any, buckets: int) -> int:
+    # a row without an id (which only an invalid set has) gets no result: any bucket will do
+    return text_key(row_id) % buckets if isinstance(row_id, str) else 0
+
+
+def bucket_rows(task: RowsTask) -> tuple[int, list[bytes]]:
+    """A span's rows counted, and what grading reads of each, a pickled list a bucket:
+    (the row's place in the span, the part kept). As in one process, only a row that is an
+    object is a row to grade (a set with any other has an error no row owns, and is refused
+    before grading)."""
+    piece = task.piece
+    bounds = replace(limits.Limits(**task.bounds), max_rows=0)
+    items: Iterable[tuple[int, Any] | UnreadableRow]
+    if piece.kind == "parquet":
+        items = parquet_rows(piece.path, (piece.start, piece.end))
+    else:
+        items = json_lines(piece.path, bounds, (piece.start, piece.end))
+    held: list[list[tuple[int, Any]]] = [[] for _ in range(task.buckets)]
+    count = 0
+    for item in items:
+        if isinstance(item, UnreadableRow):  # the set was validated: read again, it changed
+            raise item.error(piece.path)
+        row = item[1]
+        if isinstance(row, dict):
+            held[bucket_of(row.get("id"), task.buckets)].append((count, slim_row(row)))
+            count += 1
+    return count, [pickle.dumps(rows, pickle.HIGHEST_PROTOCOL) if rows else b"" for rows in held]
+
+
+# --- the results -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResultsTask:
+    path: Path
+    buckets: int
+    bounds: dict[str, int]
+
+
+@dataclass
+class ResultsRead:
+    """A results file read, without its results (what this process reads of it)."""
+
+    #: results read, in the file's order (up to the first that does not read)
+    count: int = 0
+    #: each trial the file names, in the order first met: (trial, its first result's place
+    #: among the file's results, that result's line)
+    trials: list[tuple[str | None, int, int | None]] = field(default_factory=list)
+    #: why the file stops reading, and where: (place of the result it stops at, line,
+    #: column, reason)
+    error: tuple[int, int | None, int | None, str] | None = None
+    #: the results, a pickled list a bucket: (place, trial, result)
+    blobs: list[bytes] | None = None
+
+
+def bucket_results(task: ResultsTask) -> ResultsRead:
+    """A results file's results, in buckets by their row's id."""
+    read = ResultsRead()
+    held: list[list[tuple[int, str | None, Recorded]]] = [[] for _ in range(task.buckets)]
+    seen: set[str | None] = set()
+    with limits.overridden(**task.bounds):
+        try:
+            for place, (key, recorded) in enumerate(read_trials(task.path)):
+                read.count = place + 1
+                if key not in seen:
+                    seen.add(key)
+                    read.trials.append((key, place, recorded.line))
+                held[bucket_of(recorded.id, task.buckets)].append((place, key, recorded))
+        except ParseError as error:
+            read.error = (read.count, error.line, error.column, error.reason)
+    read.blobs = [pickle.dumps(found, pickle.HIGHEST_PROTOCOL) if found else b"" for found in held]
+    return read
+
+
+# --- a bucket ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BucketTask:
+    bucket: int
+    families: dict[str, Any]
+    options: GradingOptions
+    #: per span of the set: the rows before it
+    bases: tuple[int, ...]
+    #: per results file: its number and path, and the place of the first result not graded
+    #: (None: every one)
+    files: tuple[tuple[int, Path, int | None], ...]
+    #: the run's trials, in the order one process numbers them
+    trials: tuple[tuple[int, Path, str | None], ...]
+
+
+@dataclass
+class BucketGrades:
+    """A bucket's rows graded: each row's place in the set, and its values in the
+    :class:`Tallied` of the whole run."""
+
+    positions: array[int]
+    tallied: Tallied
+    #: per file number: the first second result for a row in a trial (its place among the
+    #: file's results, its line, why)
+    repeats: dict[int, tuple[int, int | None, str]]
+    #: per file number: the ids its results name that the set does not have
+    unknown: dict[int, list[str]]
+
+
+def grade_bucket(task: BucketTask, *blobs: bytes) -> BucketGrades:
+    """Grade a bucket's results against its rows (``blobs``: the bucket's part of each span
+    of the set, then of each results file)."""
+    spans = len(task.bases)
+    positions = array("q")
+    rows: list[Any] = []
+    for base, blob in zip(task.bases, blobs[:spans], strict=True):
+        for offset, row in pickle.loads(blob) if blob else ():
+            positions.append(base + offset)
+            rows.append(row)
+    index = _Index(rows, task.families, task.options)
+    del rows
+    tally = _Tally(index, task.options)
+    for file_number, path, key in task.trials:
+        tally.trial(file_number, path, key, None)
+    repeats: dict[int, tuple[int, int | None, str]] = {}
+    unknown: dict[int, list[str]] = {}
+    for (file_number, path, cutoff), blob in zip(task.files, blobs[spans:], strict=True):
+        found: list[tuple[int, str | None, Recorded]] = pickle.loads(blob) if blob else []
+        if cutoff is not None:
+            found = [entry for entry in found if entry[0] < cutoff]
+        at = [0]
+        try:
+            tally.read_items(
+                file_number,
+                path,
+                _tracked(found, at),
+                first_line=functools.partial(_first_line, found),
+                empty_is_a_trial=False,
+            )
+        except UnknownResultIds as error:
+            unknown[file_number] = error.ids
+        except ParseError as error:  # a second result for a row in a trial
+            repeats[file_number] = (at[0], error.line, error.reason)
+            break  # the run stops here: nothing after it is graded
+    index.packed = []
+    tallied = Tallied(
+        index.absent,
+        tally.best,
+        tally.best_trial,
+        tally.columns,
+        tally.scores,
+        Trials(),
+        set(index.positions),
+        index.judged_ids,
+        index.risks,
+    )
+    return BucketGrades(positions, tallied, repeats, unknown)
+
+
+def _tracked(
+    found: list[tuple[int, str | None, Recorded]], at: list[int]
+) -> Iterator[tuple[str | None, Recorded]]:
+    """The results as the tally reads them, the place of the last one given in ``at``."""
+    for place, key, recorded in found:
+        at[0] = place
+        yield key, recorded
+
+
+def _first_line(
+    found: list[tuple[int, str | None, Recorded]], row_id: str, key: str | None
+) -> int | None:
+    """The line of a row's first result in a trial (every result for the row is in its
+    bucket)."""
+    for _, trial, result in found:
+        if result.id == row_id and trial == key:
+            return result.line
+    return None
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+
+def _count(read: tuple[int, list[bytes]]) -> int:
+    return read[0]
+
+
+def _rows_blob(read: tuple[int, list[bytes]], bucket: int) -> bytes:
+    return read[1][bucket]
+
+
+def _summary(read: ResultsRead) -> ResultsRead:
+    return replace(read, blobs=None)
+
+
+def _results_blob(read: ResultsRead, bucket: int) -> bytes:
+    assert read.blobs is not None
+    return read.blobs[bucket]
+
+
+def grade_in_buckets(
+    runner: Runner,
+    shards: Shards,
+    families: dict[str, Any],
+    errors: dict[str, list[Issue]],
+    results: Sequence[Path],
+    options: GradingOptions,
+    *,
+    buckets: int,
+    span_bytes: int,
+    k: int | None = None,
+) -> GradedRows:
+    """:func:`blueprint.grading.streamed.grade_rows` for a set in shards, its work done in
+    ``buckets`` buckets by the tasks ``runner`` runs: the same verdicts, and the same
+    refusals."""
+    bounds = asdict(limits.current())
+    row_reads = [
+        runner.submit(bucket_rows, RowsTask(piece, buckets, bounds))
+        for piece in pieces(None, shards, span_bytes)
+    ]
+    result_reads = [
+        runner.submit(bucket_results, ResultsTask(path, buckets, bounds)) for path in results
+    ]
+    counts: list[int] = runner.gather([runner.submit(_count, read) for read in row_reads])
+    summaries: list[ResultsRead] = runner.gather(
+        [runner.submit(_summary, read) for read in result_reads]
+    )
+    trials, cutoffs, stops = _number_trials(results, summaries)
+    bases = tuple(itertools.accumulate(counts, initial=0))[:-1]
+    files = tuple(
+        (number, path, cutoff)
+        for number, (path, cutoff) in enumerate(zip(results, cutoffs, strict=True), start=1)
+    )
+    task = BucketTask(0, families, options, bases, files, tuple(trials.sources))
+    graded: list[BucketGrades] = runner.gather(
+        [
+            runner.submit(
+                grade_bucket,
+                replace(task, bucket=bucket),
+                *(runner.submit(_rows_blob, read, bucket) for read in row_reads),
+                *(runner.submit(_results_blob, read, bucket) for read in result_reads),
+            )
+            for bucket in range(buckets)
+        ]
+    )
+    _refuse(results, stops, graded)
+    return run_verdicts(_merged(graded, sum(counts), trials), errors, k)
+
+
+def _number_trials(
+    results: Sequence[Path], summaries: list[ResultsRead]
+) -> tuple[Trials, list[int | None], list[ParseError | None]]:
+    """The run's trials numbered as one process numbers them, reading the files in turn;
+    per file, the place of its first result not to grade and the refusal found there (a
+    result that does not read, a trial past ``MAX_TRIALS``). After a file that stops the
+    run, nothing is graded."""
+    trials = Trials()
+    cutoffs: list[int | None] = []
+    stops: list[ParseError | None] = []
+    stopped = False
+    for file_number, (path, read) in enumerate(zip(results, summaries, strict=True), start=1):
+        if stopped:
+            cutoffs.append(0)
+            stops.append(None)
+            continue
+        cutoff: int | None = None
+        stop: ParseError | None = None
+        if read.error is not None:
+            cutoff = read.error[0]
+            stop = ParseError(path, read.error[3], line=read.error[1], column=read.error[2])
+        for key, place, line in read.trials:
+            if cutoff is not None and place >= cutoff:
+                break
+            if (file_number, key) not in trials.numbers and len(trials) >= MAX_TRIALS:
+                cutoff, stop = place, too_many_trials(path, key, line)
+                break
+            trials.number(file_number, path, key)
+        if read.count == 0 and read.error is None:
+            trials.number(file_number, path, None)  # a trial in which nothing ran
+        stopped = stop is not None
+        cutoffs.append(cutoff)
+        stops.append(stop)
+    return trials, cutoffs, stops
+
+
+def _refuse(
+    results: Sequence[Path], stops: list[ParseError | None], graded: list[BucketGrades]
+) -> None:
+    """Raise the refusal one process gives: the first file's, and in it the first place's
+    (a second result for a row in a trial, which the buckets find, or where the file stops:
+    ``stops``)."""
+    for file_number, (path, stop) in enumerate(zip(results, stops, strict=True), start=1):
+        # a bucket grades nothing from where the file stops: a repeat it finds comes first
+        first = min(
+            (bucket.repeats[file_number] for bucket in graded if file_number in bucket.repeats),
+            default=None,
+        )
+        if first is not None:
+            raise ParseError(path, first[2], line=first[1])
+        if stop is not None:
+            raise stop
+        unknown = {row_id for bucket in graded for row_id in bucket.unknown.get(file_number, ())}
+        if unknown:
+            raise UnknownResultIds(path, sorted(unknown))
+
+
+def _merged(graded: list[BucketGrades], size: int, trials: Trials) -> Tallied:
+    """The buckets' values put back in the set's order."""
+    from blueprint.grading.streamed import _NO_SCORE
+
+    count = len(trials)
+    merged = Tallied(
+        [None] * size,
+        [None] * size,
+        array("i", [-1]) * size,
+        [bytearray(size) for _ in range(count)],
+        [array("d", [_NO_SCORE]) * size for _ in range(count)],
+        trials,
+        set(),
+        set(),
+        {},
+    )
+    assert isinstance(merged.ids, set)
+    for bucket in graded:
+        part = bucket.tallied
+        for local, position in enumerate(bucket.positions):
+            merged.absent[position] = part.absent[local]
+            merged.best[position] = part.best[local]
+            merged.best_trial[position] = part.best_trial[local]
+            for trial in range(count):
+                merged.columns[trial][position] = part.columns[trial][local]
+                merged.scores[trial][position] = part.scores[trial][local]
+        assert isinstance(part.ids, set)
+        merged.ids.update(part.ids)
+        merged.judged_ids.update(part.judged_ids)
+        merged.risks.update(part.risks)
+    return merged
+
+
+__all__ = ["BucketTask", "Inline", "Runner", "grade_bucket", "grade_in_buckets", "slim_row"]

@@ -1,0 +1,285 @@
+"""Grading in buckets by row id (the engine's path) gives what one process gives: the same
+verdicts and trials for every split of the set into spans and buckets, and the same refusal,
+for the same file and line, for every results file one process refuses."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from blueprint.convert import data_rows, open_set
+from blueprint.core.errors import BlueprintError
+from blueprint.formats.shards import find_shards
+from blueprint.grading.buckets import Inline, grade_in_buckets, slim_row
+from blueprint.grading.semantics import GradingOptions
+from blueprint.grading.streamed import MAX_TRIALS, GradedRows, grade_rows, graded_part
+from conftest import EXAMPLES, load_json
+
+EXAMPLE = load_json(EXAMPLES / "support-refunds.json")
+ANSWERS = {
+    json.loads(text)["id"]: json.loads(text)
+    for text in (EXAMPLES / "support-refunds.results.jsonl").read_text().splitlines()
+}
+COPIES = 6
+#: the ids of the set's rows: every copy of every example row, but the last, which repeats
+#: an earlier one's id (see shard_set)
+IDS = [f"{row['id']}-{copy_number}" for copy_number in range(COPIES) for row in EXAMPLE["rows"]][
+    :-1
+]
+
+
+def shard_set(folder: Path, cuts: list[int], *, repeat_id: bool = True) -> Path:
+    """The example's rows, six copies of each (a copy's id and caseId numbered), in JSON Lines
+    shards cut at ``cuts``; the last copy of one row repeats an earlier one's id, and one row
+    is high-risk."""
+    rows = []
+    for copy_number in range(COPIES):
+        for row in EXAMPLE["rows"]:
+            made = copy.deepcopy(row)
+            made["id"] = made["metadata"]["case"]["caseId"] = f"{row['id']}-{copy_number}"
+            rows.append(made)
+    if repeat_id:
+        rows[-1]["id"] = rows[3]["id"]
+    rows[5]["metadata"]["case"]["reversibility"] = "irreversible"
+    folder.mkdir()
+    bounds = [0, *sorted(cuts), len(rows)]
+    for number, (start, end) in enumerate(itertools.pairwise(bounds)):
+        lines = "".join(json.dumps(row) + "\n" for row in rows[start:end])
+        (folder / f"part-{number:03d}.jsonl").write_text(lines)
+    header = {key: value for key, value in EXAMPLE.items() if key != "rows"}
+    folder.with_name(folder.name + ".set.json").write_text(json.dumps(header))
+    return folder
+
+
+def families() -> dict[str, Any]:
+    return {family["id"]: family.get("evaluator") for family in EXAMPLE["caseFamilies"]}
+
+
+def result(row_id: str, passing: bool = True, **extra: Any) -> dict[str, Any]:
+    base = row_id.rsplit("-", 1)[0]
+    found = dict(ANSWERS.get(base, {"output": "something"}))
+    if not passing:
+        found["output"] = "something else entirely"
+        found.pop("toolCalls", None)
+        found.pop("finalState", None)
+    return {**found, "id": row_id, **extra}
+
+
+def write_results(path: Path, results: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(item) + "\n" for item in results))
+    return path
+
+
+def outcome(call: Callable[[], GradedRows]) -> Any:
+    """What a grading gives: its verdicts and trials, or its refusal (kind and words)."""
+    try:
+        graded = call()
+    except BlueprintError as error:
+        return type(error).__name__, str(error)
+    trials = graded.trials
+    return (
+        graded.rows,
+        sorted(graded.judged_ids),
+        graded.risks,
+        None if trials is None else (trials.to_json(), trials.rows, trials.k),
+    )
+
+
+def both(
+    folder: Path,
+    results: list[Path],
+    *,
+    buckets: int = 3,
+    span_bytes: int = 1500,
+    errors: dict[str, Any] | None = None,
+    k: int | None = None,
+) -> tuple[Any, Any]:
+    """One process's outcome and the buckets'."""
+    options = GradingOptions()
+    serial = outcome(
+        lambda: grade_rows(
+            data_rows(open_set(folder, "shards")), families(), errors or {}, results, options, k=k
+        )
+    )
+    bucketed = outcome(
+        lambda: grade_in_buckets(
+            Inline(),
+            find_shards([folder]),
+            families(),
+            errors or {},
+            results,
+            options,
+            buckets=buckets,
+            span_bytes=span_bytes,
+            k=k,
+        )
+    )
+    return serial, bucketed
+
+
+def test_a_row_keeps_what_grading_reads() -> None:
+    for row in EXAMPLE["rows"]:
+        assert graded_part(slim_row(row)) == graded_part(row)
+
+
+@pytest.mark.parametrize("buckets", [1, 2, 5, 64])
+@pytest.mark.parametrize("span_bytes", [1, 3000, 10**7])
+def test_one_trial_gives_the_verdicts_one_process_gives(
+    tmp_path: Path, buckets: int, span_bytes: int
+) -> None:
+    folder = shard_set(tmp_path / "set", [5, 20, 21])
+    results = [result(row_id, passing=n % 3 != 0) for n, row_id in enumerate(IDS) if n % 7 != 4]
+    path = write_results(tmp_path / "results.jsonl", results)
+    serial, bucketed = both(folder, [path], buckets=buckets, span_bytes=span_bytes)
+    assert isinstance(serial, tuple) and len(serial) == 4, serial
+    assert bucketed == serial
+    verdicts = {verdict.verdict for verdict in serial[0]}
+    assert {"pass", "fail", "not-run"} <= verdicts
+
+
+def test_trials_named_and_files_as_trials(tmp_path: Path) -> None:
+    folder = shard_set(tmp_path / "set", [9, 30])
+    named = [
+        result(row_id, passing=(n + shift) % 4 != 0, trial=trial)
+        for shift, trial in enumerate((3, 1, "b", 2))
+        for n, row_id in enumerate(reversed(IDS))
+        if (n + shift) % 5
+    ]
+    first = write_results(tmp_path / "named.jsonl", named)
+    second = write_results(tmp_path / "one.jsonl", [result(row_id) for row_id in IDS[::2]])
+    empty = write_results(tmp_path / "empty.jsonl", [])
+    errors = {IDS[7]: []}  # no finding: kept as given
+    for files in ([first], [first, second], [second, empty, first]):
+        serial, bucketed = both(folder, files, errors=errors)
+        assert len(serial) == 4 and serial[3] is not None
+        assert bucketed == serial
+    serial, bucketed = both(folder, [first, second], k=2)
+    assert bucketed == serial
+
+
+def test_the_validators_errors_make_a_row_invalid(tmp_path: Path) -> None:
+    from blueprint.core.issues import make_issue
+
+    folder = shard_set(tmp_path / "set", [10])
+    issue = make_issue("schema", path="$.rows[2]", row_index=2, row_id=IDS[2], reason="bad")
+    path = write_results(tmp_path / "r.jsonl", [result(row_id) for row_id in IDS])
+    other = write_results(tmp_path / "s.jsonl", [result(row_id, False) for row_id in IDS])
+    for files in ([path], [path, other]):
+        serial, bucketed = both(folder, files, errors={IDS[2]: [issue]})
+        assert serial[0][2].verdict == "invalid"
+        assert bucketed == serial
+
+
+REFUSED: dict[str, Callable[[], list[list[dict[str, Any]]]]] = {
+    # a second result for many rows: the buckets find theirs, the first in the file is given
+    "repeat": lambda: [[result(row_id) for row_id in [*IDS[:20], *reversed(IDS[:20])]]],
+    "repeat in a trial": lambda: [
+        [result(IDS[1], trial=1), result(IDS[1], trial=2), result(IDS[1], trial="2")]
+    ],
+    "unknown ids": lambda: [[result("nope-1"), result(IDS[2]), result("nope-0")]],
+    "unknown before a repeat in the next file": lambda: [
+        [result("nope")],
+        [result(IDS[0]), result(IDS[0])],
+    ],
+    "a repeat before unknown ids": lambda: [[result("nope"), result(IDS[4]), result(IDS[4])]],
+    "a trial named, then none": lambda: [[result(IDS[0], trial=1), result(IDS[1])]],
+    "not an object": lambda: [[result(IDS[0]), [1, 2]]],  # type: ignore[list-item]
+    "a repeat before a line that does not read": lambda: [
+        [result(IDS[3]), result(IDS[3]), "broken"]  # type: ignore[list-item]
+    ],
+    "a line that does not read before a repeat": lambda: [
+        [result(IDS[3]), "broken", result(IDS[3])]  # type: ignore[list-item]
+    ],
+    "too many trials": lambda: [
+        [result(IDS[n % len(IDS)], trial=n + 1) for n in range(MAX_TRIALS + 5)]
+    ],
+    "too many trials after a repeat": lambda: [
+        [result(IDS[0], trial=1), result(IDS[0], trial=1)]
+        + [result(IDS[n % len(IDS)], trial=n + 2) for n in range(MAX_TRIALS + 5)]
+    ],
+    "a repeat after too many trials": lambda: [
+        [result(IDS[n % len(IDS)], trial=n + 1) for n in range(MAX_TRIALS + 5)]
+        + [result(IDS[0], trial=1)]
+    ],
+    "too many trials across files": lambda: [
+        [result(IDS[0], trial=n + 1) for n in range(MAX_TRIALS - 1)],
+        [result(IDS[1], trial=n + 1) for n in range(3)],
+    ],
+}
+
+
+def _write_lines(path: Path, items: list[Any]) -> Path:
+    path.write_text(
+        "".join((item if isinstance(item, str) else json.dumps(item)) + "\n" for item in items)
+    )
+    return path
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_a_refusal_is_the_one_one_process_gives(tmp_path: Path, case: str) -> None:
+    folder = shard_set(tmp_path / "set", [12, 13])
+    files = [
+        _write_lines(tmp_path / f"results-{number}.jsonl", items)
+        for number, items in enumerate(REFUSED[case]())
+    ]
+    for buckets in (1, 4):
+        serial, bucketed = both(folder, files, buckets=buckets)
+        assert isinstance(serial[0], str), serial  # a refusal
+        assert bucketed == serial
+
+
+results_files = st.lists(
+    st.tuples(
+        st.sampled_from([None, (1, 2), (1, "x", 3)]),  # the trials a file names
+        st.lists(st.tuples(st.sampled_from(IDS), st.booleans()), max_size=30),
+        st.booleans(),  # a row's results may repeat (else the first of each is kept)
+        st.sampled_from([None, "unknown-row"]),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    cuts=st.lists(st.integers(1, len(IDS)), max_size=4, unique=True),
+    buckets=st.integers(1, 7),
+    files=results_files,
+)
+def test_any_results_grade_as_in_one_process(
+    tmp_path_factory: pytest.TempPathFactory,
+    cuts: list[int],
+    buckets: int,
+    files: list[tuple[Any, list[tuple[str, bool]], bool, str | None]],
+) -> None:
+    """Any rows' results, in one trial or several, with or without repeats and unknown
+    ids, in any files: the same verdicts or the same refusal."""
+    folder = tmp_path_factory.mktemp("grade")
+    shards = shard_set(folder / "set", cuts)
+    paths = []
+    for number, (trials, items, repeats, unknown) in enumerate(files):
+        made = []
+        for trial in trials or (None,):
+            seen: set[str] = set()
+            for row_id, passing in items:
+                if row_id in seen and not repeats:
+                    continue
+                seen.add(row_id)
+                made.append(result(row_id, passing, **({} if trial is None else {"trial": trial})))
+        if unknown is not None:
+            made.insert(len(made) // 2, result(unknown, **({} if trials is None else {"trial": 1})))
+        paths.append(write_results(folder / f"r{number}.jsonl", made))
+    serial, bucketed = both(shards, paths, buckets=buckets, span_bytes=900)
+    assert bucketed == serial
