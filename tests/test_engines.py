@@ -19,6 +19,7 @@ from blueprint.validation import engines
 from blueprint.validation.engines import DaskEngine
 from blueprint.validation.validate import ValidationOptions, validate_shards
 from conftest import row
+from test_dedupe_buckets import logs_lines
 from test_grade_buckets import IDS, result, shard_set, write_results
 from test_parallel import FAMILIES, awkward_lines, line
 from test_shards import parquet_rows, write_parquet, write_shards
@@ -265,6 +266,38 @@ def test_grading_engine_options_that_do_not_fit_are_usage_errors(
 ) -> None:
     folder, results = _grade_files(tmp_path)
     result = CliRunner().invoke(app, ["grade", *arguments, str(folder), str(results[1])])
+    assert result.exit_code == 2
+    assert "internal error" not in result.output
+
+
+# --- exact duplicates ---------------------------------------------------------------------------
+
+
+def test_exact_duplicates_on_dask_on_the_command_line(tmp_path: Path, cluster: str) -> None:
+    golden = write_shards(tmp_path / "golden", logs_lines(30), [9])
+    logs = write_shards(tmp_path / "logs", logs_lines(60, offset=25), [20, 40])
+    runner = CliRunner()
+    command = ["dedupe", "--shards", "--exact-only", "--report", "json", str(golden), str(logs)]
+    local = runner.invoke(app, command)
+    remote = runner.invoke(app, [*command, "--engine", "dask", "--scheduler", cluster])
+    assert remote.exit_code == local.exit_code == 1  # duplicates found
+    assert json.loads(remote.stdout) == json.loads(local.stdout)
+    assert json.loads(local.stdout)["counts"]["acrossSets"]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--shards", "--engine", "dask"],  # near-duplicates are looked for in one process
+        ["--exact-only", "--engine", "dask"],  # not shards
+        ["--shards", "--exact-only", "-j", "2"],  # -j is the local cluster's
+    ],
+)
+def test_dedupe_engine_options_that_do_not_fit_are_usage_errors(
+    tmp_path: Path, arguments: list[str]
+) -> None:
+    folder = write_shards(tmp_path / "logs", logs_lines(10), [4])
+    result = CliRunner().invoke(app, ["dedupe", *arguments, str(folder)])
     assert result.exit_code == 2
     assert "internal error" not in result.output
 

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from blueprint.convert import data_rows, open_set
 from blueprint.core.errors import BlueprintError
 from blueprint.formats.shards import find_shards
-from blueprint.grading.buckets import Inline, grade_in_buckets, slim_row
+from blueprint.grading.buckets import grade_in_buckets, slim_row
 from blueprint.grading.semantics import GradingOptions
 from blueprint.grading.streamed import MAX_TRIALS, GradedRows, grade_rows, graded_part
+from blueprint.validation.engines import Inline
 from conftest import EXAMPLES, load_json
 
 EXAMPLE = load_json(EXAMPLES / "support-refunds.json")

@@ -417,7 +417,7 @@ def test_a_span_a_worker_cannot_read_makes_the_file_unreadable(
     def vanished(path: Path, start: int, end: int) -> int:
         raise FileNotFoundError(2, "No such file or directory")
 
-    monkeypatch.setattr(parallel, "_physical_lines", vanished)
+    monkeypatch.setattr(parallel, "physical_lines", vanished)
     result = CliRunner().invoke(app, ["validate", "-j", "2", "--report", "json", str(path)])
     assert result.exit_code == 2
     assert str(path) in result.output  # the set is named, though the error named no file

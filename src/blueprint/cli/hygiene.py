@@ -9,6 +9,7 @@ import typer
 from rich import box
 from rich.table import Table
 
+from blueprint.authoring.buckets import exact_duplicates
 from blueprint.authoring.hygiene import (
     DEFAULT_THRESHOLD,
     DedupeResult,
@@ -30,19 +31,25 @@ from blueprint.authoring.splits import (
     split_set,
 )
 from blueprint.cli._common import (
+    Engine,
+    EngineName,
     Force,
     FromFormat,
     InputFile,
     Quiet,
     Report,
+    Scheduler,
     SimpleReport,
     boundary,
+    dask_engine,
     err,
     escape,
+    jobs_option,
     out,
     print_export,
     print_json,
     print_listing,
+    refuse_engine_misuse,
     refuse_output_over_inputs,
     value_of,
 )
@@ -107,6 +114,14 @@ def dedupe_command(
             " files, read as one set; each row found names its shard (as --from shards).",
         ),
     ] = False,
+    engine: Engine = EngineName.local,
+    scheduler: Scheduler = None,
+    jobs: Annotated[
+        int | None,
+        jobs_option(
+            "With --engine dask and no --scheduler: the local cluster's workers (0: one per core)."
+        ),
+    ] = None,
     quiet: Quiet = False,
 ) -> None:
     """Find inputs that repeat, exactly or nearly, within and across sets.
@@ -115,8 +130,18 @@ def dedupe_command(
     duplicates by the similarity of their words. Duplicates across splits (dev and test)
     are the ones that matter most. Exit 0 when there is none, 1 when there are duplicates
     (also after -o wrote the set without its exact repeats), 2 when a file cannot be read.
+    With --shards --exact-only --engine dask, the sets are searched on a Dask cluster.
     """
     DuplicateOptions(threshold=threshold)  # a bad threshold is refused before any reading
+    refuse_engine_misuse(engine, scheduler, shards)
+    if engine is EngineName.dask and not exact_only:
+        raise UsageError(
+            "--engine dask finds exact duplicates (add --exact-only): whether a row is a"
+            " near-duplicate depends on the groups the rows before it started, which one"
+            " process decides in order"
+        )
+    if jobs is not None and engine is not EngineName.dask:
+        raise UsageError("-j is the number of workers of --engine dask's local cluster")
     if shards and output is not None:
         raise UsageError(
             "-o writes one set file without its repeats; a set in shards is not rewritten"
@@ -128,7 +153,10 @@ def dedupe_command(
     refuse_output_over_inputs(output, *sets[:-1], writes_set=True)
     fmt = "shards" if shards else value_of(source_format)
     written: DedupeResult | None = None
-    if output is not None:
+    if engine is EngineName.dask:
+        with dask_engine(jobs or 0, scheduler) as cluster:
+            found = exact_duplicates(cluster, sets)
+    elif output is not None:
         written = remove_duplicates(
             sets, output, threshold=threshold, near=not exact_only, format=fmt, force=force
         )

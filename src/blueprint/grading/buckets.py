@@ -12,9 +12,10 @@ second result for a row in a trial, a result for a row the set does not have, a 
 that does not read, too many trials) is given here too, for the first file and place one
 process would have met it.
 
-The tasks run wherever ``submit`` sends them: a Dask cluster's workers
-(:class:`blueprint.validation.engines.DaskEngine`), or here, one after another
-(:class:`Inline`, which the tests compare with one process).
+The tasks run wherever a runner (:class:`blueprint.validation.engines.Runner`) sends them: a
+Dask cluster's workers (:class:`blueprint.validation.engines.DaskEngine`), or here, one after
+another (:class:`blueprint.validation.engines.Inline`, which the tests compare with one
+process).
 """
 
 from __future__ import annotations
@@ -23,16 +24,15 @@ import functools
 import itertools
 import pickle
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Protocol
 
 from blueprint.core.errors import ParseError
 from blueprint.core.issues import Issue
-from blueprint.formats._io import json_lines
 from blueprint.formats.base import UnreadableRow
-from blueprint.formats.shards import Shards, parquet_rows
+from blueprint.formats.shards import Shards
 from blueprint.grading.results import read_trials
 from blueprint.grading.semantics import GradingOptions, Recorded
 from blueprint.grading.streamed import (
@@ -49,20 +49,12 @@ from blueprint.grading.streamed import (
 )
 from blueprint.io import limits
 from blueprint.io.firstseen import text_key
-from blueprint.validation.parallel import Engine, Piece, pieces
+from blueprint.validation.engines import Runner, blob_of, summary_of
+from blueprint.validation.parallel import Engine, PieceTask, pickled_buckets, piece_rows, pieces
 
 #: the fields of a case profile a bucket keeps: those grading reads, and the two that place
 #: a row in a high-risk cell
 _KEPT_CASE_FIELDS: Final = (*GRADED_CASE_FIELDS, "reversibility", "blastRadius")
-
-
-class Runner(Protocol):
-    """Where the tasks run: ``submit`` starts one (its arguments may be what earlier tasks
-    give), ``gather`` waits for tasks and gives what they returned."""
-
-    def submit(self, function: Callable[..., Any], *arguments: Any) -> Any: ...
-
-    def gather(self, handles: list[Any]) -> list[Any]: ...
 
 
 class GradingEngine(Engine, Protocol):
@@ -72,25 +64,7 @@ class GradingEngine(Engine, Protocol):
     def runner(self) -> Runner: ...
 
 
-class Inline:
-    """Every task run here, at once, one after another."""
-
-    def submit(self, function: Callable[..., Any], *arguments: Any) -> Any:
-        return function(*arguments)
-
-    def gather(self, handles: list[Any]) -> list[Any]:
-        return list(handles)
-
-
 # --- the set's rows ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RowsTask:
-    piece: Piece
-    buckets: int
-    #: the limits in force where the run started (a worker has its own defaults)
-    bounds: dict[str, int]
 
 
 def slim_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -112,28 +86,29 @@ def bucket_of(row_id: Any, buckets: int) -> int:
     return text_key(row_id) % buckets if isinstance(row_id, str) else 0
 
 
-def bucket_rows(task: RowsTask) -> tuple[int, list[bytes]]:
-    """A span's rows counted, and what grading reads of each, a pickled list a bucket:
-    (the row's place in the span, the part kept). As in one process, only a row that is an
-    object is a row to grade (a set with any other has an error no row owns, and is refused
-    before grading)."""
-    piece = task.piece
-    bounds = replace(limits.Limits(**task.bounds), max_rows=0)
-    items: Iterable[tuple[int, Any] | UnreadableRow]
-    if piece.kind == "parquet":
-        items = parquet_rows(piece.path, (piece.start, piece.end))
-    else:
-        items = json_lines(piece.path, bounds, (piece.start, piece.end))
+@dataclass
+class RowsRead:
+    """A span's rows that are objects, counted, and what grading reads of each, a pickled
+    list a bucket: (the row's place among them, the part kept)."""
+
+    count: int
+    blobs: list[bytes] | None
+
+
+def bucket_rows(task: PieceTask) -> RowsRead:
+    """A span's rows in buckets by id. As in one process, only a row that is an object is a
+    row to grade (a set with any other has an error no row owns, and is refused before
+    grading)."""
     held: list[list[tuple[int, Any]]] = [[] for _ in range(task.buckets)]
     count = 0
-    for item in items:
+    for item in piece_rows(task.piece, task.bounds):
         if isinstance(item, UnreadableRow):  # the set was validated: read again, it changed
-            raise item.error(piece.path)
+            raise item.error(task.piece.path)
         row = item[1]
         if isinstance(row, dict):
             held[bucket_of(row.get("id"), task.buckets)].append((count, slim_row(row)))
             count += 1
-    return count, [pickle.dumps(rows, pickle.HIGHEST_PROTOCOL) if rows else b"" for rows in held]
+    return RowsRead(count, pickled_buckets(held))
 
 
 # --- the results -------------------------------------------------------------------------------
@@ -177,7 +152,7 @@ def bucket_results(task: ResultsTask) -> ResultsRead:
                 held[bucket_of(recorded.id, task.buckets)].append((place, key, recorded))
         except ParseError as error:
             read.error = (read.count, error.line, error.column, error.reason)
-    read.blobs = [pickle.dumps(found, pickle.HIGHEST_PROTOCOL) if found else b"" for found in held]
+    read.blobs = pickled_buckets(held)
     return read
 
 
@@ -285,23 +260,6 @@ def _first_line(
 # --- the run -----------------------------------------------------------------------------------
 
 
-def _count(read: tuple[int, list[bytes]]) -> int:
-    return read[0]
-
-
-def _rows_blob(read: tuple[int, list[bytes]], bucket: int) -> bytes:
-    return read[1][bucket]
-
-
-def _summary(read: ResultsRead) -> ResultsRead:
-    return replace(read, blobs=None)
-
-
-def _results_blob(read: ResultsRead, bucket: int) -> bytes:
-    assert read.blobs is not None
-    return read.blobs[bucket]
-
-
 def grade_in_buckets(
     runner: Runner,
     shards: Shards,
@@ -319,15 +277,18 @@ def grade_in_buckets(
     refusals."""
     bounds = asdict(limits.current())
     row_reads = [
-        runner.submit(bucket_rows, RowsTask(piece, buckets, bounds))
+        runner.submit(bucket_rows, PieceTask(piece, buckets, bounds))
         for piece in pieces(None, shards, span_bytes)
     ]
     result_reads = [
         runner.submit(bucket_results, ResultsTask(path, buckets, bounds)) for path in results
     ]
-    counts: list[int] = runner.gather([runner.submit(_count, read) for read in row_reads])
+    counts = [
+        read.count
+        for read in runner.gather([runner.submit(summary_of, read) for read in row_reads])
+    ]
     summaries: list[ResultsRead] = runner.gather(
-        [runner.submit(_summary, read) for read in result_reads]
+        [runner.submit(summary_of, read) for read in result_reads]
     )
     trials, cutoffs, stops = _number_trials(results, summaries)
     bases = tuple(itertools.accumulate(counts, initial=0))[:-1]
@@ -341,8 +302,7 @@ def grade_in_buckets(
             runner.submit(
                 grade_bucket,
                 replace(task, bucket=bucket),
-                *(runner.submit(_rows_blob, read, bucket) for read in row_reads),
-                *(runner.submit(_results_blob, read, bucket) for read in result_reads),
+                *(runner.submit(blob_of, read, bucket) for read in (*row_reads, *result_reads)),
             )
             for bucket in range(buckets)
         ]
@@ -441,4 +401,4 @@ def _merged(graded: list[BucketGrades], size: int, trials: Trials) -> Tallied:
     return merged
 
 
-__all__ = ["BucketTask", "Inline", "Runner", "grade_bucket", "grade_in_buckets", "slim_row"]
+__all__ = ["BucketTask", "GradingEngine", "grade_bucket", "grade_in_buckets", "slim_row"]

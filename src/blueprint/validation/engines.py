@@ -11,6 +11,10 @@ and merges the findings in order, as it does for the local pool, so the report i
 
 Every worker must be able to import Blueprint and read the shards by the paths given here (a
 folder every machine mounts, or one machine's local cluster).
+
+The engine also runs other commands' tasks (:class:`Runner`: ``grade`` and ``dedupe``'s, in
+:mod:`blueprint.grading.buckets` and :mod:`blueprint.authoring.buckets`), and
+:class:`InlineEngine` runs the same tasks in this process, one after another.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from blueprint.core.errors import BlueprintError, EngineError, UsageError
 from blueprint.validation.keyed import BucketTask, Placed, reduce_bucket
@@ -139,6 +143,60 @@ class DaskEngine:
     def _client(self) -> Client:
         assert self.client is not None, "the engine is used inside its with block"
         return self.client
+
+
+class Runner(Protocol):
+    """Where the tasks run: ``submit`` starts one (its arguments may be what earlier tasks
+    give), ``gather`` waits for tasks and gives what they returned."""
+
+    def submit(self, function: Callable[..., Any], *arguments: Any) -> Any: ...
+
+    def gather(self, handles: list[Any]) -> list[Any]: ...
+
+
+class Inline:
+    """Every task run here, at once, one after another."""
+
+    def submit(self, function: Callable[..., Any], *arguments: Any) -> Any:
+        return function(*arguments)
+
+    def gather(self, handles: list[Any]) -> list[Any]:
+        return list(handles)
+
+
+def summary_of(found: Any) -> Any:
+    """A task's result without its buckets' records (``blobs``): what the parent reads."""
+    return replace(found, blobs=None)
+
+
+def blob_of(found: Any, bucket: int) -> bytes:
+    """One bucket's records of a task's result, which that bucket's task reads."""
+    assert found.blobs is not None
+    blob: bytes = found.blobs[bucket]
+    return blob
+
+
+class TaskEngine(Protocol):
+    """Where tasks run, and how large a span of a set and how many buckets its work takes."""
+
+    def sizes(self, set_bytes: int) -> tuple[int, int]: ...
+
+    def runner(self) -> Runner: ...
+
+
+@dataclass(frozen=True)
+class InlineEngine:
+    """Tasks run here, one after another, over spans and buckets of the sizes given (the
+    tests hold it to one process's results)."""
+
+    span_bytes: int
+    buckets: int
+
+    def sizes(self, set_bytes: int) -> tuple[int, int]:
+        return self.span_bytes, self.buckets
+
+    def runner(self) -> Runner:
+        return Inline()
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import pickle
 import signal
 import sys
 from array import array
@@ -189,7 +190,7 @@ def check_span(task: SpanTask) -> SpanResult:
             found[start:] = sorted(found[start:], key=lambda entry: entry[1:3])
     result.rows = len(result.row_lines)
     if task.kind == "jsonl":
-        result.lines = _physical_lines(task.path, task.start, task.end)
+        result.lines = physical_lines(task.path, task.start, task.end)
     if task.records is None:
         result.blobs = keys.blobs()
         return result
@@ -250,7 +251,7 @@ def _line_start(path: Path, before: int) -> int:
         return len(BOM) if handle.read(len(BOM)) == BOM else 0
 
 
-def _physical_lines(path: Path, start: int, end: int) -> int:
+def physical_lines(path: Path, start: int, end: int) -> int:
     """The lines between two line boundaries, a last one without its newline counted too."""
     count = 0
     last = b"\n"
@@ -391,6 +392,31 @@ def pieces(source: SetSource | None, shards: Shards | None, size: int) -> Iterat
         else:
             for start, end, _ in spans(shard.path, size):
                 yield Piece(shard.path, "jsonl", start, end, file=name)
+
+
+@dataclass(frozen=True)
+class PieceTask:
+    """A span for a task to read into ``buckets`` buckets, with the limits in force where
+    the run started (``bounds``: a worker has its own defaults)."""
+
+    piece: Piece
+    buckets: int
+    bounds: dict[str, int]
+
+
+def piece_rows(piece: Piece, bounds: dict[str, int]) -> Iterator[tuple[int, Any] | UnreadableRow]:
+    """A span's rows as one process reads them (not typed), lines and rows counted from the
+    span's start, with the run's limits (``bounds``: a worker has its own defaults) but no
+    row limit (where it falls is the parent's to know)."""
+    if piece.kind == "parquet":
+        return parquet_rows(piece.path, (piece.start, piece.end))
+    unbounded = replace(limits.Limits(**bounds), max_rows=0)
+    return json_lines(piece.path, unbounded, (piece.start, piece.end))
+
+
+def pickled_buckets(held: list[list[Any]]) -> list[bytes]:
+    """Each bucket's records as bytes (empty for a bucket with none)."""
+    return [pickle.dumps(records, pickle.HIGHEST_PROTOCOL) if records else b"" for records in held]
 
 
 def _group_spans(path: Path, size: int) -> Iterator[tuple[int, int]]:
