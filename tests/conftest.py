@@ -19,6 +19,17 @@ settings.register_profile(
 settings.register_profile("ci", parent=settings.get_profile("default"), max_examples=200)
 settings.load_profile("default")
 
+
+def with_files(examples: int) -> settings:
+    """Settings of a property test that writes files in a folder of its own each example
+    (``tmp_path_factory``): ``examples`` of them, no deadline."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
+
 FIXTURES = Path(__file__).parent / "fixtures"
 EXAMPLES = Path(__file__).parent.parent / "examples"
 

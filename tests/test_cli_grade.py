@@ -360,3 +360,34 @@ def test_a_field_of_the_wrong_type_is_unusable_input(
     done = grade(SET, results(tmp_path, result), "--report", "json")
     assert done.exit_code == 2, done.output
     assert json.loads(done.stdout)["exitCode"] == 2
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("metadata", [1]),  # no object: the row's case cannot be read
+        ("provenance", []),  # a list (unhashable) where a name goes
+        ("normalize", [None]),
+        ("normalize", 1),
+        ("tolerance", "x"),
+        ("checks", [{"type": "contains", "value": "30 days", "normalize": 5}]),
+        ("checks", [{"type": "regex"}]),
+        ("checks", [{"type": "length", "min": [1]}]),
+    ],
+)
+def test_a_row_of_the_wrong_shape_is_invalid_not_a_crash(
+    tmp_path: Path, field: str, value: Any
+) -> None:
+    """The set's error makes the row invalid; the row is still read to grade it, and a
+    value of any type there gives the verdict, never an internal error."""
+    data = json.loads(SET.read_text(encoding="utf-8"))
+    first = data["rows"][0]
+    if field == "metadata":
+        first["metadata"] = value
+    else:
+        first["metadata"]["case"][field] = value
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    done = grade(path, COMPLIANT, "--report", "json")
+    assert done.exit_code == 1, done.output  # an invalid row
+    assert verdicts(done)[first["id"]] == "invalid"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from blueprint.authoring.buckets import exact_duplicates
@@ -18,7 +18,7 @@ from blueprint.authoring.hygiene import find_duplicates
 from blueprint.core.errors import BlueprintError
 from blueprint.io import limits
 from blueprint.validation.engines import InlineEngine
-from conftest import row
+from conftest import row, with_files
 from test_parallel import awkward_lines, line
 from test_shards import parquet_rows, write_parquet, write_shards
 
@@ -111,11 +111,7 @@ def test_the_row_limit_is_where_one_process_stops(tmp_path: Path, limit: int) ->
         assert "rows, the limit" in serial[1]
 
 
-@settings(
-    max_examples=60,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@with_files(60)
 @given(
     sets=st.lists(
         st.tuples(

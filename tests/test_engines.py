@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from blueprint.authoring.buckets import exact_duplicates
+from blueprint.authoring.hygiene import find_duplicates
 from blueprint.cli import app
 from blueprint.core.errors import ParseError, UsageError
 from blueprint.grading import grade_set
@@ -340,13 +342,47 @@ def _large_shards(folder: Path) -> None:
     )
 
 
-def test_two_million_rows_in_shards_on_a_cluster(tmp_path: Path, cluster: str) -> None:
+@pytest.fixture(scope="module")
+def large_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("large") / "logs"
+    _large_shards(folder)
+    return folder
+
+
+def test_two_million_rows_in_shards_on_a_cluster(large_set: Path, cluster: str) -> None:
     """The issue's measure: a sharded two-million-row set gives the same findings on a local
     cluster of two worker processes as in one process."""
-    folder = tmp_path / "logs"
-    _large_shards(folder)
-    serial = validate_shards([folder]).to_json()
+    serial = validate_shards([large_set]).to_json()
     assert serial["rows"] == LARGE_ROWS
-    assert on_dask(cluster, [folder]) == serial
+    assert on_dask(cluster, [large_set]) == serial
     codes = {issue["code"] for issue in serial["issues"]}
     assert {"duplicate-id", "duplicate-input"} <= codes
+
+
+def test_two_million_rows_graded_on_a_cluster(
+    large_set: Path, cluster: str, tmp_path: Path
+) -> None:
+    """The same verdicts, row for row, on a local cluster as in one process: a result for
+    every id but a few (not run), most passing, some failing, the repeated ids invalid."""
+    results = tmp_path / "results.jsonl"
+    with results.open("w", encoding="utf-8") as handle:
+        for n in range(LARGE_ROWS):
+            if n % 99_991 and n % 400_009 != 5:  # a repeated id's row; a row not run
+                handle.write(f'{{"id": "r{n}", "output": "{"yes" if n % 7 else "no"}"}}\n')
+    serial = grade_set(large_set, [results], source_format="shards")
+    with DaskEngine(2, cluster) as engine:
+        remote = grade_set(large_set, [results], source_format="shards", engine=engine)
+    assert remote.rows == serial.rows
+    assert remote.to_json()["summary"] == serial.to_json()["summary"]
+    counts = serial.summary()["verdicts"]
+    assert counts["pass"] > counts["fail"] > 0 and counts["invalid"] and counts["not-run"]
+
+
+def test_two_million_rows_searched_for_exact_duplicates_on_a_cluster(
+    large_set: Path, cluster: str
+) -> None:
+    serial = find_duplicates([large_set], near=False, format="shards")
+    with DaskEngine(2, cluster) as engine:
+        remote = exact_duplicates(engine, [large_set])
+    assert remote.to_json() == serial.to_json()
+    assert serial.sets[0].rows == LARGE_ROWS and len(serial.exact) > 10

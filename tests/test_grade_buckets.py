@@ -12,17 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from blueprint.convert import data_rows, open_set
 from blueprint.core.errors import BlueprintError
 from blueprint.formats.shards import find_shards
-from blueprint.grading.buckets import grade_in_buckets, slim_row
+from blueprint.grading.buckets import grade_in_buckets
+from blueprint.grading.checks import _RULES as CHECK_RULES
 from blueprint.grading.semantics import GradingOptions
-from blueprint.grading.streamed import MAX_TRIALS, GradedRows, grade_rows, graded_part
+from blueprint.grading.streamed import GRADED_CASE_FIELDS, MAX_TRIALS, GradedRows, grade_rows
 from blueprint.validation.engines import Inline
-from conftest import EXAMPLES, load_json
+from conftest import EXAMPLES, load_json, with_files
 
 EXAMPLE = load_json(EXAMPLES / "support-refunds.json")
 ANSWERS = {
@@ -124,11 +125,6 @@ def both(
         )
     )
     return serial, bucketed
-
-
-def test_a_row_keeps_what_grading_reads() -> None:
-    for row in EXAMPLE["rows"]:
-        assert graded_part(slim_row(row)) == graded_part(row)
 
 
 @pytest.mark.parametrize("buckets", [1, 2, 5, 64])
@@ -249,11 +245,7 @@ results_files = st.lists(
 )
 
 
-@settings(
-    max_examples=80,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@with_files(80)
 @given(
     cuts=st.lists(st.integers(1, len(IDS)), max_size=4, unique=True),
     buckets=st.integers(1, 7),
@@ -283,4 +275,80 @@ def test_any_results_grade_as_in_one_process(
             made.insert(len(made) // 2, result(unknown, **({} if trials is None else {"trial": 1})))
         paths.append(write_results(folder / f"r{number}.jsonl", made))
     serial, bucketed = both(shards, paths, buckets=buckets, span_bytes=900)
+    assert bucketed == serial
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+#: where in a row a value goes: a top-level field, or a field of its case profile
+PLACES = [
+    ("metadata",),
+    ("expected",),
+    ("metadata", "case"),
+    *(("metadata", "case", name) for name in GRADED_CASE_FIELDS),
+    ("metadata", "case", "reversibility"),
+]
+
+
+#: checks of every kind Blueprint knows, their fields of any type
+check_lists = st.lists(
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(sorted(CHECK_RULES))},
+        optional={
+            name: json_values
+            for name in ("value", "values", "pattern", "tolerance", "normalize", "schema", "min")
+        },
+    ),
+    max_size=3,
+)
+
+
+@with_files(300)
+@given(
+    changes=st.lists(
+        st.tuples(st.integers(0, len(IDS) - 1), st.sampled_from(PLACES), json_values)
+        | st.tuples(
+            st.integers(0, len(IDS) - 1), st.just(("metadata", "case", "checks")), check_lists
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    buckets=st.integers(1, 4),
+)
+def test_any_value_anywhere_in_a_row_grades_as_in_one_process(
+    tmp_path_factory: pytest.TempPathFactory,
+    changes: list[tuple[int, tuple[str, ...], Any]],
+    buckets: int,
+) -> None:
+    """Grading reads the rows as they are (the set is not validated here): a field of any
+    type anywhere gives a verdict, never a crash, and the same one in buckets."""
+    folder = tmp_path_factory.mktemp("hostile")
+    shards = shard_set(folder / "set", [11, 30])
+    lines = [
+        json.loads(text)
+        for path in sorted(shards.glob("*.jsonl"))
+        for text in path.read_text().splitlines()
+    ]
+    for number, place, value in changes:
+        target = lines[number]
+        for key in place[:-1]:
+            if not isinstance(target.get(key), dict):
+                target[key] = {}
+            target = target[key]
+        target[place[-1]] = value
+    for path in shards.glob("*.jsonl"):
+        path.unlink()
+    (shards / "part-000.jsonl").write_text("".join(json.dumps(item) + "\n" for item in lines))
+    results = write_results(folder / "r.jsonl", [result(row_id) for row_id in IDS[::2]])
+    serial, bucketed = both(shards, [results], buckets=buckets, span_bytes=2000)
+    assert isinstance(serial[0], list), serial
     assert bucketed == serial

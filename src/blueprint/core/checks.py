@@ -29,8 +29,11 @@ NORMALIZATION_ORDER: Final = ("nfc", "collapse-whitespace", "trim", "lowercase")
 
 
 def normalized(text: str, normalize: Any) -> str:
-    """``text`` after the normalisations a check or row names (in their fixed order)."""
-    steps = set(normalize or ())
+    """``text`` after the normalisations a check or row names (in their fixed order); a
+    ``normalize`` that is no list of names (the schema's finding) names none."""
+    steps = (
+        {step for step in normalize if isinstance(step, str)} if isinstance(normalize, list) else ()
+    )
     if "nfc" in steps:
         text = unicodedata.normalize("NFC", text)
     if "collapse-whitespace" in steps:
@@ -86,7 +89,11 @@ def describe(check: Any) -> str:
     if not isinstance(check, dict):
         return f"check {shown(check)}"
     kind = check.get("type")
-    how = f" ({', '.join(check['normalize'])})" if check.get("normalize") else ""
+    normalize = check.get("normalize")
+    how = ""
+    if normalize:  # steps of another shape (the schema's finding) are shown as given
+        steps = normalize if isinstance(normalize, list) else [normalize]
+        how = f" ({', '.join(step if isinstance(step, str) else shown(step) for step in steps)})"
     if kind in ("equals", "contains", "starts-with", "ends-with", "levenshtein"):
         return f"{kind} {shown(check.get('value'))}{how}"
     if kind == "number":
@@ -102,7 +109,7 @@ def describe(check: Any) -> str:
         return f"not ({describe(check.get('check'))})"
     if kind in ("all", "any", "weighted"):
         return f"{kind} of {len(check_parts(check))} check(s)"
-    return str(kind)
+    return kind if isinstance(kind, str) else f"check {shown(kind)}"
 
 
 def words(text: str) -> int:

@@ -1,10 +1,11 @@
 """Grading a set in shards on a cluster: rows and results met in buckets by row id.
 
 A result is graded against its own row alone, so the work splits by row id. Tasks read the
-set's spans (:func:`blueprint.validation.parallel.pieces`) and keep, of each row, the part
-grading reads, in a bucket by its id's key; a task a results file reads its results into
-the same buckets. Each bucket's task then grades its results against its rows, exactly as one
-process grading the whole set does (:mod:`blueprint.grading.streamed`: the same index and
+set's spans (:func:`blueprint.validation.parallel.pieces`) and index each row as one process
+does (its verdict when no result comes, and the part grading reads, packed), in a bucket by
+its id's key; a task a results file reads its results into the same buckets. Each bucket's
+task then grades its results against its rows, exactly as one process grading the whole set
+does (:mod:`blueprint.grading.streamed`: the same index and
 tally, its trials numbered as the whole run numbers them). This process counts the rows of
 each span, numbers the trials, and puts each bucket's verdicts back in the set's order; the
 rows and results themselves stay on the workers. Every refusal one process would give (a
@@ -20,6 +21,7 @@ process).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import pickle
@@ -27,7 +29,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 from blueprint.core.errors import ParseError
 from blueprint.core.issues import Issue
@@ -36,14 +38,15 @@ from blueprint.formats.shards import Shards
 from blueprint.grading.results import read_trials
 from blueprint.grading.semantics import GradingOptions, Recorded
 from blueprint.grading.streamed import (
-    GRADED_CASE_FIELDS,
     MAX_TRIALS,
     GradedRows,
+    IndexEntry,
     Tallied,
     Trials,
     UnknownResultIds,
     _Index,
     _Tally,
+    index_entry,
     run_verdicts,
     too_many_trials,
 )
@@ -51,10 +54,6 @@ from blueprint.io import limits
 from blueprint.io.firstseen import text_key
 from blueprint.validation.engines import Runner, blob_of, summary_of
 from blueprint.validation.parallel import Engine, PieceTask, pickled_buckets, piece_rows, pieces
-
-#: the fields of a case profile a bucket keeps: those grading reads, and the two that place
-#: a row in a high-risk cell
-_KEPT_CASE_FIELDS: Final = (*GRADED_CASE_FIELDS, "reversibility", "blastRadius")
 
 
 class GradingEngine(Engine, Protocol):
@@ -67,46 +66,42 @@ class GradingEngine(Engine, Protocol):
 # --- the set's rows ----------------------------------------------------------------------------
 
 
-def slim_row(row: dict[str, Any]) -> dict[str, Any]:
-    """The part of a row a bucket keeps: what grading reads of it, and its risk cell."""
-    kept: dict[str, Any] = {name: row[name] for name in ("id", "expected") if name in row}
-    if "metadata" in row:
-        metadata = row["metadata"]
-        if isinstance(metadata, dict):
-            case = metadata.get("case")
-            if isinstance(case, dict):
-                case = {name: case[name] for name in _KEPT_CASE_FIELDS if name in case}
-            metadata = {"case": case} if "case" in metadata else {}
-        kept["metadata"] = metadata
-    return kept
-
-
 def bucket_of(row_id: Any, buckets: int) -> int:
     # a row without an id (which only an invalid set has) gets no result: any bucket will do
     return text_key(row_id) % buckets if isinstance(row_id, str) else 0
 
 
+@dataclass(frozen=True)
+class RowsTask:
+    span: PieceTask
+    families: dict[str, Any]
+    options: GradingOptions
+
+
 @dataclass
 class RowsRead:
-    """A span's rows that are objects, counted, and what grading reads of each, a pickled
-    list a bucket: (the row's place among them, the part kept)."""
+    """A span's rows that are objects, counted, and what the index keeps of each
+    (:func:`blueprint.grading.streamed.index_entry`), a pickled list a bucket: (the row's
+    place among them, its entry)."""
 
     count: int
     blobs: list[bytes] | None
 
 
-def bucket_rows(task: PieceTask) -> RowsRead:
-    """A span's rows in buckets by id. As in one process, only a row that is an object is a
-    row to grade (a set with any other has an error no row owns, and is refused before
-    grading)."""
-    held: list[list[tuple[int, Any]]] = [[] for _ in range(task.buckets)]
+def bucket_rows(task: RowsTask) -> RowsRead:
+    """A span's rows indexed as one process indexes them, in buckets by id. As in one
+    process, only a row that is an object is a row to grade (a set with any other has an
+    error no row owns, and is refused before grading)."""
+    span = task.span
+    held: list[list[tuple[int, IndexEntry]]] = [[] for _ in range(span.buckets)]
     count = 0
-    for item in piece_rows(task.piece, task.bounds):
+    for item in piece_rows(span.piece, span.bounds):
         if isinstance(item, UnreadableRow):  # the set was validated: read again, it changed
-            raise item.error(task.piece.path)
+            raise item.error(span.piece.path)
         row = item[1]
         if isinstance(row, dict):
-            held[bucket_of(row.get("id"), task.buckets)].append((count, slim_row(row)))
+            entry = index_entry(row, task.families, task.options)
+            held[bucket_of(entry[3], span.buckets)].append((count, entry))
             count += 1
     return RowsRead(count, pickled_buckets(held))
 
@@ -133,14 +128,14 @@ class ResultsRead:
     #: why the file stops reading, and where: (place of the result it stops at, line,
     #: column, reason)
     error: tuple[int, int | None, int | None, str] | None = None
-    #: the results, a pickled list a bucket: (place, trial, result)
+    #: the results, a pickled list a bucket: (place, trial, the result's fields)
     blobs: list[bytes] | None = None
 
 
 def bucket_results(task: ResultsTask) -> ResultsRead:
     """A results file's results, in buckets by their row's id."""
     read = ResultsRead()
-    held: list[list[tuple[int, str | None, Recorded]]] = [[] for _ in range(task.buckets)]
+    held: list[list[tuple[int, str | None, tuple[Any, ...]]]] = [[] for _ in range(task.buckets)]
     seen: set[str | None] = set()
     with limits.overridden(**task.bounds):
         try:
@@ -149,7 +144,8 @@ def bucket_results(task: ResultsTask) -> ResultsRead:
                 if key not in seen:
                     seen.add(key)
                     read.trials.append((key, place, recorded.line))
-                held[bucket_of(recorded.id, task.buckets)].append((place, key, recorded))
+                fields = dataclasses.astuple(recorded)  # a tuple travels faster than an object
+                held[bucket_of(recorded.id, task.buckets)].append((place, key, fields))
         except ParseError as error:
             read.error = (read.count, error.line, error.column, error.reason)
     read.blobs = pickled_buckets(held)
@@ -192,22 +188,22 @@ def grade_bucket(task: BucketTask, *blobs: bytes) -> BucketGrades:
     of the set, then of each results file)."""
     spans = len(task.bases)
     positions = array("q")
-    rows: list[Any] = []
+    index = _Index((), task.families, task.options)
     for base, blob in zip(task.bases, blobs[:spans], strict=True):
-        for offset, row in pickle.loads(blob) if blob else ():
+        for offset, entry in pickle.loads(blob) if blob else ():
             positions.append(base + offset)
-            rows.append(row)
-    index = _Index(rows, task.families, task.options)
-    del rows
+            index.keep(entry)
     tally = _Tally(index, task.options)
     for file_number, path, key in task.trials:
         tally.trial(file_number, path, key, None)
     repeats: dict[int, tuple[int, int | None, str]] = {}
     unknown: dict[int, list[str]] = {}
     for (file_number, path, cutoff), blob in zip(task.files, blobs[spans:], strict=True):
-        found: list[tuple[int, str | None, Recorded]] = pickle.loads(blob) if blob else []
-        if cutoff is not None:
-            found = [entry for entry in found if entry[0] < cutoff]
+        found = [
+            (place, key, Recorded(*fields))
+            for place, key, fields in (pickle.loads(blob) if blob else ())
+            if cutoff is None or place < cutoff
+        ]
         at = [0]
         try:
             tally.read_items(
@@ -277,7 +273,7 @@ def grade_in_buckets(
     refusals."""
     bounds = asdict(limits.current())
     row_reads = [
-        runner.submit(bucket_rows, PieceTask(piece, buckets, bounds))
+        runner.submit(bucket_rows, RowsTask(PieceTask(piece, buckets, bounds), families, options))
         for piece in pieces(None, shards, span_bytes)
     ]
     result_reads = [
@@ -401,4 +397,4 @@ def _merged(graded: list[BucketGrades], size: int, trials: Trials) -> Tallied:
     return merged
 
 
-__all__ = ["BucketTask", "GradingEngine", "grade_bucket", "grade_in_buckets", "slim_row"]
+__all__ = ["BucketTask", "GradingEngine", "grade_bucket", "grade_in_buckets"]

@@ -81,7 +81,7 @@ def values_equal(expected: Any, output: Any, normalize: Any = None, tolerance: A
             expected, normalize
         )
     if (
-        tolerance is not None
+        _is_number(tolerance)  # another value is the schema's finding: no tolerance
         and isinstance(expected, int | float)
         and not isinstance(expected, bool)
     ):
@@ -92,6 +92,10 @@ def values_equal(expected: Any, output: Any, normalize: Any = None, tolerance: A
         if not readable:
             return False
     return json_equal(expected, output)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def run_check(check: Any, output: Any) -> CheckResult:

@@ -176,9 +176,14 @@ def grade_row(
         oracle_type=oracle if isinstance(oracle, str) else None,
         case_family=family if isinstance(family, str) else None,
         evaluator=evaluator if isinstance(evaluator, str) else None,
-        starter=case.get("provenance") in STARTER_PROVENANCES,
+        starter=_is_starter(case.get("provenance")),
         judge=_judge_identity(result) if judged(row, family_evaluator) else None,
     )
+
+
+def _is_starter(provenance: Any) -> bool:
+    # a provenance of another type (a list: unhashable) is the schema's finding, not a starter
+    return isinstance(provenance, str) and provenance in STARTER_PROVENANCES
 
 
 def _judge_identity(result: Recorded | None) -> dict[str, str] | None:
@@ -323,10 +328,17 @@ def _compared(case: dict[str, Any], expected: Any) -> str:
     """How a row compares an output with an expected value, for reasons."""
     if isinstance(expected, str):
         steps = case.get("normalize")
-        return f"text after {', '.join(steps)}" if steps else "text, compared exactly"
+        if not steps:
+            return "text, compared exactly"
+        # steps of another shape are the schema's finding; the reason shows them as given
+        named = steps if isinstance(steps, list) else [steps]
+        return "text after " + ", ".join(
+            step if isinstance(step, str) else _shown(step) for step in named
+        )
     tolerance = case.get("tolerance")
     if (
-        tolerance is not None
+        isinstance(tolerance, int | float)
+        and not isinstance(tolerance, bool)
         and isinstance(expected, int | float)
         and not isinstance(expected, bool)
     ):

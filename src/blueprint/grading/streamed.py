@@ -122,6 +122,48 @@ class GradedRows:
     risks: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
 
 
+#: what the index keeps of a row: its verdict when no result comes, its graded part packed
+#: (None: no result changes its verdict), its case family's evaluator, its id (when a text),
+#: its high-risk cell (reversibility, blast radius; None when not high-risk), and whether a
+#: judge grades it
+IndexEntry = tuple[
+    RowVerdict,
+    bytes | dict[str, Any] | None,
+    str | None,
+    str | None,
+    tuple[str | None, str | None] | None,
+    bool,
+]
+
+
+def index_entry(
+    row: dict[str, Any], families: dict[str, Any], options: GradingOptions
+) -> IndexEntry:
+    """What the index keeps of a row (see :data:`IndexEntry`)."""
+    metadata = row.get("metadata")
+    case = metadata.get("case") if isinstance(metadata, dict) else None
+    family = case.get("caseFamily") if isinstance(case, dict) else None
+    evaluator = families.get(family) if isinstance(family, str) else None
+    part = graded_part(row)
+    verdict = grade_row(part, None, options, family_evaluator=evaluator)
+    row_id = row.get("id")
+    # a row only a person grades gets the same verdict whatever its result says
+    fixed = verdict.verdict == "needs-human" or not isinstance(row_id, str)
+    cell = None
+    if isinstance(case, dict):
+        found = (_text(case.get("reversibility")), _text(case.get("blastRadius")))
+        if found[0] in HIGH_RISK or found[1] in HIGH_RISK:
+            cell = found
+    return (
+        verdict,
+        None if fixed else _packed(part),
+        evaluator,
+        row_id if isinstance(row_id, str) else None,
+        cell,
+        judged(part, evaluator),
+    )
+
+
 class _Index:
     """The set's rows by id, each with its verdict when no result comes."""
 
@@ -138,29 +180,21 @@ class _Index:
         self.risks: dict[str, tuple[str | None, str | None]] = {}
         for row in rows:
             if isinstance(row, dict):
-                self._add(row, families, options)
+                self.keep(index_entry(row, families, options))
 
-    def _add(self, row: dict[str, Any], families: dict[str, Any], options: GradingOptions) -> None:
+    def keep(self, entry: IndexEntry) -> None:
+        """Add a row, as :func:`index_entry` gave it, after the others."""
+        verdict, packed, evaluator, row_id, cell, is_judged = entry
         position = len(self.absent)
-        case = (row.get("metadata") or {}).get("case") or {}
-        family = case.get("caseFamily") if isinstance(case, dict) else None
-        evaluator = families.get(family) if isinstance(family, str) else None
-        part = graded_part(row)
-        verdict = grade_row(part, None, options, family_evaluator=evaluator)
-        if judged(part, evaluator):
+        if is_judged:
             self.judged_ids.add(verdict.id)
         self.absent.append(verdict)
         self.evaluators.append(evaluator)
-        row_id = row.get("id")
-        # a row only a person grades gets the same verdict whatever its result says
-        fixed = verdict.verdict == "needs-human" or not isinstance(row_id, str)
-        self.packed.append(None if fixed else _packed(part))
-        if not isinstance(row_id, str):
+        self.packed.append(packed)
+        if row_id is None:
             return
-        if isinstance(case, dict):
-            cell = (_text(case.get("reversibility")), _text(case.get("blastRadius")))
-            if cell[0] in HIGH_RISK or cell[1] in HIGH_RISK:
-                self.risks[row_id] = cell
+        if cell is not None:
+            self.risks[row_id] = cell
         if row_id in self.positions:
             self.more.setdefault(row_id, []).append(position)
         else:
