@@ -352,3 +352,15 @@ def test_any_value_anywhere_in_a_row_grades_as_in_one_process(
     serial, bucketed = both(shards, [results], buckets=buckets, span_bytes=2000)
     assert isinstance(serial[0], list), serial
     assert bucketed == serial
+
+
+def test_a_k_past_the_trials_is_refused_after_the_results_are_read(tmp_path: Path) -> None:
+    folder = shard_set(tmp_path / "set", [8])
+    two = write_results(
+        tmp_path / "two.jsonl", [result(row_id, trial=n) for n in (1, 2) for row_id in IDS[:9]]
+    )
+    repeated = write_results(tmp_path / "rep.jsonl", [result(IDS[0]), result(IDS[0])])
+    for files in ([two], [two, repeated]):
+        serial, bucketed = both(folder, files, k=5)
+        assert serial[0] in ("UsageError", "ParseError"), serial
+        assert bucketed == serial

@@ -24,19 +24,20 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import operator
 import pickle
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol, cast
 
-from blueprint.core.errors import ParseError
+from blueprint.core.errors import ParseError, UsageError
 from blueprint.core.issues import Issue
 from blueprint.formats.base import UnreadableRow
 from blueprint.formats.shards import Shards
 from blueprint.grading.results import read_trials
-from blueprint.grading.semantics import GradingOptions, Recorded
+from blueprint.grading.semantics import GradingOptions, Recorded, RowVerdict
 from blueprint.grading.streamed import (
     MAX_TRIALS,
     GradedRows,
@@ -50,6 +51,7 @@ from blueprint.grading.streamed import (
     run_verdicts,
     too_many_trials,
 )
+from blueprint.grading.trials import RowTrials, TrialRun
 from blueprint.io import limits
 from blueprint.io.firstseen import text_key
 from blueprint.validation.engines import Runner, blob_of, summary_of
@@ -106,6 +108,11 @@ def bucket_rows(task: RowsTask) -> RowsRead:
     return RowsRead(count, pickled_buckets(held))
 
 
+#: a result's fields, in order, as a tuple (shallow: ``dataclasses.astuple`` copies every
+#: value, deeply)
+_RESULT_FIELDS: Final = operator.attrgetter(*(field.name for field in dataclasses.fields(Recorded)))
+
+
 # --- the results -------------------------------------------------------------------------------
 
 
@@ -144,7 +151,7 @@ def bucket_results(task: ResultsTask) -> ResultsRead:
                 if key not in seen:
                     seen.add(key)
                     read.trials.append((key, place, recorded.line))
-                fields = dataclasses.astuple(recorded)  # a tuple travels faster than an object
+                fields = _RESULT_FIELDS(recorded)  # a tuple travels faster than an object
                 held[bucket_of(recorded.id, task.buckets)].append((place, key, fields))
         except ParseError as error:
             read.error = (read.count, error.line, error.column, error.reason)
@@ -167,15 +174,18 @@ class BucketTask:
     files: tuple[tuple[int, Path, int | None], ...]
     #: the run's trials, in the order one process numbers them
     trials: tuple[tuple[int, Path, str | None], ...]
+    #: the validator's error findings on the bucket's rows, by id
+    errors: dict[str, list[Issue]]
+    #: the k of pass@k and pass^k (None: the number of trials, or a k the run refuses)
+    k: int | None
 
 
 @dataclass
 class BucketGrades:
-    """A bucket's rows graded: each row's place in the set, and its values in the
-    :class:`Tallied` of the whole run."""
+    """A bucket's rows graded: each row's place in the set, and its verdicts."""
 
     positions: array[int]
-    tallied: Tallied
+    graded: GradedRows
     #: per file number: the first second result for a row in a trial (its place among the
     #: file's results, its line, why)
     repeats: dict[int, tuple[int, int | None, str]]
@@ -219,18 +229,20 @@ def grade_bucket(task: BucketTask, *blobs: bytes) -> BucketGrades:
             repeats[file_number] = (at[0], error.line, error.reason)
             break  # the run stops here: nothing after it is graded
     index.packed = []
+    if repeats or unknown:  # the run is refused: no verdict is needed
+        return BucketGrades(positions, GradedRows([], set(), None), repeats, unknown)
     tallied = Tallied(
         index.absent,
         tally.best,
         tally.best_trial,
         tally.columns,
         tally.scores,
-        Trials(),
-        set(index.positions),
+        tally.trials,
+        index.positions,
         index.judged_ids,
         index.risks,
     )
-    return BucketGrades(positions, tallied, repeats, unknown)
+    return BucketGrades(positions, run_verdicts(tallied, task.errors, task.k), repeats, unknown)
 
 
 def _tracked(
@@ -292,19 +304,26 @@ def grade_in_buckets(
         (number, path, cutoff)
         for number, (path, cutoff) in enumerate(zip(results, cutoffs, strict=True), start=1)
     )
-    task = BucketTask(0, families, options, bases, files, tuple(trials.sources))
+    count = len(trials)
+    k_refused = k is not None and not 1 <= k <= max(count, 1)
+    by_bucket: list[dict[str, list[Issue]]] = [{} for _ in range(buckets)]
+    for row_id, found in errors.items():
+        by_bucket[bucket_of(row_id, buckets)][row_id] = found
+    task = BucketTask(0, families, options, bases, files, tuple(trials.sources), {}, None)
     graded: list[BucketGrades] = runner.gather(
         [
             runner.submit(
                 grade_bucket,
-                replace(task, bucket=bucket),
+                replace(task, bucket=bucket, errors=by_bucket[bucket], k=None if k_refused else k),
                 *(runner.submit(blob_of, read, bucket) for read in (*row_reads, *result_reads)),
             )
             for bucket in range(buckets)
         ]
     )
     _refuse(results, stops, graded)
-    return run_verdicts(_merged(graded, sum(counts), trials), errors, k)
+    if k_refused:  # as one process: after the results are read
+        raise UsageError(f"k = {k}: from 1 to the run's {count} trial(s)")
+    return _merged(graded, sum(counts), trials, k)
 
 
 def _number_trials(
@@ -364,37 +383,26 @@ def _refuse(
             raise UnknownResultIds(path, sorted(unknown))
 
 
-def _merged(graded: list[BucketGrades], size: int, trials: Trials) -> Tallied:
-    """The buckets' values put back in the set's order."""
-    from blueprint.grading.streamed import _NO_SCORE
-
-    count = len(trials)
-    merged = Tallied(
-        [None] * size,
-        [None] * size,
-        array("i", [-1]) * size,
-        [bytearray(size) for _ in range(count)],
-        [array("d", [_NO_SCORE]) * size for _ in range(count)],
-        trials,
-        set(),
-        set(),
-        {},
-    )
-    assert isinstance(merged.ids, set)
+def _merged(graded: list[BucketGrades], size: int, trials: Trials, k: int | None) -> GradedRows:
+    """The buckets' verdicts put back in the set's order."""
+    rows: list[RowVerdict | None] = [None] * size
+    figures: list[RowTrials | None] = [None] * size
+    judged_ids: set[str] = set()
+    risks: dict[str, tuple[str | None, str | None]] = {}
     for bucket in graded:
-        part = bucket.tallied
+        part = bucket.graded
         for local, position in enumerate(bucket.positions):
-            merged.absent[position] = part.absent[local]
-            merged.best[position] = part.best[local]
-            merged.best_trial[position] = part.best_trial[local]
-            for trial in range(count):
-                merged.columns[trial][position] = part.columns[trial][local]
-                merged.scores[trial][position] = part.scores[trial][local]
-        assert isinstance(part.ids, set)
-        merged.ids.update(part.ids)
-        merged.judged_ids.update(part.judged_ids)
-        merged.risks.update(part.risks)
-    return merged
+            rows[position] = part.rows[local]
+        if part.trials is not None:
+            for local, position in enumerate(bucket.positions):
+                figures[position] = part.trials.rows[local]
+        judged_ids.update(part.judged_ids)
+        risks.update(part.risks)
+    assert all(row is not None for row in rows)  # every row is in one bucket
+    run = None
+    if len(trials) > 1:
+        run = TrialRun(trials.labels()[1], cast(list[RowTrials], figures), k or len(trials))
+    return GradedRows(cast(list[RowVerdict], rows), judged_ids, run, risks)
 
 
 __all__ = ["BucketTask", "GradingEngine", "grade_bucket", "grade_in_buckets"]
