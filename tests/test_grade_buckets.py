@@ -4,6 +4,7 @@ for the same file and line, for every results file one process refuses."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
 import json
@@ -16,13 +17,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from blueprint.convert import data_rows, open_set
-from blueprint.core.errors import BlueprintError
+from blueprint.core.errors import BlueprintError, ParseError
 from blueprint.formats.shards import find_shards
+from blueprint.grading import grade_set
+from blueprint.grading import report as report_module
 from blueprint.grading.buckets import grade_in_buckets
 from blueprint.grading.checks import _RULES as CHECK_RULES
 from blueprint.grading.semantics import GradingOptions
 from blueprint.grading.streamed import GRADED_CASE_FIELDS, MAX_TRIALS, GradedRows, grade_rows
-from blueprint.validation.engines import Inline
+from blueprint.validation import parallel
+from blueprint.validation.engines import Inline, InlineEngine
+from blueprint.validation.parallel import pieces
 from conftest import EXAMPLES, load_json, with_files
 
 EXAMPLE = load_json(EXAMPLES / "support-refunds.json")
@@ -114,13 +119,12 @@ def both(
     bucketed = outcome(
         lambda: grade_in_buckets(
             Inline(),
-            find_shards([folder]),
+            pieces(None, find_shards([folder]), span_bytes),
             families(),
             errors or {},
             results,
             options,
             buckets=buckets,
-            span_bytes=span_bytes,
             k=k,
         )
     )
@@ -364,3 +368,58 @@ def test_a_k_past_the_trials_is_refused_after_the_results_are_read(tmp_path: Pat
         serial, bucketed = both(folder, files, k=5)
         assert serial[0] in ("UsageError", "ParseError"), serial
         assert bucketed == serial
+
+
+@pytest.fixture
+def small_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pool for any set, in spans of a few rows."""
+    monkeypatch.setattr(parallel, "MIN_POOL_BYTES", 0)
+    monkeypatch.setattr(parallel, "SPAN_BYTES", 3000)
+
+
+def test_grading_on_worker_processes_gives_the_one_process_report(
+    tmp_path: Path, small_pool: None
+) -> None:
+    folder = shard_set(tmp_path / "set", [9, 30])
+    whole = tmp_path / "whole.jsonl"  # the same rows in one JSON Lines file
+    whole.write_bytes(b"".join(path.read_bytes() for path in sorted(folder.glob("*.jsonl"))))
+    whole.with_name("whole.jsonl.set.json").write_bytes(
+        folder.with_name("set.set.json").read_bytes()
+    )
+    named = [result(row_id, passing=n % 3 > 0, trial=1 + n % 2) for n, row_id in enumerate(IDS)]
+    files = [
+        write_results(tmp_path / "a.jsonl", named),
+        write_results(tmp_path / "b.jsonl", [result(row_id) for row_id in IDS[::4]]),
+    ]
+    for path, how in ((folder, "shards"), (whole, "jsonl")):
+        serial = grade_set(path, files, source_format=how, jobs=1).to_json()
+        pooled = grade_set(path, files, source_format=how, jobs=2).to_json()
+        assert pooled == serial
+    repeated = write_results(tmp_path / "r.jsonl", [result(IDS[4]), result(IDS[4])])
+    with pytest.raises(ParseError, match="more than one result"):
+        grade_set(folder, [repeated], source_format="shards", jobs=2)
+
+
+def test_the_pool_is_taken_only_for_a_set_it_reads_in_spans(
+    tmp_path: Path, small_pool: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken: list[int] = []
+
+    def pool(jobs: int) -> Any:
+        taken.append(jobs)
+        return contextlib.nullcontext(InlineEngine(3000, 3))
+
+    monkeypatch.setattr(report_module, "PoolEngine", pool)
+    results = write_results(tmp_path / "r.jsonl", [result(EXAMPLE["rows"][0]["id"])])
+    document = tmp_path / "set.json"  # a JSON document is graded in one process
+    document.write_text(json.dumps(EXAMPLE))
+    grade_set(document, [results], jobs=2)
+    assert taken == []
+    folder = shard_set(tmp_path / "set", [9])  # a set in shards, on the pool
+    grade_set(
+        folder,
+        [write_results(tmp_path / "s.jsonl", [result(IDS[0])])],
+        jobs=2,
+        source_format="shards",
+    )
+    assert taken == [2]

@@ -454,3 +454,32 @@ def test_records_are_removed_when_the_pool_ends(
     assert pooled == serial
     # (multiprocessing's own folder, pymp-*, goes when this process ends)
     assert [entry.name for entry in scratch.iterdir() if not entry.name.startswith("pymp-")] == []
+
+
+def test_a_long_temporary_folder_spawns_the_workers_when_a_thread_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread another library left running (Dask's event loop) rules out forking; a fork
+    server's socket must fit under the temporary folder, else the workers are spawned (a
+    long TMPDIR gave "AF_UNIX path too long", exit 2)."""
+    import tempfile
+    import threading
+
+    stop = threading.Event()
+    running = threading.Thread(target=stop.wait)
+    running.start()
+    try:
+        long_folder = tmp_path / ("x" * 80)
+        long_folder.mkdir()
+        monkeypatch.setattr(tempfile, "tempdir", str(long_folder))
+        assert parallel._start_method().get_start_method() == "spawn"
+        monkeypatch.setattr(tempfile, "tempdir", "/tmp")
+        assert parallel._start_method().get_start_method() == "forkserver"
+        path = write_set(tmp_path / "set.jsonl", awkward_lines(), {"caseFamilies": FAMILIES})
+        monkeypatch.setattr(tempfile, "tempdir", str(long_folder))
+        monkeypatch.setattr(parallel, "MIN_POOL_BYTES", 0)
+        serial, pooled = both(path)
+        assert pooled == serial
+    finally:
+        stop.set()
+        running.join()

@@ -92,9 +92,9 @@ def grade_command(
     jobs: Annotated[
         int,
         jobs_option(
-            "Processes to validate a large set with before grading it (0: one per core;"
-            " sets under 32 MiB always use one); with --engine dask, the workers of a local"
-            " cluster."
+            "Processes to validate and grade a large set with (0: one per core; a JSON"
+            " document, and a set under 32 MiB, are graded in one); with --engine dask, the"
+            " workers of a local cluster."
         ),
     ] = 0,
     engine: Engine = EngineName.local,

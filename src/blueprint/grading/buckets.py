@@ -27,7 +27,7 @@ import itertools
 import operator
 import pickle
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Protocol, cast
@@ -35,7 +35,6 @@ from typing import Any, Final, Protocol, cast
 from blueprint.core.errors import ParseError, UsageError
 from blueprint.core.issues import Issue
 from blueprint.formats.base import UnreadableRow
-from blueprint.formats.shards import Shards
 from blueprint.grading.results import read_trials
 from blueprint.grading.semantics import GradingOptions, Recorded, RowVerdict
 from blueprint.grading.streamed import (
@@ -55,7 +54,7 @@ from blueprint.grading.trials import RowTrials, TrialRun
 from blueprint.io import limits
 from blueprint.io.firstseen import text_key
 from blueprint.validation.engines import Runner, blob_of, summary_of
-from blueprint.validation.parallel import Engine, PieceTask, pickled_buckets, piece_rows, pieces
+from blueprint.validation.parallel import Engine, Piece, PieceTask, pickled_buckets, piece_rows
 
 
 class GradingEngine(Engine, Protocol):
@@ -270,23 +269,23 @@ def _first_line(
 
 def grade_in_buckets(
     runner: Runner,
-    shards: Shards,
+    spans: Iterable[Piece],
     families: dict[str, Any],
     errors: dict[str, list[Issue]],
     results: Sequence[Path],
     options: GradingOptions,
     *,
     buckets: int,
-    span_bytes: int,
     k: int | None = None,
 ) -> GradedRows:
-    """:func:`blueprint.grading.streamed.grade_rows` for a set in shards, its work done in
-    ``buckets`` buckets by the tasks ``runner`` runs: the same verdicts, and the same
-    refusals."""
+    """:func:`blueprint.grading.streamed.grade_rows` for a set read in ``spans`` (of a set
+    in shards or a JSON Lines file: :func:`blueprint.validation.parallel.pieces`), its work
+    done in ``buckets`` buckets by the tasks ``runner`` runs: the same verdicts, and the
+    same refusals."""
     bounds = asdict(limits.current())
     row_reads = [
         runner.submit(bucket_rows, RowsTask(PieceTask(piece, buckets, bounds), families, options))
-        for piece in pieces(None, shards, span_bytes)
+        for piece in spans
     ]
     result_reads = [
         runner.submit(bucket_results, ResultsTask(path, buckets, bounds)) for path in results

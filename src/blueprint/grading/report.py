@@ -13,6 +13,7 @@ over its rows. With one trial, nothing of this appears.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,8 @@ from typing import Any
 from blueprint.convert import complete_header, data_rows, open_set
 from blueprint.core.errors import ParseError, UsageError
 from blueprint.core.issues import ERROR_CODES, Issue
-from blueprint.formats.shards import find_shards
+from blueprint.formats.base import SetSource
+from blueprint.formats.shards import Shards, find_shards
 from blueprint.grading.buckets import GradingEngine, grade_in_buckets
 from blueprint.grading.compare import Comparison, compare_runs, family_severities
 from blueprint.grading.gates import GateFailure, GateOptions, risk_cell, run_gates
@@ -30,6 +32,8 @@ from blueprint.grading.results import require_readable
 from blueprint.grading.semantics import VERDICTS, GradingOptions, RowVerdict, verdict_counts
 from blueprint.grading.streamed import UnknownResultIds, grade_rows
 from blueprint.grading.trials import RowTrials, TrialRun, group_figures
+from blueprint.validation.engines import PoolEngine, TaskEngine
+from blueprint.validation.parallel import default_jobs, pieces, set_size, worth_a_pool
 from blueprint.validation.stream import ValidationOptions
 from blueprint.validation.validate import validate_file, validate_shards
 
@@ -288,24 +292,20 @@ def grade_set(
         if isinstance(family, dict) and isinstance(family.get("id"), str)
     }
     paths = [Path(path) for path in paths]
-    if engine is None:
-        graded = grade_rows(
-            data_rows(source), families, errors, paths, options or GradingOptions(), k=k
-        )
-    else:
-        shards = find_shards([set_path])
-        span, buckets = engine.sizes(shards.size)
-        graded = grade_in_buckets(
-            engine.runner(),
-            shards,
-            families,
-            errors,
-            paths,
-            options or GradingOptions(),
-            buckets=buckets,
-            span_bytes=span,
-            k=k,
-        )
+    options = options or GradingOptions()
+    shards = find_shards([set_path]) if source_format == "shards" else None
+    with contextlib.ExitStack() as stack:
+        tasks: TaskEngine | None = engine
+        if tasks is None and _worth_a_pool(source, jobs, shards):
+            tasks = stack.enter_context(PoolEngine(jobs or default_jobs()))
+        if tasks is None:
+            graded = grade_rows(data_rows(source), families, errors, paths, options, k=k)
+        else:
+            span, buckets = tasks.sizes(set_size(source, shards))
+            spans = pieces(source, shards, span)
+            graded = grade_in_buckets(
+                tasks.runner(), spans, families, errors, paths, options, buckets=buckets, k=k
+            )
     report = GradeReport(
         set_path,
         paths[0],
@@ -319,6 +319,15 @@ def grade_set(
         set_path, header, report.gold, graded.judged_ids, source_format=source_format
     )
     return report
+
+
+def _worth_a_pool(source: SetSource, jobs: int, shards: Shards | None) -> bool:
+    """Whether the set is graded on worker processes: a set in shards or a JSON Lines file,
+    as large as ``validate`` takes a pool for (:func:`blueprint.validation.parallel.worth_a_pool`),
+    with more than one job."""
+    if jobs == 1 or (shards is None and source.format != "jsonl"):
+        return False
+    return worth_a_pool(source, jobs or default_jobs(), shards)
 
 
 def _row_errors(

@@ -21,16 +21,28 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future as PoolFuture
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from blueprint.core.errors import BlueprintError, EngineError, UsageError
+from blueprint.io.atomic import signals_held
+from blueprint.validation import parallel
 from blueprint.validation.keyed import BucketTask, Placed, reduce_bucket
-from blueprint.validation.parallel import SpanResult, SpanTask, Submitted, check_span
+from blueprint.validation.parallel import (
+    SpanResult,
+    SpanTask,
+    Submitted,
+    bucket_count,
+    check_span,
+    worker_pool,
+)
 from blueprint.validation.validate import few_collections
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from distributed import Client, Future
 
 #: the engines ``--engine`` names
@@ -197,6 +209,54 @@ class InlineEngine:
 
     def runner(self) -> Runner:
         return Inline()
+
+
+class PoolEngine:
+    """Tasks on worker processes of this machine (``grade --jobs``), for the length of a
+    ``with`` block; the tasks' results come back here, and go out again to the tasks that
+    take them."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self._executor: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> PoolEngine:
+        self._executor = worker_pool(self.jobs)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._executor is not None:
+            # a task is a span or a bucket: the workers finish theirs, none is started
+            self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def sizes(self, set_bytes: int) -> tuple[int, int]:
+        return parallel.SPAN_BYTES, bucket_count(set_bytes, self.jobs)
+
+    def runner(self) -> PoolRunner:
+        assert self._executor is not None, "the engine is used inside its with block"
+        return PoolRunner(self._executor)
+
+
+@dataclass
+class PoolRunner:
+    executor: ProcessPoolExecutor
+    started: bool = False
+
+    def submit(self, function: Callable[..., Any], *arguments: Any) -> Any:
+        values = [item.result() if isinstance(item, PoolFuture) else item for item in arguments]
+        if function in (summary_of, blob_of):  # a part of a result that is here already
+            done: PoolFuture[Any] = PoolFuture()
+            done.set_result(function(*values))
+            return done
+        if self.started:
+            return self.executor.submit(function, *values)
+        self.started = True
+        # a forked worker keeps this process's handlers until its initializer runs
+        with signals_held():
+            return self.executor.submit(function, *values)
+
+    def gather(self, handles: list[Any]) -> list[Any]:
+        return [handle.result() for handle in handles]
 
 
 @dataclass(frozen=True)

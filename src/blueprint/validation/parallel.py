@@ -39,7 +39,7 @@ from blueprint.validation.keyed import BucketTask, KeyedRules, Placed, SpanKeys,
 from blueprint.validation.stream import parse_issue
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
+    from concurrent.futures import Future, ProcessPoolExecutor
     from multiprocessing.context import BaseContext
 
     from blueprint.validation.stream import StreamValidator
@@ -309,18 +309,28 @@ def spans(path: Path, size: int) -> Iterator[tuple[int, int, None]]:
             start = end
 
 
+#: the longest temporary folder a fork server's socket fits under: its path is the folder,
+#: ``/pymp-XXXXXXXX/listener-XXXXXXXX``, and the 107 bytes a Unix socket's path may take
+_SOCKET_FOLDER_BYTES: Final = 107 - 34
+
+
 def _start_method() -> BaseContext:
     """Fork where it is safe (on Linux, and no other thread runs: a fork copies only the
     calling thread, and a lock another thread held stays held in the child); else a fork
-    server, whose workers start from a process that has imported only this module."""
+    server, whose workers start from a process that has imported only this module, where
+    its socket's path fits under the temporary folder (``TMPDIR``); else spawned workers."""
     import multiprocessing
+    import tempfile
     import threading
 
     methods = multiprocessing.get_all_start_methods()
     # on macOS a forked child may crash in system libraries, which is why Python spawns there
     if sys.platform.startswith("linux") and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
-    if "forkserver" in methods:
+    # a thread left running by a library (Dask's event loop) rules out a fork; a long
+    # TMPDIR rules out the fork server ("AF_UNIX path too long")
+    short = len(os.fsencode(tempfile.gettempdir())) <= _SOCKET_FOLDER_BYTES
+    if "forkserver" in methods and short:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["blueprint.validation.parallel"])
         return context
@@ -339,6 +349,16 @@ def _ignore_interrupts() -> None:
         signal.signal(number, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):  # held back while the parent forked (signals_held)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
+
+
+def worker_pool(jobs: int) -> ProcessPoolExecutor:
+    """``jobs`` worker processes on this machine, which leave stopping to this process (see
+    ``_ignore_interrupts``); submit the first task with the signals held (``signals_held``)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(
+        max_workers=jobs, mp_context=_start_method(), initializer=_ignore_interrupts
+    )
 
 
 def bucket_count(size: int, jobs: int) -> int:
@@ -471,17 +491,9 @@ class LocalPool:
         self._stack = ExitStack()
 
     def __enter__(self) -> LocalPool:
-        from concurrent.futures import ProcessPoolExecutor
-
         with self._stack as stack:
             self.folder = Path(stack.enter_context(_records_folder()))
-            self.executor = stack.enter_context(
-                ProcessPoolExecutor(
-                    max_workers=self.jobs,
-                    mp_context=_start_method(),
-                    initializer=_ignore_interrupts,
-                )
-            )
+            self.executor = stack.enter_context(worker_pool(self.jobs))
             self._stack = stack.pop_all()
         return self
 
