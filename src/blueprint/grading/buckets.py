@@ -1,22 +1,23 @@
-"""Grading a set in shards on a cluster: rows and results met in buckets by row id.
+"""Grading a large set in buckets by row id: on worker processes, or on a cluster.
 
 A result is graded against its own row alone, so the work splits by row id. Tasks read the
-set's spans (:func:`blueprint.validation.parallel.pieces`) and index each row as one process
-does (its verdict when no result comes, and the part grading reads, packed), in a bucket by
-its id's key; a task a results file reads its results into the same buckets. Each bucket's
-task then grades its results against its rows, exactly as one process grading the whole set
-does (:mod:`blueprint.grading.streamed`: the same index and
-tally, its trials numbered as the whole run numbers them). This process counts the rows of
-each span, numbers the trials, and puts each bucket's verdicts back in the set's order; the
-rows and results themselves stay on the workers. Every refusal one process would give (a
-second result for a row in a trial, a result for a row the set does not have, a results file
-that does not read, too many trials) is given here too, for the first file and place one
+set's spans (:func:`blueprint.validation.parallel.pieces`: of a JSON Lines file or a set in
+shards) and index each row as one process does (its verdict when no result comes, and the
+part grading reads, packed), in a bucket by its id's key; a task a results file reads its
+results into the same buckets. Each bucket's task then grades its results against its rows,
+exactly as one process grading the whole set does (:mod:`blueprint.grading.streamed`: the
+same index and tally, its trials numbered as the whole run numbers them), and gives its rows'
+verdicts. This process counts the rows of each span, numbers the trials, and puts the
+verdicts back in the set's order. Every refusal one process would give (a second result for
+a row in a trial, a result for a row the set does not have, a results file that does not
+read, too many trials, a k past them) is given here too, for the first file and place one
 process would have met it.
 
 The tasks run wherever a runner (:class:`blueprint.validation.engines.Runner`) sends them: a
-Dask cluster's workers (:class:`blueprint.validation.engines.DaskEngine`), or here, one after
-another (:class:`blueprint.validation.engines.Inline`, which the tests compare with one
-process).
+Dask cluster's workers (:class:`blueprint.validation.engines.DaskEngine`), where the rows and
+results stay; this machine's worker processes (:class:`blueprint.validation.engines.PoolEngine`);
+or here, one after another (:class:`blueprint.validation.engines.InlineEngine`, which the
+tests compare with one process).
 """
 
 from __future__ import annotations
@@ -41,11 +42,11 @@ from blueprint.grading.streamed import (
     MAX_TRIALS,
     GradedRows,
     IndexEntry,
+    RowIndex,
     Tallied,
+    Tally,
     Trials,
     UnknownResultIds,
-    _Index,
-    _Tally,
     index_entry,
     run_verdicts,
     too_many_trials,
@@ -107,12 +108,11 @@ def bucket_rows(task: RowsTask) -> RowsRead:
     return RowsRead(count, pickled_buckets(held))
 
 
+# --- the results -------------------------------------------------------------------------------
+
 #: a result's fields, in order, as a tuple (shallow: ``dataclasses.astuple`` copies every
 #: value, deeply)
 _RESULT_FIELDS: Final = operator.attrgetter(*(field.name for field in dataclasses.fields(Recorded)))
-
-
-# --- the results -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -197,12 +197,12 @@ def grade_bucket(task: BucketTask, *blobs: bytes) -> BucketGrades:
     of the set, then of each results file)."""
     spans = len(task.bases)
     positions = array("q")
-    index = _Index((), task.families, task.options)
+    index = RowIndex((), task.families, task.options)
     for base, blob in zip(task.bases, blobs[:spans], strict=True):
         for offset, entry in pickle.loads(blob) if blob else ():
             positions.append(base + offset)
             index.keep(entry)
-    tally = _Tally(index, task.options)
+    tally = Tally(index, task.options)
     for file_number, path, key in task.trials:
         tally.trial(file_number, path, key, None)
     repeats: dict[int, tuple[int, int | None, str]] = {}

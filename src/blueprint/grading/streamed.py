@@ -164,7 +164,7 @@ def index_entry(
     )
 
 
-class _Index:
+class RowIndex:
     """The set's rows by id, each with its verdict when no result comes."""
 
     def __init__(
@@ -268,10 +268,10 @@ def too_many_trials(path: Path, key: str | None, line: int | None) -> ParseError
     )
 
 
-class _Tally:
+class Tally:
     """Each row's verdict in each trial as results are read, a byte a row and trial."""
 
-    def __init__(self, index: _Index, options: GradingOptions) -> None:
+    def __init__(self, index: RowIndex, options: GradingOptions) -> None:
         self.index = index
         self.options = options
         size = len(index)
@@ -382,8 +382,8 @@ def grade_rows(
     a trial, or the trials it names. ``errors`` are the validator's error findings by row id
     (such a row is ``invalid`` in every trial); ``k`` the k of the summary's pass@k and
     pass^k (the number of trials when None; UsageError past it)."""
-    index = _Index(rows, families, options)
-    tally = _Tally(index, options)
+    index = RowIndex(rows, families, options)
+    tally = Tally(index, options)
     for file_number, path in enumerate(results, start=1):
         tally.read(file_number, path)
     index.packed = []  # every result is graded: the rows are not needed again
