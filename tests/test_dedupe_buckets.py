@@ -12,11 +12,14 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from blueprint.authoring.buckets import exact_duplicates
 from blueprint.authoring.hygiene import find_duplicates
+from blueprint.cli import app
 from blueprint.core.errors import BlueprintError
 from blueprint.io import limits
+from blueprint.validation import parallel
 from blueprint.validation.engines import InlineEngine
 from conftest import row, with_files
 from test_parallel import awkward_lines, line
@@ -152,3 +155,17 @@ def test_any_sets_give_the_groups_one_process_gives(
         )
     serial, bucketed = both(paths, span_bytes=span_bytes, buckets=buckets)
     assert bucketed == serial
+
+
+def test_exact_duplicates_on_worker_processes_on_the_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(parallel, "SPAN_BYTES", 500)  # spans of a few rows
+    golden = write_shards(tmp_path / "golden", logs_lines(30), [9])
+    logs = write_shards(tmp_path / "logs", logs_lines(60, offset=25), [20, 40])
+    command = ["dedupe", "--shards", "--exact-only", "--report", "json", str(golden), str(logs)]
+    one = CliRunner().invoke(app, command)
+    pooled = CliRunner().invoke(app, [*command, "-j", "2"])
+    assert pooled.exit_code == one.exit_code == 1, pooled.output
+    assert json.loads(pooled.stdout) == json.loads(one.stdout)
+    assert json.loads(one.stdout)["counts"]["acrossSets"]

@@ -292,7 +292,8 @@ def test_exact_duplicates_on_dask_on_the_command_line(tmp_path: Path, cluster: s
     [
         ["--shards", "--engine", "dask"],  # near-duplicates are looked for in one process
         ["--exact-only", "--engine", "dask"],  # not shards
-        ["--shards", "--exact-only", "-j", "2"],  # -j is the local cluster's
+        ["--shards", "-j", "2"],  # near-duplicates are looked for in one process
+        ["--exact-only", "-j", "2"],  # not shards
     ],
 )
 def test_dedupe_engine_options_that_do_not_fit_are_usage_errors(

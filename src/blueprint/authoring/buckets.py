@@ -34,16 +34,16 @@ from blueprint.formats._io import too_many_rows
 from blueprint.formats.base import SetSource, StrPath, UnreadableRow
 from blueprint.formats.shards import Shards, find_shards, open_shards
 from blueprint.io import limits
-from blueprint.validation.engines import TaskEngine, blob_of, summary_of
-from blueprint.validation.inputtext import input_key, split_of
-from blueprint.validation.parallel import (
-    Piece,
+from blueprint.validation.engines import (
     PieceTask,
-    physical_lines,
+    TaskEngine,
+    blob_of,
     pickled_buckets,
     piece_rows,
-    pieces,
+    summary_of,
 )
+from blueprint.validation.inputtext import input_key, split_of
+from blueprint.validation.parallel import Piece, physical_lines, pieces
 
 #: (the input's key, the row's place in its span, its line there (0: none), id, split)
 KeyRecord = tuple[int, int, int, str | None, str | None]

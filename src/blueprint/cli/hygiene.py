@@ -54,6 +54,8 @@ from blueprint.cli._common import (
     value_of,
 )
 from blueprint.core.errors import UsageError
+from blueprint.validation.engines import PoolEngine
+from blueprint.validation.parallel import default_jobs
 
 #: how many rows the text table shows before it points to --report json
 TEXT_LIMIT = 500
@@ -119,7 +121,8 @@ def dedupe_command(
     jobs: Annotated[
         int | None,
         jobs_option(
-            "With --engine dask and no --scheduler: the local cluster's workers (0: one per core)."
+            "With --shards --exact-only: search on this many worker processes (0: one per"
+            " core); with --engine dask and no --scheduler, the local cluster's workers."
         ),
     ] = None,
     quiet: Quiet = False,
@@ -130,7 +133,7 @@ def dedupe_command(
     duplicates by the similarity of their words. Duplicates across splits (dev and test)
     are the ones that matter most. Exit 0 when there is none, 1 when there are duplicates
     (also after -o wrote the set without its exact repeats), 2 when a file cannot be read.
-    With --shards --exact-only --engine dask, the sets are searched on a Dask cluster.
+    With --shards --exact-only, -j N searches on N processes, --engine dask on a Dask cluster.
     """
     DuplicateOptions(threshold=threshold)  # a bad threshold is refused before any reading
     refuse_engine_misuse(engine, scheduler, shards)
@@ -140,8 +143,11 @@ def dedupe_command(
             " near-duplicate depends on the groups the rows before it started, which one"
             " process decides in order"
         )
-    if jobs is not None and engine is not EngineName.dask:
-        raise UsageError("-j is the number of workers of --engine dask's local cluster")
+    if jobs is not None and not (shards and exact_only):
+        raise UsageError(
+            "-j searches sets in shards for exact duplicates on several processes: add"
+            " --shards --exact-only (near-duplicates are found in one process)"
+        )
     if shards and output is not None:
         raise UsageError(
             "-o writes one set file without its repeats; a set in shards is not rewritten"
@@ -156,6 +162,9 @@ def dedupe_command(
     if engine is EngineName.dask:
         with dask_engine(jobs or 0, scheduler) as cluster:
             found = exact_duplicates(cluster, sets)
+    elif jobs is not None:
+        with PoolEngine(jobs or default_jobs()) as pool:
+            found = exact_duplicates(pool, sets)
     elif output is not None:
         written = remove_duplicates(
             sets, output, threshold=threshold, near=not exact_only, format=fmt, force=force

@@ -54,8 +54,15 @@ from blueprint.grading.streamed import (
 from blueprint.grading.trials import RowTrials, TrialRun
 from blueprint.io import limits
 from blueprint.io.firstseen import text_key
-from blueprint.validation.engines import Runner, blob_of, summary_of
-from blueprint.validation.parallel import Engine, Piece, PieceTask, pickled_buckets, piece_rows
+from blueprint.validation.engines import (
+    PieceTask,
+    Runner,
+    blob_of,
+    pickled_buckets,
+    piece_rows,
+    summary_of,
+)
+from blueprint.validation.parallel import Engine, Piece
 
 
 class GradingEngine(Engine, Protocol):

@@ -20,6 +20,7 @@ The engine also runs other commands' tasks (:class:`Runner`: ``grade`` and ``ded
 from __future__ import annotations
 
 import logging
+import pickle
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future as PoolFuture
 from contextlib import contextmanager
@@ -27,10 +28,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from blueprint.core.errors import BlueprintError, EngineError, UsageError
+from blueprint.formats._io import json_lines
+from blueprint.formats.base import UnreadableRow
+from blueprint.formats.shards import parquet_rows
+from blueprint.io import limits
 from blueprint.io.atomic import signals_held
 from blueprint.validation import parallel
 from blueprint.validation.keyed import BucketTask, Placed, reduce_bucket
 from blueprint.validation.parallel import (
+    Piece,
     SpanResult,
     SpanTask,
     Submitted,
@@ -174,6 +180,34 @@ class Inline:
 
     def gather(self, handles: list[Any]) -> list[Any]:
         return list(handles)
+
+
+# --- tasks over a set's spans, for any runner ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PieceTask:
+    """A span for a task to read into ``buckets`` buckets, with the limits in force where
+    the run started (``bounds``: a worker has its own defaults)."""
+
+    piece: Piece
+    buckets: int
+    bounds: dict[str, int]
+
+
+def piece_rows(piece: Piece, bounds: dict[str, int]) -> Iterator[tuple[int, Any] | UnreadableRow]:
+    """A span's rows as one process reads them (not typed), lines and rows counted from the
+    span's start, with the run's limits (``bounds``: a worker has its own defaults) but no
+    row limit (where it falls is the parent's to know)."""
+    if piece.kind == "parquet":
+        return parquet_rows(piece.path, (piece.start, piece.end))
+    unbounded = replace(limits.Limits(**bounds), max_rows=0)
+    return json_lines(piece.path, unbounded, (piece.start, piece.end))
+
+
+def pickled_buckets(held: list[list[Any]]) -> list[bytes]:
+    """Each bucket's records as bytes (empty for a bucket with none)."""
+    return [pickle.dumps(records, pickle.HIGHEST_PROTOCOL) if records else b"" for records in held]
 
 
 def summary_of(found: Any) -> Any:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import heapq
 import os
-import pickle
 import signal
 import sys
 from array import array
@@ -412,31 +411,6 @@ def pieces(source: SetSource | None, shards: Shards | None, size: int) -> Iterat
         else:
             for start, end, _ in spans(shard.path, size):
                 yield Piece(shard.path, "jsonl", start, end, file=name)
-
-
-@dataclass(frozen=True)
-class PieceTask:
-    """A span for a task to read into ``buckets`` buckets, with the limits in force where
-    the run started (``bounds``: a worker has its own defaults)."""
-
-    piece: Piece
-    buckets: int
-    bounds: dict[str, int]
-
-
-def piece_rows(piece: Piece, bounds: dict[str, int]) -> Iterator[tuple[int, Any] | UnreadableRow]:
-    """A span's rows as one process reads them (not typed), lines and rows counted from the
-    span's start, with the run's limits (``bounds``: a worker has its own defaults) but no
-    row limit (where it falls is the parent's to know)."""
-    if piece.kind == "parquet":
-        return parquet_rows(piece.path, (piece.start, piece.end))
-    unbounded = replace(limits.Limits(**bounds), max_rows=0)
-    return json_lines(piece.path, unbounded, (piece.start, piece.end))
-
-
-def pickled_buckets(held: list[list[Any]]) -> list[bytes]:
-    """Each bucket's records as bytes (empty for a bucket with none)."""
-    return [pickle.dumps(records, pickle.HIGHEST_PROTOCOL) if records else b"" for records in held]
 
 
 def _group_spans(path: Path, size: int) -> Iterator[tuple[int, int]]:
