@@ -169,3 +169,17 @@ def test_exact_duplicates_on_worker_processes_on_the_command_line(
     assert pooled.exit_code == one.exit_code == 1, pooled.output
     assert json.loads(pooled.stdout) == json.loads(one.stdout)
     assert json.loads(one.stdout)["counts"]["acrossSets"]
+
+
+def test_a_shard_two_sets_share_is_read_from_its_start_by_each(tmp_path: Path) -> None:
+    folder = write_shards(tmp_path / "logs", logs_lines(40), [15])
+    shard = folder / "part-00001.jsonl"  # a set of its own too: lines count from its start
+    serial, bucketed = both([folder, shard], span_bytes=300)
+    assert bucketed == serial
+    lines = [
+        ref["line"]
+        for group in serial["exact"]
+        for ref in group["rows"]
+        if ref["set"] == str(shard)
+    ]
+    assert lines and min(lines) < 15

@@ -1,4 +1,5 @@
-"""Exact duplicate inputs of sets in shards, found on a cluster: a shuffle by the input's key.
+"""Exact duplicate inputs of sets in shards, found by a shuffle by the input's key (on a
+cluster, or on this machine's worker processes).
 
 Two rows are exact duplicates when their normalised inputs share a key
 (:func:`blueprint.validation.inputtext.input_key`, the validator's), so the search splits by
@@ -170,23 +171,33 @@ def exact_duplicates(engine: TaskEngine, paths: Sequence[StrPath]) -> DuplicateR
     )
 
 
+def _bases(planned: list[tuple[int, Piece]], summaries: list[SpanKeys]) -> list[tuple[int, int]]:
+    """Each span's rows before it in its set and lines before it in its file (counted set by
+    set: a file two sets share is read from its start by each)."""
+    found = []
+    rows_before: dict[int, int] = {}
+    lines_before: dict[tuple[int, Path], int] = {}
+    for (number, piece), summary in zip(planned, summaries, strict=True):
+        base = rows_before.get(number, 0)
+        base_line = lines_before.get((number, piece.path), 0)
+        found.append((base, base_line))
+        rows_before[number] = base + summary.rows
+        lines_before[(number, piece.path)] = base_line + summary.lines
+    return found
+
+
 def _span_places(
     opened: list[tuple[Path, Shards, SetSource]],
     planned: list[tuple[int, Piece]],
     summaries: list[SpanKeys],
 ) -> tuple[tuple[str, int, int, str | None], ...]:
     """Each span's set label, rows before it in its set, lines before it in its file, file."""
-    places = []
-    rows_before: dict[int, int] = {}
-    lines_before: dict[Path, int] = {}
-    for (number, piece), summary in zip(planned, summaries, strict=True):
-        label = str(opened[number][0])
-        base = rows_before.get(number, 0)
-        base_line = lines_before.get(piece.path, 0)
-        places.append((label, base, base_line, str(piece.path)))
-        rows_before[number] = base + summary.rows
-        lines_before[piece.path] = base_line + summary.lines
-    return tuple(places)
+    return tuple(
+        (str(opened[number][0]), base, base_line, str(piece.path))
+        for (number, piece), (base, base_line) in zip(
+            planned, _bases(planned, summaries), strict=True
+        )
+    )
 
 
 def _refuse_unreadable(
@@ -197,13 +208,8 @@ def _refuse_unreadable(
 ) -> None:
     """Raise what one process raises at the first row it cannot read (a row that does not
     decode, or the first past the set's row limit), set by set."""
-    rows_before: dict[int, int] = {}
-    lines_before: dict[Path, int] = {}
-    for (number, piece), summary in zip(planned, summaries, strict=True):
-        base = rows_before.get(number, 0)
-        base_line = lines_before.get(piece.path, 0)
-        rows_before[number] = base + summary.rows
-        lines_before[piece.path] = base_line + summary.lines
+    bases = _bases(planned, summaries)
+    for (number, piece), summary, (base, base_line) in zip(planned, summaries, bases, strict=True):
         limit = bounds.max_rows
         bad = summary.unreadable
         if limit and base + summary.rows > limit and (bad is None or base + bad[0] >= limit):
