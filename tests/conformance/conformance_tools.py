@@ -98,7 +98,10 @@ def promptfoo_eval(promptfoo: str, config: Path) -> dict[str, Any]:
         ],
         cwd=config.parent,
         capture_output=True,
-        text=True,
+        # promptfoo's progress table can end in the middle of a character when it exits
+        # (a pipe's last write cut short); only the results file is read, the rest is shown
+        encoding="utf-8",
+        errors="replace",
         timeout=600,
         env=os.environ.copy(),
     )
