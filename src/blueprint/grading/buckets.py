@@ -43,7 +43,6 @@ from blueprint.grading.streamed import (
     GradedRows,
     IndexEntry,
     RowIndex,
-    Tallied,
     Tally,
     Trials,
     UnknownResultIds,
@@ -237,18 +236,8 @@ def grade_bucket(task: BucketTask, *blobs: bytes) -> BucketGrades:
     index.packed = []
     if repeats or unknown:  # the run is refused: no verdict is needed
         return BucketGrades(positions, GradedRows([], set(), None), repeats, unknown)
-    tallied = Tallied(
-        index.absent,
-        tally.best,
-        tally.best_trial,
-        tally.columns,
-        tally.scores,
-        tally.trials,
-        index.positions,
-        index.judged_ids,
-        index.risks,
-    )
-    return BucketGrades(positions, run_verdicts(tallied, task.errors, task.k), repeats, unknown)
+    graded = run_verdicts(tally.tallied(), task.errors, task.k)
+    return BucketGrades(positions, graded, repeats, unknown)
 
 
 def _tracked(

@@ -284,6 +284,21 @@ class Tally:
         self.best_trial = array("i", [-1]) * size
         self._cached: tuple[int, dict[str, Any] | None] = (-1, None)
 
+    def tallied(self) -> Tallied:
+        """What reading the results left, for :func:`run_verdicts`."""
+        index = self.index
+        return Tallied(
+            index.absent,
+            self.best,
+            self.best_trial,
+            self.columns,
+            self.scores,
+            self.trials,
+            index.positions,
+            index.judged_ids,
+            index.risks,
+        )
+
     def read(self, file_number: int, path: Path) -> None:
         self.read_items(file_number, path, read_trials(path))
 
@@ -388,17 +403,7 @@ def grade_rows(
         tally.read(file_number, path)
     index.packed = []  # every result is graded: the rows are not needed again
     return run_verdicts(
-        Tallied(
-            index.absent,
-            tally.best,
-            tally.best_trial,
-            tally.columns,
-            tally.scores,
-            tally.trials,
-            index.positions,
-            index.judged_ids,
-            index.risks,
-        ),
+        tally.tallied(),
         errors,
         k,
     )
