@@ -21,7 +21,7 @@ from blueprint.validation import engines
 from blueprint.validation.engines import DaskEngine
 from blueprint.validation.validate import ValidationOptions, validate_shards
 from conftest import row
-from test_dedupe_buckets import logs_lines
+from test_dedupe_buckets import logs_lines, near_lines
 from test_grade_buckets import IDS, result, shard_set, write_results
 from test_parallel import FAMILIES, awkward_lines, line
 from test_shards import parquet_rows, write_parquet, write_shards
@@ -272,7 +272,7 @@ def test_grading_engine_options_that_do_not_fit_are_usage_errors(
     assert "internal error" not in result.output
 
 
-# --- exact duplicates ---------------------------------------------------------------------------
+# --- duplicates --------------------------------------------------------------------------------
 
 
 def test_exact_duplicates_on_dask_on_the_command_line(tmp_path: Path, cluster: str) -> None:
@@ -287,13 +287,26 @@ def test_exact_duplicates_on_dask_on_the_command_line(tmp_path: Path, cluster: s
     assert json.loads(local.stdout)["counts"]["acrossSets"]
 
 
+def test_near_duplicates_on_dask_on_the_command_line(tmp_path: Path, cluster: str) -> None:
+    golden = write_shards(tmp_path / "golden", near_lines(60), [9, 30])
+    logs = write_shards(tmp_path / "logs", near_lines(200, offset=50), [20, 140])
+    runner = CliRunner()
+    command = ["dedupe", "--shards", "--threshold", "0.7", "--report", "json", str(golden)]
+    local = runner.invoke(app, [*command, str(logs)])
+    remote = runner.invoke(app, [*command, "--engine", "dask", "--scheduler", cluster, str(logs)])
+    assert remote.exit_code == local.exit_code == 1, remote.output
+    assert json.loads(remote.stdout) == json.loads(local.stdout)
+    assert json.loads(local.stdout)["counts"]["nearGroups"] >= 3
+
+
 @pytest.mark.parametrize(
     "arguments",
     [
-        ["--shards", "--engine", "dask"],  # near-duplicates are looked for in one process
         ["--exact-only", "--engine", "dask"],  # not shards
-        ["--shards", "-j", "2"],  # near-duplicates are looked for in one process
+        ["--engine", "dask"],  # not shards
         ["--exact-only", "-j", "2"],  # not shards
+        ["-j", "2"],  # not shards
+        ["--shards", "--engine", "dask", "--threshold", "1.5"],  # not a similarity
     ],
 )
 def test_dedupe_engine_options_that_do_not_fit_are_usage_errors(

@@ -1,17 +1,32 @@
-"""Exact duplicate inputs of sets in shards, found by a shuffle by the input's key (on a
-cluster, or on this machine's worker processes).
+"""Exact and near-duplicate inputs of sets in shards, found by shuffles (on a cluster, or on
+this machine's worker processes): the report one process gives
+(:func:`blueprint.authoring.hygiene.find_duplicates`), group for group.
 
-Two rows are exact duplicates when their normalised inputs share a key
+Exact duplicates. Two rows are exact duplicates when their normalised inputs share a key
 (:func:`blueprint.validation.inputtext.input_key`, the validator's), so the search splits by
 key. A task a span of each set (:func:`blueprint.validation.parallel.pieces`) reads its rows,
 counts them and their splits, and keeps of each row that has an input its key, place, line,
 id and split, in a bucket by the key; a task a bucket then groups its keys' rows. This process
-only counts, puts each group's rows in their order, and orders the groups by their first row,
-which is the report one process gives (:func:`blueprint.authoring.hygiene.find_duplicates`
-with ``near`` off). No process holds every row: a worker holds one span or one bucket.
+only counts, puts each group's rows in their order, and orders the groups by their first row.
 
-Near-duplicates are not looked for here: whether a row joins a group depends on the groups
-the rows before it started, which one process decides in order.
+Near-duplicates. One process takes the first row of each exact group in order, and it joins
+the group of the first similar enough earlier group leader among those that share an LSH band
+key with it, or leads a group of its own. Which rows lead depends on the rows before, but
+only on those linked to it through shared band keys: the rows fall apart into connected
+components, and replaying the same matching over one component's rows, in order, gives each
+of them the group one process gives. So:
+
+1. the span tasks also sign (MinHash, band keys) the first row of each key in their span;
+2. each key's bucket task keeps its first row's signature ("lead") and sends its band keys to
+   buckets by band key;
+3. a task a band bucket links the leads that share a key;
+4. this process joins the links into components (union-find over the linked leads only) and
+   gives each component a replay bucket;
+5. each key bucket's leads go to their component's replay bucket, whose task matches them in
+   order with :meth:`blueprint.authoring.hygiene.DuplicateIndex.match`.
+
+No process holds every row: a worker holds one span or one bucket, and this process the
+links between leads that share a band key.
 """
 
 from __future__ import annotations
@@ -22,13 +37,20 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from blueprint.authoring.hygiene import (
+    DuplicateIndex,
+    DuplicateOptions,
     DuplicateReport,
     ExactGroup,
+    NearGroup,
+    NearMatch,
     RowRef,
     SetSummary,
+    Signature,
     distinct_paths,
+    signature_of,
 )
 from blueprint.core.errors import ParseError
 from blueprint.formats._io import too_many_rows
@@ -37,6 +59,7 @@ from blueprint.formats.shards import Shards, find_shards, open_shards
 from blueprint.io import limits
 from blueprint.validation.engines import (
     PieceTask,
+    Runner,
     TaskEngine,
     blob_of,
     pickled_buckets,
@@ -46,8 +69,26 @@ from blueprint.validation.engines import (
 from blueprint.validation.inputtext import input_key, split_of
 from blueprint.validation.parallel import Piece, physical_lines, pieces
 
-#: (the input's key, the row's place in its span, its line there (0: none), id, split)
-KeyRecord = tuple[int, int, int, str | None, str | None]
+#: (the input's key, the row's place in its span, its line there (0: none), id, split, and
+#: for the first row of its key in the span, its near-duplicate signature when it has one)
+KeyRecord = tuple[int, int, int, str | None, str | None, Signature | None]
+#: a lead: (its place in the run, its row, its signature)
+Lead = tuple[int, RowRef, Signature]
+#: a near-duplicate found: (its leader's place in the run and row, its own, the similarity)
+NearFound = tuple[int, RowRef, int, RowRef, float]
+
+
+@dataclass(frozen=True)
+class KeysTask(PieceTask):
+    """A span to read into key buckets; with ``threshold``, signing leads for near-duplicates
+    at that similarity."""
+
+    threshold: float | None = None
+
+
+def run_place(span: int, place: int) -> int:
+    """A row's place in the run as one number, ordered as the rows are (span, then place)."""
+    return span << 32 | place
 
 
 @dataclass
@@ -65,11 +106,13 @@ class SpanKeys:
     blobs: list[bytes] | None = None
 
 
-def span_keys(task: PieceTask) -> SpanKeys:
-    """A span's rows counted, and each input's key in its bucket."""
+def span_keys(task: KeysTask) -> SpanKeys:
+    """A span's rows counted, and each input's key in its bucket (with the signature of each
+    key's first row in the span, when near-duplicates are looked for)."""
     piece = task.piece
     found = SpanKeys()
     held: list[list[KeyRecord]] = [[] for _ in range(task.buckets)]
+    signed: set[int] = set()
     for place, item in enumerate(piece_rows(piece, task.bounds)):
         found.rows += 1
         if isinstance(item, UnreadableRow):
@@ -80,12 +123,17 @@ def span_keys(task: PieceTask) -> SpanKeys:
         split = split_of(row)
         if split is not None:
             found.splits[split] += 1
-        key = input_key(row.get("input") if isinstance(row, dict) else None)
+        value = row.get("input") if isinstance(row, dict) else None
+        key = input_key(value)
         if key is None:
             continue
         found.compared += 1
+        signature = None
+        if task.threshold is not None and key not in signed:
+            signed.add(key)
+            signature = signature_of(value, task.threshold)
         row_id = row.get("id")
-        record = (key, place, line, row_id if isinstance(row_id, str) else None, split)
+        record = (key, place, line, row_id if isinstance(row_id, str) else None, split, signature)
         held[key % task.buckets].append(record)
     if piece.kind == "jsonl":
         found.lines = physical_lines(piece.path, piece.start, piece.end)
@@ -99,32 +147,127 @@ class GroupTask:
     #: per span of every set, in order: (set label, rows before it in its set, lines before
     #: it in its file, its file)
     spans: tuple[tuple[str, int, int, str | None], ...]
+    #: with near-duplicates: how many band buckets the leads' band keys go to
+    band_buckets: int = 0
 
 
-def group_bucket(task: GroupTask, *blobs: bytes) -> list[tuple[tuple[int, int], ExactGroup]]:
+@dataclass
+class GroupedBucket:
+    """A key bucket's exact groups, each with its first row's place in the run; with
+    near-duplicates, ``blobs`` holds each band bucket's (band key, lead's place, this
+    bucket) records and, last, this bucket's leads."""
+
+    groups: list[tuple[int, ExactGroup]]
+    blobs: list[bytes] | None = None
+
+
+def group_bucket(task: GroupTask, *blobs: bytes) -> GroupedBucket:
     """The groups of a bucket's keys that have more than one row, each with its first row's
-    place in the run (its span and place there)."""
-    members: dict[int, list[tuple[tuple[int, int], RowRef]]] = {}
+    place in the run; with near-duplicates, each key's first row's signature kept, its band
+    keys sent on."""
+    members: dict[int, list[tuple[int, RowRef]]] = {}
+    leads: list[Lead] = []
     for number, ((label, base, base_line, file), blob) in enumerate(
         zip(task.spans, blobs, strict=True)
     ):
         records: list[KeyRecord] = pickle.loads(blob) if blob else []
-        for key, place, line, row_id, split in records:
+        for key, place, line, row_id, split, signature in records:
             ref = RowRef(
                 label, base + place, row_id, base_line + line if line else None, split, file
             )
-            members.setdefault(key, []).append(((number, place), ref))
-    return [
+            rows = members.setdefault(key, [])
+            if not rows and signature is not None:  # the key's first row in the run
+                leads.append((run_place(number, place), ref, signature))
+            rows.append((run_place(number, place), ref))
+    groups = [
         (rows[0][0], ExactGroup(tuple(ref for _, ref in rows)))
         for rows in members.values()
         if len(rows) > 1
     ]
+    if not task.band_buckets:
+        return GroupedBucket(groups)
+    held: list[list[tuple[int, int, int]]] = [[] for _ in range(task.band_buckets)]
+    for place, _, signature in leads:
+        for band_key in set(signature.keys.tolist()):
+            held[band_key % task.band_buckets].append((band_key, place, task.bucket))
+    return GroupedBucket(groups, [*pickled_buckets(held), *pickled_buckets([leads])])
+
+
+@dataclass
+class Links:
+    """A band bucket's links: pairs of leads sharing a band key, and the key bucket of every
+    lead linked."""
+
+    pairs: list[tuple[int, int]]
+    sources: dict[int, int]
+
+
+def link_band_bucket(*blobs: bytes) -> Links:
+    """The leads of a band bucket that share a band key, each linked to one of them."""
+    anchors: dict[int, tuple[int, int]] = {}
+    links = Links([], {})
+    for blob in blobs:
+        records: list[tuple[int, int, int]] = pickle.loads(blob) if blob else []
+        for band_key, place, source in records:
+            anchor, anchor_source = anchors.setdefault(band_key, (place, source))
+            if anchor != place:
+                links.pairs.append((anchor, place))
+                links.sources[place] = source
+                links.sources[anchor] = anchor_source
+    return links
+
+
+@dataclass(frozen=True)
+class RouteTask:
+    #: lead's place -> its component's replay bucket
+    replay: dict[int, int]
+    buckets: int
+
+
+@dataclass
+class Routed:
+    blobs: list[bytes] | None
+
+
+def route_leads(task: RouteTask, leads_blob: bytes) -> Routed:
+    """A key bucket's leads that are linked, each to its component's replay bucket."""
+    held: list[list[Lead]] = [[] for _ in range(task.buckets)]
+    for lead in pickle.loads(leads_blob) if leads_blob else []:
+        bucket = task.replay.get(lead[0])
+        if bucket is not None:
+            held[bucket].append(lead)
+    return Routed(pickled_buckets(held))
+
+
+def replay_bucket(threshold: float, *blobs: bytes) -> list[NearFound]:
+    """The near-duplicates among a replay bucket's leads (whole components), matched in the
+    order one process matches them."""
+    leads: list[Lead] = sorted(
+        (lead for blob in blobs if blob for lead in pickle.loads(blob)), key=lambda lead: lead[0]
+    )
+    index = DuplicateIndex(DuplicateOptions(threshold=threshold))
+    for position, (_, _, signature) in enumerate(leads):
+        index.match(position, signature)
+    found: list[NearFound] = []
+    for position, (leader, similarity) in index.near_of.items():
+        place, ref, _ = leads[position]
+        found.append((leads[leader][0], leads[leader][1], place, ref, similarity))
+    return found
 
 
 def exact_duplicates(engine: TaskEngine, paths: Sequence[StrPath]) -> DuplicateReport:
-    """Exact duplicate inputs within and across the sets in shards ``paths`` (each a set, in
-    the order given), found by the engine's tasks: the report one process gives with
-    near-duplicates off, and the same refusal for the first row one process cannot read."""
+    """Exact duplicate inputs within and across the sets in shards ``paths``: the report one
+    process gives with near-duplicates off."""
+    return bucketed_duplicates(engine, paths, DuplicateOptions(near=False))
+
+
+def bucketed_duplicates(
+    engine: TaskEngine, paths: Sequence[StrPath], options: DuplicateOptions
+) -> DuplicateReport:
+    """Exact and (unless ``options`` turn them off) near-duplicate inputs within and across
+    the sets in shards ``paths`` (each a set, in the order given), found by the engine's
+    tasks: the report one process gives, and the same refusal for the first row one process
+    cannot read."""
     bounds = limits.current()
     opened: list[tuple[Path, Shards, SetSource]] = []
     refusal: ParseError | None = None
@@ -144,31 +287,105 @@ def exact_duplicates(engine: TaskEngine, paths: Sequence[StrPath]) -> DuplicateR
         for piece in pieces(None, shards, span_bytes)
     ]
     runner = engine.runner()
+    threshold = options.threshold if options.near else None
     task_bounds = asdict(bounds)
     reads = [
-        runner.submit(span_keys, PieceTask(piece, buckets, task_bounds)) for _, piece in planned
+        runner.submit(span_keys, KeysTask(piece, buckets, task_bounds, threshold))
+        for _, piece in planned
     ]
     summaries: list[SpanKeys] = runner.gather([runner.submit(summary_of, read) for read in reads])
     _refuse_unreadable(opened, planned, summaries, bounds)
     if refusal is not None:
         raise refusal
     spans = _span_places(opened, planned, summaries)
-    grouped: list[list[tuple[tuple[int, int], ExactGroup]]] = runner.gather(
-        [
-            runner.submit(
-                group_bucket,
-                GroupTask(bucket, spans),
-                *(runner.submit(blob_of, read, bucket) for read in reads),
-            )
-            for bucket in range(buckets)
-        ]
+    band_buckets = buckets if threshold is not None else 0
+    grouped = [
+        runner.submit(
+            group_bucket,
+            GroupTask(bucket, spans, band_buckets),
+            *(runner.submit(blob_of, read, bucket) for read in reads),
+        )
+        for bucket in range(buckets)
+    ]
+    found: list[GroupedBucket] = runner.gather(
+        [runner.submit(summary_of, bucket) for bucket in grouped]
     )
-    groups = sorted(itertools.chain.from_iterable(grouped), key=lambda found: found[0])
+    groups = sorted(
+        itertools.chain.from_iterable(bucket.groups for bucket in found), key=lambda g: g[0]
+    )
     return DuplicateReport(
         sets=_set_summaries(opened, planned, summaries),
-        threshold=None,
+        threshold=threshold,
         exact=[group for _, group in groups],
+        near=[] if threshold is None else _near_groups(runner, grouped, buckets, threshold),
     )
+
+
+def _near_groups(
+    runner: Runner, grouped: list[Any], buckets: int, threshold: float
+) -> list[NearGroup]:
+    """The near groups, from the key buckets' leads (steps 3 to 5 of the module's)."""
+    linked: list[Links] = runner.gather(
+        [
+            runner.submit(
+                link_band_bucket, *(runner.submit(blob_of, bucket, band) for bucket in grouped)
+            )
+            for band in range(buckets)
+        ]
+    )
+    replay = _components(linked, buckets)
+    routed = [
+        runner.submit(
+            route_leads, RouteTask(replay[source], buckets), runner.submit(blob_of, bucket, buckets)
+        )
+        for source, bucket in enumerate(grouped)
+        if replay[source]
+    ]
+    if not routed:
+        return []
+    matched: list[list[NearFound]] = runner.gather(
+        [
+            runner.submit(
+                replay_bucket, threshold, *(runner.submit(blob_of, route, r) for route in routed)
+            )
+            for r in range(buckets)
+        ]
+    )
+    near: dict[int, tuple[RowRef, list[tuple[int, NearMatch]]]] = {}
+    for leader, leader_ref, place, ref, similarity in itertools.chain.from_iterable(matched):
+        near.setdefault(leader, (leader_ref, []))[1].append((place, NearMatch(ref, similarity)))
+    return [
+        NearGroup(leader_ref, tuple(match for _, match in sorted(members, key=lambda m: m[0])))
+        for _, (leader_ref, members) in sorted(near.items(), key=lambda item: item[0])
+    ]
+
+
+def _components(linked: list[Links], buckets: int) -> list[dict[int, int]]:
+    """Per key bucket: each of its linked leads' replay bucket, the same for every lead of a
+    component (union-find over the links, the earliest lead the root)."""
+    root: dict[int, int] = {}
+
+    def find(place: int) -> int:
+        while (up := root.get(place, place)) != place:
+            root[place] = root.get(up, up)  # halve the path
+            place = up
+        return place
+
+    for links in linked:
+        for first, second in links.pairs:
+            a, b = find(first), find(second)
+            if a != b:
+                root[max(a, b)] = min(a, b)
+    replay: list[dict[int, int]] = [{} for _ in range(buckets)]
+    for links in linked:
+        for place, source in links.sources.items():
+            replay[source][place] = _mixed(find(place)) % buckets
+    return replay
+
+
+def _mixed(place: int) -> int:
+    """A place's bits mixed (rows of one span spread over the replay buckets)."""
+    return (place * 0x9E3779B97F4A7C15 & 0xFFFFFFFFFFFFFFFF) >> 16
 
 
 def _bases(planned: list[tuple[int, Piece]], summaries: list[SpanKeys]) -> list[tuple[int, int]]:
@@ -254,4 +471,4 @@ def _set_summaries(
     ]
 
 
-__all__ = ["exact_duplicates", "group_bucket", "span_keys"]
+__all__ = ["bucketed_duplicates", "exact_duplicates", "group_bucket", "span_keys"]

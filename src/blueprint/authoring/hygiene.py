@@ -343,29 +343,19 @@ def _same(value: int) -> int:
     return value
 
 
-class _Bands:
-    """LSH banding over MinHash signatures, kept compact.
-
-    A signature is cut into ``bands`` bands of ``rows`` values; two inputs whose signatures
-    agree on a whole band are candidates. Each band becomes one 64-bit key, and the keys live
-    in a sorted numpy array (12 bytes an entry) plus a small dictionary of recent ones merged
-    into it now and then. datasketch's own ``MinHashLSH`` keeps a Python set per bucket,
-    about 4.5 KB per indexed input (450 MB for 100,000 distinct inputs), and returns whole
-    buckets however large. A bucket here holds at most ``BUCKET_CAP`` groups.
-    """
+class _Banding:
+    """A MinHash signature's LSH band keys: the signature is cut into ``bands`` bands of
+    ``rows`` values, each made one 64-bit key; two inputs whose signatures agree on a whole
+    band share its key."""
 
     def __init__(self, bands: int, rows: int) -> None:
         import numpy
 
         self.bands, self.rows = bands, rows
-        # fixed, so that keys (and so results) are the same on every run
+        # fixed, so that keys (and so results) are the same on every run and every machine
         generator = numpy.random.RandomState(20240601)
         self._multipliers = generator.randint(0, 2**62, rows, dtype=numpy.uint64) * 2 + 1
         self._salts = generator.randint(0, 2**62, bands, dtype=numpy.uint64)
-        self._keys = numpy.empty(0, dtype=numpy.uint64)
-        self._members = numpy.empty(0, dtype=numpy.int32)
-        self._recent: dict[int, list[int]] = {}
-        self._recent_entries = 0
 
     def keys(self, values: Any) -> Any:
         import numpy
@@ -373,6 +363,57 @@ class _Bands:
         band = values[: self.bands * self.rows].astype(numpy.uint64).reshape(self.bands, self.rows)
         # arithmetic modulo 2**64: a collision only adds a candidate, which is then compared
         return (band * self._multipliers).sum(axis=1, dtype=numpy.uint64) + self._salts
+
+
+@functools.cache
+def _signing(threshold: float) -> tuple[MinHash, _Banding]:
+    from datasketch import MinHash
+
+    return MinHash(num_perm=NUM_PERM, hashfunc=_same), _Banding(*lsh_bands(threshold, NUM_PERM))
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What near-duplicate matching needs of an input: its shingle hashes (sorted, distinct),
+    the first ``ESTIMATE_PERM`` values of its MinHash signature and its LSH band keys."""
+
+    hashes: array[int]
+    estimate: Any
+    keys: Any
+
+
+def signature_of(value: Any, threshold: float) -> Signature | None:
+    """An input's signature for near-duplicates at ``threshold``; None when it has fewer
+    than ``MIN_WORDS_FOR_NEAR`` words to compare."""
+    text = comparable_text(value, near=True)
+    words = text.split() if text is not None else []
+    if len(words) < MIN_WORDS_FOR_NEAR:
+        return None
+    hashes = shingle_hashes(words)
+    template, banding = _signing(threshold)
+    signature = template.copy()
+    signature.update_batch(hashes)
+    values = signature.hashvalues
+    return Signature(hashes, values[:ESTIMATE_PERM].copy(), banding.keys(values))
+
+
+class _Bands:
+    """The LSH buckets of the groups found so far, kept compact.
+
+    Each group's first row is kept under each of its band keys (:class:`_Banding`), in a
+    sorted numpy array (12 bytes an entry) plus a small dictionary of recent ones merged
+    into it now and then. datasketch's own ``MinHashLSH`` keeps a Python set per bucket,
+    about 4.5 KB per indexed input (450 MB for 100,000 distinct inputs), and returns whole
+    buckets however large. A bucket here holds at most ``BUCKET_CAP`` groups.
+    """
+
+    def __init__(self) -> None:
+        import numpy
+
+        self._keys = numpy.empty(0, dtype=numpy.uint64)
+        self._members = numpy.empty(0, dtype=numpy.int32)
+        self._recent: dict[int, list[int]] = {}
+        self._recent_entries = 0
 
     def candidates(self, keys: Any) -> tuple[list[int], list[int]]:
         """The groups sharing a bucket with the keys, and each bucket's size."""
@@ -443,16 +484,7 @@ class DuplicateIndex:
         self._shingles: array[int] = array("I")
         self._shingle_starts: array[int] = array("q", [0])
         self._estimates: Any = None
-        self._bands: _Bands | None = None
-        self._template: MinHash | None = None
-
-    def _near_index(self) -> tuple[MinHash, _Bands]:
-        if self._bands is None or self._template is None:
-            from datasketch import MinHash
-
-            self._template = MinHash(num_perm=NUM_PERM, hashfunc=_same)
-            self._bands = _Bands(*lsh_bands(self.options.threshold, NUM_PERM))
-        return self._template, self._bands
+        self._bands: _Bands | None = None  # made (and numpy imported) at the first match
 
     def add(
         self,
@@ -475,31 +507,30 @@ class DuplicateIndex:
             self.exact_of[number] = first
             return number
         if self.options.near:
-            self._match_near(number, value)
+            signature = signature_of(value, self.options.threshold)
+            if signature is not None:
+                self.match(number, signature)
         return number
 
-    def _match_near(self, number: int, value: Any) -> None:
-        text = comparable_text(value, near=True)
-        words = text.split() if text is not None else []
-        if len(words) < MIN_WORDS_FOR_NEAR:
-            return
-        hashes = shingle_hashes(words)
-        template, bands = self._near_index()
-        signature = template.copy()
-        signature.update_batch(hashes)
-        keys = bands.keys(signature.hashvalues)
-        candidates, sizes = bands.candidates(keys)
-        mine = set(hashes)
+    def match(self, number: int, signature: Signature) -> None:
+        """Row ``number`` (the first of its exact group) joins the near group of the first
+        similar enough group leader before it, or starts a group of its own. Rows are
+        matched in order; only rows whose band keys meet matter to one another."""
+        if self._bands is None:
+            self._bands = _Bands()
+        bands = self._bands
+        candidates, sizes = bands.candidates(signature.keys)
+        mine = set(signature.hashes)
         # the group whose first row is similar enough, the likeliest first; a row that joins
         # a group is not indexed, so a cluster of look-alikes costs one entry
-        for leader in self._likely(candidates, signature.hashvalues):
+        for leader in self._likely(candidates, signature.estimate):
             theirs = self._shingles[self._shingle_starts[leader] : self._shingle_starts[leader + 1]]
             similarity = jaccard(mine, theirs)
             if similarity >= self.options.threshold:
                 self.near_of[number] = (self._leaders[leader], similarity)
                 return
-        self._keep_leader(number, hashes, signature.hashvalues)
-        bands.insert(len(self._leaders) - 1, keys, sizes)
+        self._keep_leader(number, signature.hashes, signature.estimate)
+        bands.insert(len(self._leaders) - 1, signature.keys, sizes)
 
     def _keep_leader(self, number: int, hashes: array[int], values: Any) -> None:
         import numpy

@@ -9,7 +9,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from blueprint.authoring.buckets import exact_duplicates
+from blueprint.authoring.buckets import bucketed_duplicates
 from blueprint.authoring.hygiene import (
     DEFAULT_THRESHOLD,
     DedupeResult,
@@ -121,8 +121,8 @@ def dedupe_command(
     jobs: Annotated[
         int | None,
         jobs_option(
-            "With --shards --exact-only: search on this many worker processes (0: one per"
-            " core); with --engine dask and no --scheduler, the local cluster's workers."
+            "With --shards: search on this many worker processes (0: one per core); with"
+            " --engine dask and no --scheduler, the local cluster's workers."
         ),
     ] = None,
     quiet: Quiet = False,
@@ -133,20 +133,15 @@ def dedupe_command(
     duplicates by the similarity of their words. Duplicates across splits (dev and test)
     are the ones that matter most. Exit 0 when there is none, 1 when there are duplicates
     (also after -o wrote the set without its exact repeats), 2 when a file cannot be read.
-    With --shards --exact-only, -j N searches on N processes, --engine dask on a Dask cluster.
+    With --shards, -j N searches on N processes, --engine dask on a Dask cluster.
     """
-    DuplicateOptions(threshold=threshold)  # a bad threshold is refused before any reading
+    # a bad threshold is refused before any reading
+    options = DuplicateOptions(threshold=threshold, near=not exact_only)
     refuse_engine_misuse(engine, scheduler, shards)
-    if engine is EngineName.dask and not exact_only:
+    if jobs is not None and not shards:
         raise UsageError(
-            "--engine dask finds exact duplicates (add --exact-only): whether a row is a"
-            " near-duplicate depends on the groups the rows before it started, which one"
-            " process decides in order"
-        )
-    if jobs is not None and not (shards and exact_only):
-        raise UsageError(
-            "-j searches sets in shards for exact duplicates on several processes: add"
-            " --shards --exact-only (near-duplicates are found in one process)"
+            "-j searches sets in shards on several processes: add --shards (one set file is"
+            " searched in one process)"
         )
     if shards and output is not None:
         raise UsageError(
@@ -161,10 +156,10 @@ def dedupe_command(
     written: DedupeResult | None = None
     if engine is EngineName.dask:
         with dask_engine(jobs or 0, scheduler) as cluster:
-            found = exact_duplicates(cluster, sets)
+            found = bucketed_duplicates(cluster, sets, options)
     elif jobs is not None:
         with PoolEngine(jobs or default_jobs()) as pool:
-            found = exact_duplicates(pool, sets)
+            found = bucketed_duplicates(pool, sets, options)
     elif output is not None:
         written = remove_duplicates(
             sets, output, threshold=threshold, near=not exact_only, format=fmt, force=force
