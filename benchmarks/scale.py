@@ -5,6 +5,7 @@ Run by hand from the repository root, on a machine doing nothing else::
     python benchmarks/scale.py                              # 200,000 rows in 8 shards
     python benchmarks/scale.py --rows 2000000 --workers 1 2 --repeat 3
     python benchmarks/scale.py --command grade --trials 2   # grading, a results file a trial
+    python benchmarks/scale.py --command dedupe             # exact and near-duplicates
     python benchmarks/scale.py --json > scale.json
 
 The set is the one ``benchmarks/jobs.py`` validates (``bench_core.generate_rows`` with
@@ -24,7 +25,13 @@ validates on the pool and grades in one process (``grade --jobs N``), ``dask`` v
 and grades on the cluster (``grade --engine dask``), warmed by grading the first shard
 against an empty results file.
 
-A run that finds other findings (or verdicts) than the one-process run stops the benchmark.
+With ``--command dedupe`` (or ``dedupe-exact``), each run searches the shards for exact and
+near-duplicate inputs (exact ones only): ``one process`` as ``blueprint dedupe --shards``
+does, ``local`` on the pool (``dedupe --shards -j N``), ``dask`` on the cluster, warmed by
+searching the first shard.
+
+A run that finds other findings (or verdicts, or duplicate groups) than the one-process run
+stops the benchmark.
 ``rows/s a worker`` is rows over wall seconds over workers; its ratio to the one-process
 figure is what the issue's target (within 1.3x) is about.
 """
@@ -90,8 +97,31 @@ def write_results(rows: int, trials: int, folder: Path) -> list[Path]:
     return paths
 
 
+def _dedupe(command: str, folder: Path, jobs: int = 1, engine: Any = None) -> tuple[int, Any]:
+    """Search the shards for duplicates: the rows, and a digest of the report."""
+    import hashlib
+
+    from blueprint.authoring.buckets import bucketed_duplicates
+    from blueprint.authoring.hygiene import DuplicateOptions, find_duplicates
+    from blueprint.validation.engines import PoolEngine
+
+    near = command == "dedupe"
+    if engine is not None:
+        report = bucketed_duplicates(engine, [folder], DuplicateOptions(near=near))
+    elif jobs > 1:
+        with PoolEngine(jobs) as pool:
+            report = bucketed_duplicates(pool, [folder], DuplicateOptions(near=near))
+    else:
+        report = find_duplicates([folder], near=near, format="shards")
+    digest = hashlib.sha256(json.dumps(report.to_json(), sort_keys=True).encode()).hexdigest()
+    return report.sets[0].rows, {**report.counts(), "digest": digest[:16]}
+
+
 def _run(command: str, folder: Path, results: list[Path], **how: Any) -> tuple[int, Any]:
-    """Validate or grade the shards: the rows, and what was found (to compare runs by)."""
+    """Validate, grade or search the shards: the rows, and what was found (to compare runs
+    by)."""
+    if command.startswith("dedupe"):
+        return _dedupe(command, folder, **how)
     if command == "grade":
         from blueprint.grading import grade_set
 
@@ -134,6 +164,8 @@ def child_main(argv: Sequence[str]) -> int:
 
                 empty = [folder.parent / "empty.jsonl"]
                 grade_set(first[0], empty, source_format="shards", engine=engine)
+            elif command.startswith("dedupe"):
+                _dedupe(command, first[0], engine=engine)
             else:
                 from blueprint.validation.validate import validate_shards
 
@@ -218,7 +250,9 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--shards", type=int, default=8)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--repeat", type=int, default=1, help="best of this many runs")
-    parser.add_argument("--command", choices=["validate", "grade"], default="validate")
+    parser.add_argument(
+        "--command", choices=["validate", "grade", "dedupe", "dedupe-exact"], default="validate"
+    )
     parser.add_argument("--trials", type=int, default=1, help="results files, for grade")
     parser.add_argument("--no-dask", action="store_true", help="leave Dask out")
     parser.add_argument("--json", action="store_true", help="print JSON, not a table")

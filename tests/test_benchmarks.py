@@ -114,6 +114,17 @@ def test_the_scale_benchmark_grades_every_way_with_the_same_verdicts():
     assert all(found["rows"] == 1500 for found in measured)
 
 
+def test_the_scale_benchmark_finds_the_same_duplicates_every_way():
+    measured = _scale("--command", "dedupe", "--workers", "2")
+    assert [(found["path"], found["workers"]) for found in measured] == [
+        ("one process", 1),
+        ("local", 2),
+        ("dask", 2),
+    ]
+    assert all(found["issues"] == measured[0]["issues"] for found in measured)
+    assert measured[0]["issues"]["exactGroups"] and measured[0]["issues"]["nearGroups"]
+
+
 @pytest.mark.skipif(shutil.which("/usr/bin/time") is None, reason="GNU time is not installed")
 def test_the_memory_benchmark_measures_each_command_at_each_size():
     script = SCRIPT.with_name("memory.py")

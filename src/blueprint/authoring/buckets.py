@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
+from array import array
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -195,23 +196,23 @@ def group_bucket(task: GroupTask, *blobs: bytes) -> GroupedBucket:
 
 @dataclass
 class Links:
-    """A band bucket's links: pairs of leads sharing a band key, and the key bucket of every
-    lead linked."""
+    """A band bucket's links: pairs of leads sharing a band key (one after the other, 16 bytes
+    a pair), and the key bucket of every lead linked."""
 
-    pairs: list[tuple[int, int]]
+    pairs: array[int]
     sources: dict[int, int]
 
 
 def link_band_bucket(*blobs: bytes) -> Links:
     """The leads of a band bucket that share a band key, each linked to one of them."""
     anchors: dict[int, tuple[int, int]] = {}
-    links = Links([], {})
+    links = Links(array("q"), {})
     for blob in blobs:
         records: list[tuple[int, int, int]] = pickle.loads(blob) if blob else []
         for band_key, place, source in records:
             anchor, anchor_source = anchors.setdefault(band_key, (place, source))
             if anchor != place:
-                links.pairs.append((anchor, place))
+                links.pairs.extend((anchor, place))
                 links.sources[place] = source
                 links.sources[anchor] = anchor_source
     return links
@@ -372,7 +373,8 @@ def _components(linked: list[Links], buckets: int) -> list[dict[int, int]]:
         return place
 
     for links in linked:
-        for first, second in links.pairs:
+        ends = iter(links.pairs)
+        for first, second in zip(ends, ends, strict=True):
             a, b = find(first), find(second)
             if a != b:
                 root[max(a, b)] = min(a, b)
