@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +16,14 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from blueprint.authoring.buckets import bucketed_duplicates, exact_duplicates
+from blueprint.authoring.buckets import KeysTask, bucketed_duplicates, exact_duplicates, span_keys
 from blueprint.authoring.hygiene import DuplicateOptions, find_duplicates
 from blueprint.cli import app
-from blueprint.core.errors import BlueprintError
+from blueprint.core.errors import BlueprintError, OutputError
+from blueprint.formats.shards import find_shards
 from blueprint.io import limits
-from blueprint.validation import parallel
-from blueprint.validation.engines import InlineEngine
+from blueprint.validation import engines, parallel
+from blueprint.validation.engines import BlobRef, InlineEngine, PoolEngine, SpilledBlobs, blob_of
 from conftest import row, with_files
 from test_parallel import awkward_lines, line
 from test_shards import parquet_rows, write_parquet, write_shards
@@ -280,3 +282,31 @@ def test_duplicates_on_worker_processes_on_the_command_line(
     assert pooled.exit_code == one.exit_code == 1, pooled.output
     assert json.loads(pooled.stdout) == json.loads(one.stdout)
     assert json.loads(one.stdout)["counts"][counted] >= 3
+
+
+# --- the pool's records ------------------------------------------------------------------------
+
+
+def test_a_pool_workers_records_wait_in_a_file_not_in_this_process(tmp_path: Path) -> None:
+    folder = write_shards(tmp_path / "logs", near_lines(30), [12])
+    piece = next(iter(parallel.pieces(None, find_shards([folder]), 10**6)))
+    task = KeysTask(piece, 3, asdict(limits.current()), 0.8)
+    expected = span_keys(task).blobs
+    with PoolEngine(1) as pool:
+        runner = pool.runner()
+        found = runner.gather([runner.submit(span_keys, task)])[0]
+        assert isinstance(found.blobs, SpilledBlobs)
+        parts = [blob_of(found, bucket) for bucket in range(3)]
+        assert [part.read() if isinstance(part, BlobRef) else part for part in parts] == expected
+        written = Path(found.blobs.path)
+        assert written.exists()
+    assert not written.exists()  # the folder goes with the engine
+
+
+def test_a_worker_with_no_room_for_its_records_is_an_output_error(tmp_path: Path) -> None:
+    folder = write_shards(tmp_path / "logs", logs_lines(10), [4])
+    piece = next(iter(parallel.pieces(None, find_shards([folder]), 10**6)))
+    task = KeysTask(piece, 2, asdict(limits.current()))
+    found = engines._pooled(span_keys, str(tmp_path / "missing"), task)
+    with pytest.raises(OutputError, match="TMPDIR"):
+        engines._value(found)

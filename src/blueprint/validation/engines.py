@@ -20,14 +20,17 @@ The engine also runs other commands' tasks (:class:`Runner`: ``grade`` and ``ded
 from __future__ import annotations
 
 import logging
+import os
 import pickle
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future as PoolFuture
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, is_dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from blueprint.core.errors import BlueprintError, EngineError, UsageError
+from blueprint.core.errors import BlueprintError, EngineError, OutputError, UsageError
 from blueprint.formats._io import json_lines
 from blueprint.formats.base import UnreadableRow
 from blueprint.formats.shards import parquet_rows
@@ -215,11 +218,11 @@ def summary_of(found: Any) -> Any:
     return replace(found, blobs=None)
 
 
-def blob_of(found: Any, bucket: int) -> bytes:
-    """One bucket's records of a task's result, which that bucket's task reads."""
+def blob_of(found: Any, bucket: int) -> Any:
+    """One bucket's records of a task's result, which that bucket's task reads: bytes, or
+    where a pool worker wrote them (:class:`BlobRef`)."""
     assert found.blobs is not None
-    blob: bytes = found.blobs[bucket]
-    return blob
+    return found.blobs[bucket]
 
 
 class TaskEngine(Protocol):
@@ -247,14 +250,21 @@ class InlineEngine:
 
 class PoolEngine:
     """Tasks on worker processes of this machine (``grade --jobs``), for the length of a
-    ``with`` block; the tasks' results come back here, and go out again to the tasks that
-    take them."""
+    ``with`` block. A task's result comes back here without its buckets' records: the worker
+    writes them to a file in a temporary folder, and the task that takes a bucket reads its
+    part of that file (:class:`BlobRef`), so this process holds no records however large the
+    set."""
 
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
         self._executor: ProcessPoolExecutor | None = None
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
 
     def __enter__(self) -> PoolEngine:
+        try:
+            self._folder = tempfile.TemporaryDirectory(prefix="blueprint-buckets-")
+        except OSError as error:
+            raise _no_room(error.strerror or str(error)) from None
         self._executor = worker_pool(self.jobs)
         return self
 
@@ -262,35 +272,115 @@ class PoolEngine:
         if self._executor is not None:
             # a task is a span or a bucket: the workers finish theirs, none is started
             self._executor.shutdown(wait=True, cancel_futures=True)
+        if self._folder is not None:
+            self._folder.cleanup()
 
     def sizes(self, set_bytes: int) -> tuple[int, int]:
         return parallel.SPAN_BYTES, bucket_count(set_bytes, self.jobs)
 
     def runner(self) -> PoolRunner:
-        assert self._executor is not None, "the engine is used inside its with block"
-        return PoolRunner(self._executor)
+        assert self._executor is not None and self._folder is not None, (
+            "the engine is used inside its with block"
+        )
+        return PoolRunner(self._executor, self._folder.name)
+
+
+@dataclass(frozen=True)
+class BlobRef:
+    """One bucket's records: bytes of a file a pool worker wrote."""
+
+    path: str
+    start: int
+    end: int
+
+    def read(self) -> bytes:
+        with Path(self.path).open("rb") as handle:
+            handle.seek(self.start)
+            return handle.read(self.end - self.start)
+
+
+@dataclass(frozen=True)
+class SpilledBlobs:
+    """A task's buckets' records in one file, bucket after bucket (``ends``: where each
+    bucket ends); indexed as the list of records it stands for."""
+
+    path: str
+    ends: tuple[int, ...]
+
+    def __getitem__(self, bucket: int) -> BlobRef | bytes:
+        start = self.ends[bucket - 1] if bucket else 0
+        end = self.ends[bucket]
+        return BlobRef(self.path, start, end) if end > start else b""
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+
+@dataclass(frozen=True)
+class _NoRoom:
+    """A worker could not write its records (an exception with this message would not
+    survive the trip back)."""
+
+    reason: str
+
+
+def _no_room(reason: str) -> OutputError:
+    return OutputError(
+        Path(tempfile.gettempdir()),
+        f"{reason}: the tasks' records go in the temporary folder (set TMPDIR to a folder with"
+        " room)",
+    )
+
+
+def _pooled(function: Callable[..., Any], folder: str, *arguments: Any) -> Any:
+    """Run a task on a pool worker: its buckets' records read where they were written, and
+    those of its result written to a file of its own in ``folder``."""
+    values = [item.read() if isinstance(item, BlobRef) else item for item in arguments]
+    found = function(*values)
+    blobs = getattr(found, "blobs", None)
+    if not isinstance(blobs, list) or not is_dataclass(found) or isinstance(found, type):
+        return found
+    try:
+        handle, path = tempfile.mkstemp(prefix="task-", dir=folder)
+        with os.fdopen(handle, "wb") as written:
+            ends = []
+            for blob in blobs:
+                written.write(blob)
+                ends.append(written.tell())
+    except OSError as error:
+        return _NoRoom(error.strerror or str(error))
+    return replace(found, blobs=SpilledBlobs(path, tuple(ends)))
+
+
+def _value(handle: Any) -> Any:
+    found = handle.result() if isinstance(handle, PoolFuture) else handle
+    if isinstance(found, _NoRoom):
+        raise _no_room(found.reason)
+    return found
 
 
 @dataclass
 class PoolRunner:
     executor: ProcessPoolExecutor
+    #: where the workers write their results' records
+    folder: str
     started: bool = False
 
     def submit(self, function: Callable[..., Any], *arguments: Any) -> Any:
-        values = [item.result() if isinstance(item, PoolFuture) else item for item in arguments]
+        values = [_value(item) for item in arguments]
         if function in (summary_of, blob_of):  # a part of a result that is here already
             done: PoolFuture[Any] = PoolFuture()
             done.set_result(function(*values))
             return done
         if self.started:
-            return self.executor.submit(function, *values)
+            return self.executor.submit(_pooled, function, self.folder, *values)
         self.started = True
         # a forked worker keeps this process's handlers until its initializer runs
         with signals_held():
-            return self.executor.submit(function, *values)
+            return self.executor.submit(_pooled, function, self.folder, *values)
 
     def gather(self, handles: list[Any]) -> list[Any]:
-        return [handle.result() for handle in handles]
+        return [_value(handle) for handle in handles]
 
 
 @dataclass(frozen=True)
