@@ -71,12 +71,15 @@ from blueprint.validation.inputtext import input_key, split_of
 from blueprint.validation.parallel import Piece, physical_lines, pieces
 
 #: (the input's key, the row's place in its span, its line there (0: none), id, split, and
-#: for the first row of its key in the span, its near-duplicate signature when it has one)
-KeyRecord = tuple[int, int, int, str | None, str | None, Signature | None]
-#: a lead: (its place in the run, its row, its signature)
-Lead = tuple[int, RowRef, Signature]
+#: for the first row of its key in the span, its near-duplicate signature when it has one,
+#: packed: :meth:`blueprint.authoring.hygiene.Signature.packed`)
+KeyRecord = tuple[int, int, int, str | None, str | None, bytes | None]
+#: a row's place, as plain values (:class:`RowRef`'s fields, in order): quick to pickle
+RefFields = tuple[str, int, str | None, int | None, str | None, str | None]
+#: a lead: (its place in the run, its row, its packed signature)
+Lead = tuple[int, RefFields, bytes]
 #: a near-duplicate found: (its leader's place in the run and row, its own, the similarity)
-NearFound = tuple[int, RowRef, int, RowRef, float]
+NearFound = tuple[int, RefFields, int, RefFields, float]
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,8 @@ def span_keys(task: KeysTask) -> SpanKeys:
         signature = None
         if task.threshold is not None and key not in signed:
             signed.add(key)
-            signature = signature_of(value, task.threshold)
+            found_signature = signature_of(value, task.threshold)
+            signature = found_signature.packed() if found_signature is not None else None
         row_id = row.get("id")
         record = (key, place, line, row_id if isinstance(row_id, str) else None, split, signature)
         held[key % task.buckets].append(record)
@@ -178,7 +182,8 @@ def group_bucket(task: GroupTask, *blobs: bytes) -> GroupedBucket:
             )
             rows = members.setdefault(key, [])
             if not rows and signature is not None:  # the key's first row in the run
-                leads.append((run_place(number, place), ref, signature))
+                fields = (ref.set, ref.index, ref.id, ref.line, ref.split, ref.file)
+                leads.append((run_place(number, place), fields, signature))
             rows.append((run_place(number, place), ref))
     groups = [
         (rows[0][0], ExactGroup(tuple(ref for _, ref in rows)))
@@ -189,7 +194,7 @@ def group_bucket(task: GroupTask, *blobs: bytes) -> GroupedBucket:
         return GroupedBucket(groups)
     held: list[list[tuple[int, int, int]]] = [[] for _ in range(task.band_buckets)]
     for place, _, signature in leads:
-        for band_key in set(signature.keys.tolist()):
+        for band_key in set(Signature.band_keys(signature)):
             held[band_key % task.band_buckets].append((band_key, place, task.bucket))
     return GroupedBucket(groups, [*pickled_buckets(held), *pickled_buckets([leads])])
 
@@ -248,7 +253,7 @@ def replay_bucket(threshold: float, *blobs: bytes) -> list[NearFound]:
     )
     index = DuplicateIndex(DuplicateOptions(threshold=threshold))
     for position, (_, _, signature) in enumerate(leads):
-        index.match(position, signature)
+        index.match(position, Signature.unpacked(signature))
     found: list[NearFound] = []
     for position, (leader, similarity) in index.near_of.items():
         place, ref, _ = leads[position]
@@ -354,7 +359,8 @@ def _near_groups(
     )
     near: dict[int, tuple[RowRef, list[tuple[int, NearMatch]]]] = {}
     for leader, leader_ref, place, ref, similarity in itertools.chain.from_iterable(matched):
-        near.setdefault(leader, (leader_ref, []))[1].append((place, NearMatch(ref, similarity)))
+        members = near.setdefault(leader, (RowRef(*leader_ref), []))[1]
+        members.append((place, NearMatch(RowRef(*ref), similarity)))
     return [
         NearGroup(leader_ref, tuple(match for _, match in sorted(members, key=lambda m: m[0])))
         for _, (leader_ref, members) in sorted(near.items(), key=lambda item: item[0])

@@ -13,6 +13,7 @@ of the signature of the rows that start a group: never a row."""
 from __future__ import annotations
 
 import functools
+import struct
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -380,6 +381,39 @@ class Signature:
     hashes: array[int]
     estimate: Any
     keys: Any
+
+    def packed(self) -> bytes:
+        """The signature as bytes (to send to another process): a header, the band keys,
+        the shingle hashes and the estimate's values."""
+        header = _PACKED.pack(self.estimate.itemsize, len(self.hashes), len(self.keys))
+        return b"".join(
+            (header, self.keys.tobytes(), self.hashes.tobytes(), self.estimate.tobytes())
+        )
+
+    @staticmethod
+    def band_keys(packed: bytes) -> array[int]:
+        """The band keys of a packed signature, without the rest."""
+        _, _, count = _PACKED.unpack_from(packed)
+        keys = array("Q")
+        keys.frombytes(packed[_PACKED.size : _PACKED.size + 8 * count])
+        return keys
+
+    @staticmethod
+    def unpacked(packed: bytes) -> Signature:
+        import numpy
+
+        width, hashes_count, keys_count = _PACKED.unpack_from(packed)
+        start = _PACKED.size + 8 * keys_count
+        keys = numpy.frombuffer(packed, numpy.uint64, keys_count, _PACKED.size)
+        hashes = array("I")
+        hashes.frombytes(packed[start : start + 4 * hashes_count])
+        dtype = numpy.uint32 if width == 4 else numpy.uint64
+        estimate = numpy.frombuffer(packed, dtype, offset=start + 4 * hashes_count)
+        return Signature(hashes, estimate, keys)
+
+
+#: a packed signature's header: the estimate's value width, the shingle hashes, the band keys
+_PACKED: Final = struct.Struct("<BII")
 
 
 def signature_of(value: Any, threshold: float) -> Signature | None:
