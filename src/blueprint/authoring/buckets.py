@@ -192,35 +192,70 @@ def group_bucket(task: GroupTask, *blobs: bytes) -> GroupedBucket:
     ]
     if not task.band_buckets:
         return GroupedBucket(groups)
-    held: list[list[tuple[int, int, int]]] = [[] for _ in range(task.band_buckets)]
+    return GroupedBucket(
+        groups, [*_band_records(leads, task.band_buckets), *pickled_buckets([leads])]
+    )
+
+
+def _band_records(leads: list[Lead], buckets: int) -> list[bytes]:
+    """Each band bucket's (band key, lead's place) records, packed: the keys (unsigned 64-bit)
+    then the places (signed 64-bit), 16 bytes a record, each lead once under each of its
+    distinct band keys."""
+    import numpy
+
+    keys, places = array("Q"), array("q")
     for place, _, signature in leads:
-        for band_key in set(Signature.band_keys(signature)):
-            held[band_key % task.band_buckets].append((band_key, place, task.bucket))
-    return GroupedBucket(groups, [*pickled_buckets(held), *pickled_buckets([leads])])
+        distinct = set(Signature.band_keys(signature))
+        keys.extend(distinct)
+        places.extend(itertools.repeat(place, len(distinct)))
+    all_keys = numpy.frombuffer(keys, numpy.uint64) if keys else numpy.empty(0, numpy.uint64)
+    all_places = numpy.frombuffer(places, numpy.int64) if places else numpy.empty(0, numpy.int64)
+    which = all_keys % numpy.uint64(buckets)
+    return [
+        all_keys[chosen].tobytes() + all_places[chosen].tobytes() if chosen.any() else b""
+        for chosen in (which == bucket for bucket in range(buckets))
+    ]
 
 
 @dataclass
 class Links:
-    """A band bucket's links: pairs of leads sharing a band key (one after the other, 16 bytes
-    a pair), and the key bucket of every lead linked."""
+    """A band bucket's links between leads that share a band key (``pairs``: the two leads'
+    places, one after the other), and the key bucket of every lead linked (``linked`` places,
+    ``sources`` their key buckets; a lead may come more than once)."""
 
-    pairs: array[int]
-    sources: dict[int, int]
+    pairs: Any
+    linked: Any
+    sources: Any
 
 
 def link_band_bucket(*blobs: bytes) -> Links:
-    """The leads of a band bucket that share a band key, each linked to one of them."""
-    anchors: dict[int, tuple[int, int]] = {}
-    links = Links(array("q"), {})
-    for blob in blobs:
-        records: list[tuple[int, int, int]] = pickle.loads(blob) if blob else []
-        for band_key, place, source in records:
-            anchor, anchor_source = anchors.setdefault(band_key, (place, source))
-            if anchor != place:
-                links.pairs.extend((anchor, place))
-                links.sources[place] = source
-                links.sources[anchor] = anchor_source
-    return links
+    """The leads of a band bucket that share a band key, each linked to the first of them
+    (``blobs``: each key bucket's records, :func:`_band_records`, in key bucket order)."""
+    import numpy
+
+    keys, places, sources = [], [], []
+    for number, blob in enumerate(blobs):
+        count = len(blob) // 16
+        keys.append(numpy.frombuffer(blob, numpy.uint64, count))
+        places.append(numpy.frombuffer(blob, numpy.int64, count, 8 * count))
+        sources.append(numpy.full(count, number, numpy.int32))
+    key = numpy.concatenate(keys) if keys else numpy.empty(0, numpy.uint64)
+    order = numpy.argsort(key, kind="stable")
+    key = key[order]
+    place = (numpy.concatenate(places) if places else numpy.empty(0, numpy.int64))[order]
+    source = (numpy.concatenate(sources) if sources else numpy.empty(0, numpy.int32))[order]
+    first = numpy.ones(len(key), bool)
+    first[1:] = key[1:] != key[:-1]
+    # each record's key's first lead; a record that is not the first links its lead to it
+    anchor = place[numpy.flatnonzero(first)][numpy.cumsum(first) - 1]
+    follows = ~first
+    shared = follows.copy()
+    shared[:-1] |= follows[1:]  # every record of a key that has more than one
+    return Links(
+        numpy.column_stack((anchor[follows], place[follows])).ravel(),
+        place[shared],
+        source[shared],
+    )
 
 
 @dataclass(frozen=True)
@@ -379,14 +414,14 @@ def _components(linked: list[Links], buckets: int) -> list[dict[int, int]]:
         return place
 
     for links in linked:
-        ends = iter(links.pairs)
+        ends = iter(links.pairs.tolist())
         for first, second in zip(ends, ends, strict=True):
             a, b = find(first), find(second)
             if a != b:
                 root[max(a, b)] = min(a, b)
     replay: list[dict[int, int]] = [{} for _ in range(buckets)]
     for links in linked:
-        for place, source in links.sources.items():
+        for place, source in zip(links.linked.tolist(), links.sources.tolist(), strict=True):
             replay[source][place] = _mixed(find(place)) % buckets
     return replay
 
