@@ -13,14 +13,12 @@ from hypothesis import strategies as st
 
 from blueprint.authoring.builder import EditRefused
 from blueprint.authoring.hygiene import (
-    NUM_PERM,
-    RECALL_AT_THRESHOLD,
     DuplicateIndex,
     DuplicateOptions,
     find_duplicates,
-    lsh_bands,
     remove_duplicates,
 )
+from blueprint.authoring.signatures import NUM_PERM, RECALL_AT_THRESHOLD, lsh_bands
 from blueprint.core.errors import OutputExistsError, ParseError, UnknownFormatError, UsageError
 from blueprint.formats import resolve_codec
 from blueprint.validation.inputtext import comparable_text, jaccard, shingles

@@ -49,10 +49,9 @@ from blueprint.authoring.hygiene import (
     NearMatch,
     RowRef,
     SetSummary,
-    Signature,
     distinct_paths,
-    signature_of,
 )
+from blueprint.authoring.signatures import Signature, signature_of
 from blueprint.core.errors import ParseError
 from blueprint.formats._io import too_many_rows
 from blueprint.formats.base import SetSource, StrPath, UnreadableRow

@@ -2,8 +2,8 @@
 
 Exact duplicates share the key of their normalised input (see
 :mod:`blueprint.validation.inputtext`).
-Near-duplicates are found with MinHash signatures (datasketch, imported only when
-near-duplicates are looked for) and locality-sensitive hashing over their bands, and every
+Near-duplicates are found with MinHash signatures (:mod:`blueprint.authoring.signatures`)
+and locality-sensitive hashing over their bands, and every
 candidate is confirmed with the actual Jaccard similarity of the two shingle sets, so a
 reported pair is never a false positive. Each row is compared with the first row of every
 group found so far; a row that matches none starts a group of its own. Memory holds, per
@@ -12,16 +12,15 @@ of the signature of the rows that start a group: never a row."""
 
 from __future__ import annotations
 
-import functools
-import struct
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import Any, Final, Protocol
 
 from blueprint.authoring.editing import EditOptions, editing, output_target
+from blueprint.authoring.signatures import ESTIMATE_PERM, Signature, signature_of
 from blueprint.core import jsonpath
 from blueprint.core.errors import UsageError
 from blueprint.core.issues import Issue, make_issue
@@ -33,30 +32,12 @@ from blueprint.formats import (
     UnreadableRow,
     resolve_codec,
 )
-from blueprint.validation.inputtext import (
-    MIN_WORDS_FOR_NEAR,
-    comparable_text,
-    input_key,
-    jaccard,
-    shingle_hashes,
-    split_of,
-)
-
-if TYPE_CHECKING:
-    from datasketch import MinHash
+from blueprint.validation.inputtext import input_key, jaccard, split_of
 
 #: the default Jaccard similarity (over words and adjacent word pairs) of a near-duplicate
 DEFAULT_THRESHOLD: Final = 0.8
-#: MinHash permutations: enough for the banding below, small enough to stay fast
-NUM_PERM: Final = 128
-#: the chance that LSH proposes a pair whose similarity is exactly the threshold; pairs above
-#: it are proposed more often still (0.99 and more at 0.05 above the threshold)
-RECALL_AT_THRESHOLD: Final = 0.97
-
-#: how many of the signature's values estimate a candidate's similarity before the exact
-#: comparison, and how far below the threshold that estimate may fall (about three standard
-#: deviations of the estimate): one vectorised comparison spares most exact ones
-ESTIMATE_PERM: Final = 64
+#: how far below the threshold a candidate's estimated similarity may fall (about three
+#: standard deviations of the estimate) and still be compared exactly
 ESTIMATE_MARGIN: Final = 0.2
 #: how many candidates of one row are compared exactly, the likeliest first
 MAX_COMPARED: Final = 8
@@ -77,33 +58,6 @@ class DuplicateOptions:
     def __post_init__(self) -> None:
         if not 0 < self.threshold <= 1:
             raise UsageError(f"--threshold {self.threshold}: a Jaccard similarity in (0, 1]")
-
-
-@functools.cache
-def lsh_bands(threshold: float, num_perm: int = NUM_PERM) -> tuple[int, int]:
-    """The LSH banding (bands, rows per band) for a threshold.
-
-    datasketch's own choice balances false positives against false negatives, which misses
-    more than half of the pairs right at the threshold. Candidates are confirmed exactly, so a
-    false positive costs only a comparison: take the banding that proposes a pair at the
-    threshold with probability ``RECALL_AT_THRESHOLD`` and proposes the fewest pairs below it.
-    """
-
-    def proposed(similarity: float, bands: int, rows: int) -> float:
-        return float(1 - (1 - similarity**rows) ** bands)
-
-    best: tuple[float, int, int] | None = None
-    for rows in range(1, num_perm // 2 + 1):
-        for bands in range(2, num_perm // rows + 1):
-            if proposed(threshold, bands, rows) < RECALL_AT_THRESHOLD:
-                continue
-            below = sum(proposed(threshold * step / 50, bands, rows) for step in range(50)) / 50
-            if best is None or below < best[0]:
-                best = (below, bands, rows)
-            break  # more bands only propose more pairs below the threshold
-    if best is None:  # unreachable for thresholds in (0, 1]; the most bands then
-        return num_perm // 2, 2
-    return best[1], best[2]
 
 
 # --- the report --------------------------------------------------------------------------------
@@ -337,98 +291,6 @@ def _row_issue(code: str, row: RowRef, **context: Any) -> Issue:
 
 
 # --- the index ---------------------------------------------------------------------------------
-
-
-def _same(value: int) -> int:
-    # shingles arrive hashed already; MinHash must not hash them again
-    return value
-
-
-class _Banding:
-    """A MinHash signature's LSH band keys: the signature is cut into ``bands`` bands of
-    ``rows`` values, each made one 64-bit key; two inputs whose signatures agree on a whole
-    band share its key."""
-
-    def __init__(self, bands: int, rows: int) -> None:
-        import numpy
-
-        self.bands, self.rows = bands, rows
-        # fixed, so that keys (and so results) are the same on every run and every machine
-        generator = numpy.random.RandomState(20240601)
-        self._multipliers = generator.randint(0, 2**62, rows, dtype=numpy.uint64) * 2 + 1
-        self._salts = generator.randint(0, 2**62, bands, dtype=numpy.uint64)
-
-    def keys(self, values: Any) -> Any:
-        import numpy
-
-        band = values[: self.bands * self.rows].astype(numpy.uint64).reshape(self.bands, self.rows)
-        # arithmetic modulo 2**64: a collision only adds a candidate, which is then compared
-        return (band * self._multipliers).sum(axis=1, dtype=numpy.uint64) + self._salts
-
-
-@functools.cache
-def _signing(threshold: float) -> tuple[MinHash, _Banding]:
-    from datasketch import MinHash
-
-    return MinHash(num_perm=NUM_PERM, hashfunc=_same), _Banding(*lsh_bands(threshold, NUM_PERM))
-
-
-@dataclass(frozen=True)
-class Signature:
-    """What near-duplicate matching needs of an input: its shingle hashes (sorted, distinct),
-    the first ``ESTIMATE_PERM`` values of its MinHash signature and its LSH band keys."""
-
-    hashes: array[int]
-    estimate: Any
-    keys: Any
-
-    def packed(self) -> bytes:
-        """The signature as bytes (to send to another process): a header, the band keys,
-        the shingle hashes and the estimate's values."""
-        header = _PACKED.pack(self.estimate.itemsize, len(self.hashes), len(self.keys))
-        return b"".join(
-            (header, self.keys.tobytes(), self.hashes.tobytes(), self.estimate.tobytes())
-        )
-
-    @staticmethod
-    def band_keys(packed: bytes) -> array[int]:
-        """The band keys of a packed signature, without the rest."""
-        _, _, count = _PACKED.unpack_from(packed)
-        keys = array("Q")
-        keys.frombytes(packed[_PACKED.size : _PACKED.size + 8 * count])
-        return keys
-
-    @staticmethod
-    def unpacked(packed: bytes) -> Signature:
-        import numpy
-
-        width, hashes_count, keys_count = _PACKED.unpack_from(packed)
-        start = _PACKED.size + 8 * keys_count
-        keys = numpy.frombuffer(packed, numpy.uint64, keys_count, _PACKED.size)
-        hashes = array("I")
-        hashes.frombytes(packed[start : start + 4 * hashes_count])
-        dtype = numpy.uint32 if width == 4 else numpy.uint64
-        estimate = numpy.frombuffer(packed, dtype, offset=start + 4 * hashes_count)
-        return Signature(hashes, estimate, keys)
-
-
-#: a packed signature's header: the estimate's value width, the shingle hashes, the band keys
-_PACKED: Final = struct.Struct("<BII")
-
-
-def signature_of(value: Any, threshold: float) -> Signature | None:
-    """An input's signature for near-duplicates at ``threshold``; None when it has fewer
-    than ``MIN_WORDS_FOR_NEAR`` words to compare."""
-    text = comparable_text(value, near=True)
-    words = text.split() if text is not None else []
-    if len(words) < MIN_WORDS_FOR_NEAR:
-        return None
-    hashes = shingle_hashes(words)
-    template, banding = _signing(threshold)
-    signature = template.copy()
-    signature.update_batch(hashes)
-    values = signature.hashvalues
-    return Signature(hashes, values[:ESTIMATE_PERM].copy(), banding.keys(values))
 
 
 class _Bands:
