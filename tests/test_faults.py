@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer
 
 from blueprint.formats import REGISTRY, WriteOptions
 from curation_sets import curation_set, rows_of, snapshot
@@ -459,3 +460,30 @@ def test_a_full_temporary_folder_names_it_and_leaves_nothing(
     assert str(small_disk) in stderr and "Traceback" not in stderr
     assert snapshot(dry.parent) == before
     assert snapshot(small_disk) == filled
+
+
+def test_a_stop_python_wraps_in_an_error_of_its_own_is_still_a_stop() -> None:
+    """A signal that arrives while a module makes a class: Python 3.11 wraps what a
+    descriptor's ``__set_name__`` raises in a RuntimeError. The command stops as for the
+    signal (128 + its number), not as for a bug (3)."""
+    from blueprint.cli import _Stopped
+    from blueprint.cli._common import boundary
+
+    class Field:
+        def __set_name__(self, owner: type, name: str) -> None:
+            raise _Stopped(signal.SIGTERM)
+
+    @boundary
+    def command() -> None:
+        type("Units", (), {"checks": Field()})
+
+    with pytest.raises(_Stopped):
+        command()
+
+    @boundary
+    def broken() -> None:
+        raise RuntimeError("a bug") from ValueError("its cause")
+
+    with pytest.raises(typer.Exit) as exited:  # a bug is still a bug
+        broken()
+    assert exited.value.exit_code == 3

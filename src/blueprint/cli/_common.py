@@ -435,6 +435,9 @@ def boundary(command: Callable[P, R]) -> Callable[P, R]:
         except OSError as error:  # the machine refused (disk full, permissions): not a bug
             _fail(str(error), 2, kwargs)
         except Exception as error:
+            stop = stop_within(error)
+            if stop is not None:
+                raise stop from None
             _fail(
                 "internal error (a bug in blueprint; please report it):"
                 f" {type(error).__name__}: {error}",
@@ -443,6 +446,21 @@ def boundary(command: Callable[P, R]) -> Callable[P, R]:
             )
 
     return wrapper
+
+
+def stop_within(error: Exception) -> BaseException | None:
+    """A stop (^C, or a signal's exception: none is an Exception) that Python wrapped in an
+    error of its own, as Python 3.11 wraps whatever a class attribute's ``__set_name__``
+    raises (``RuntimeError: Error calling __set_name__``) when the signal arrives while a
+    module being imported makes a class. The stop is what happened, not a bug."""
+    seen: set[int] = set()
+    found = error.__cause__ or error.__context__
+    while found is not None and id(found) not in seen:
+        if not isinstance(found, Exception):
+            return found
+        seen.add(id(found))
+        found = found.__cause__ or found.__context__
+    return None
 
 
 #: a character no UTF-8 text holds: what Python makes of a byte of the command line that is
