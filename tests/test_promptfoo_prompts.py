@@ -153,6 +153,8 @@ def test_prompts_read_as_promptfoo_reads_them(
         ("[file://p.json]", {"p.json": '{"temperature": 0.5}'}),  # a float: JS may differ
         ("[file://p.csv]", {"p.csv": "prompt\nhi\n"}),
         ("[{label: nothing}]", {}),
+        ("[" + "9" * 5000 + ".txt]", {}),  # a name too long to look up (ENAMETOOLONG)
+        ("[file://" + "a/" * 3000 + "p.txt]", {}),  # a path too long
     ],
 )
 def test_prompts_that_run_code_or_are_not_there_are_named_not_read(

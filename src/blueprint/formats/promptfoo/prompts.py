@@ -161,6 +161,15 @@ def _texts(raw: str, folder: Path) -> list[str]:
     head, colon, _ = name.rpartition(":")
     if colon and len(head) > 1 and _CODE.search(head):
         raise _Unread(f"the prompt {_shown(raw)} is a function, which promptfoo runs")
+    try:
+        return _named(raw, name, folder)
+    except OSError as error:  # a name the system refuses to look up (too long, say)
+        reason = error.strerror or str(error)
+        raise _Unread(f"the prompt {_shown(raw)} names no file to open: {reason}") from None
+
+
+def _named(raw: str, name: str, folder: Path) -> list[str]:
+    """The prompts a prompt that names a file (or a pattern of files) gives."""
     target = folder / name
     if _GLOB.search(str(target)) or target.is_dir():
         # checked before it is expanded: a pattern from / would walk the whole disk
