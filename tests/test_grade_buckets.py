@@ -8,9 +8,11 @@ import contextlib
 import copy
 import itertools
 import json
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given
@@ -19,6 +21,7 @@ from hypothesis import strategies as st
 from blueprint.convert import data_rows, open_set
 from blueprint.core.errors import BlueprintError, ParseError
 from blueprint.formats.shards import find_shards
+from blueprint.grading import buckets as buckets_module
 from blueprint.grading import grade_set
 from blueprint.grading import report as report_module
 from blueprint.grading.buckets import grade_in_buckets
@@ -26,7 +29,7 @@ from blueprint.grading.checks import _RULES as CHECK_RULES
 from blueprint.grading.semantics import GradingOptions
 from blueprint.grading.streamed import GRADED_CASE_FIELDS, MAX_TRIALS, GradedRows, grade_rows
 from blueprint.validation import parallel
-from blueprint.validation.engines import Inline, InlineEngine
+from blueprint.validation.engines import Inline, InlineEngine, LocalEngine, LocalRunner, Runner
 from blueprint.validation.parallel import pieces
 from conftest import EXAMPLES, load_json, with_files
 
@@ -116,19 +119,30 @@ def both(
             data_rows(open_set(folder, "shards")), families(), errors or {}, results, options, k=k
         )
     )
-    bucketed = outcome(
-        lambda: grade_in_buckets(
-            Inline(),
-            pieces(None, find_shards([folder]), span_bytes),
-            families(),
-            errors or {},
-            results,
-            options,
-            buckets=buckets,
-            k=k,
+
+    def bucketed(runner: Runner) -> Any:
+        return outcome(
+            lambda: grade_in_buckets(
+                runner,
+                pieces(None, find_shards([folder]), span_bytes),
+                families(),
+                errors or {},
+                results,
+                options,
+                buckets=buckets,
+                k=k,
+            )
         )
-    )
-    return serial, bucketed
+
+    in_memory = bucketed(Inline())
+    # the records and the buckets' verdicts in files, as one process grades a large set, a
+    # bucket's results written a few at a time
+    with (
+        tempfile.TemporaryDirectory() as spilled,
+        mock.patch.object(buckets_module, "RECORDS_A_CHUNK", 3),
+    ):
+        assert bucketed(LocalRunner(spilled)) == in_memory
+    return serial, in_memory
 
 
 @pytest.mark.parametrize("buckets", [1, 2, 5, 64])
@@ -423,3 +437,50 @@ def test_the_pool_is_taken_only_for_a_set_it_reads_in_spans(
         source_format="shards",
     )
     assert taken == [2]
+
+
+def test_one_process_grades_a_large_set_in_buckets_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past a bucket's bytes, one process grades a JSON Lines file or a set in shards in
+    buckets whose records and verdicts wait on disk (the same report), and a JSON document
+    as before."""
+    folder = shard_set(tmp_path / "set", [9, 30])
+    whole = tmp_path / "whole.jsonl"
+    whole.write_bytes(b"".join(path.read_bytes() for path in sorted(folder.glob("*.jsonl"))))
+    whole.with_name("whole.jsonl.set.json").write_bytes(
+        folder.with_name("set.set.json").read_bytes()
+    )
+    named = [result(row_id, passing=n % 3 > 0, trial=1 + n % 2) for n, row_id in enumerate(IDS)]
+    one = [result(row_id, passing=n % 4 > 0) for n, row_id in enumerate(IDS) if n % 5]
+    runs = [
+        [write_results(tmp_path / "one.jsonl", one)],
+        [
+            write_results(tmp_path / "a.jsonl", named),
+            write_results(tmp_path / "b.jsonl", [result(row_id) for row_id in IDS[::4]]),
+        ],
+    ]
+    expected = {
+        (how, number): grade_set(path, files, source_format=how, jobs=1).to_json()
+        for path, how in ((folder, "shards"), (whole, "jsonl"))
+        for number, files in enumerate(runs)
+    }
+    taken: list[str] = []
+
+    class Spy(LocalEngine):
+        def __enter__(self) -> Spy:
+            taken.append(self.runner.__name__)
+            super().__enter__()
+            return self
+
+    monkeypatch.setattr(report_module, "LocalEngine", Spy)
+    monkeypatch.setattr(parallel, "BUCKET_BYTES", 2000)  # buckets of a few rows
+    monkeypatch.setattr(parallel, "SPAN_BYTES", 3000)
+    for (how, number), report in expected.items():
+        path = folder if how == "shards" else whole
+        assert grade_set(path, runs[number], source_format=how, jobs=1).to_json() == report
+    assert len(taken) == 4
+    document = tmp_path / "set.json"  # a JSON document is graded as it always was
+    document.write_text(json.dumps(EXAMPLE))
+    grade_set(document, [write_results(tmp_path / "r.jsonl", [result(EXAMPLE["rows"][0]["id"])])])
+    assert len(taken) == 4

@@ -10,7 +10,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Final, NoReturn, ParamSpec, TypeVar
@@ -302,6 +302,30 @@ def print_json(data: Any) -> None:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
     except OSError as error:
         raise stdout_failure(error) from None
+
+
+def print_pieces(pieces: Iterable[str]) -> None:
+    """Text made a piece at a time (a large report's rows), on stdout as it comes, in
+    writes of some 64 KiB."""
+    try:
+        for chunk in joined(pieces):
+            typer.echo(chunk, nl=False)
+    except OSError as error:
+        raise stdout_failure(error) from None
+
+
+def joined(pieces: Iterable[str], size: int = 1 << 16) -> Iterator[str]:
+    """Pieces of text joined into chunks of about ``size`` characters."""
+    held: list[str] = []
+    length = 0
+    for piece in pieces:
+        held.append(piece)
+        length += len(piece)
+        if length >= size:
+            yield "".join(held)
+            held, length = [], 0
+    if held:
+        yield "".join(held)
 
 
 Strict = Annotated[

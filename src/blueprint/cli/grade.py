@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,8 +25,9 @@ from blueprint.cli._common import (
     err,
     escape,
     jobs_option,
+    joined,
     out,
-    print_json,
+    print_pieces,
     refuse_engine_misuse,
     refuse_output_over_inputs,
     value_of,
@@ -265,18 +267,18 @@ def grade_command(
                 set_path, baseline, options, source_format=set_format, jobs=jobs, engine=cluster
             )
     graded.run_gates(gates, before)
-    # rendered once, for where it goes (a report of many rows takes seconds to render)
+    # rendered once, for where it goes (a report of many rows takes seconds to render), and
+    # the text and JSON reports written as they are made
     if output is not None:
-        text = _rendered(graded, report)
         with AtomicOutputs([output], force=force) as outputs:
-            outputs.open(output).write(text)
+            written = outputs.open(output)
+            for chunk in joined(_rendered(graded, report)):
+                written.write(chunk)
         err.print(f"wrote {escape(str(output))} ({report.value})")
-    elif report is GradeReportKind.json:
-        print_json(graded.to_json())
     elif report is GradeReportKind.text:
         _print_text(graded)
     else:
-        typer.echo(_rendered(graded, report), nl=False)
+        print_pieces(_rendered(graded, report))
     short = graded.scored < min_scored
     if graded.invalid:
         err.print(
@@ -302,28 +304,33 @@ def grade_command(
     raise typer.Exit(1 if graded.failed or graded.invalid or short or refused or gated else 0)
 
 
-def _rendered(graded: GradeReport, report: GradeReportKind) -> str:
+def _rendered(graded: GradeReport, report: GradeReportKind) -> Iterator[str]:
+    """The report, in pieces (the text and JSON reports a row at a time)."""
     if report is GradeReportKind.html:
         from blueprint.reports.gradepage import render_html
 
-        return render_html(graded.to_json(), graded.set_path.name, graded.confidence)
-    if report is GradeReportKind.github:
-        lines = _gating.gate_annotations(str(graded.set_path), graded.gate_failures)
-        lines += [
-            github_command("error", str(graded.set_path), f"blueprint grade: {row.id}", row.reason)
-            for row in graded.gold
-            if row.verdict in ("fail", "invalid")
-        ]
-        return "".join(line + "\n" for line in lines)
-    if report is GradeReportKind.junit:
-        return _junit(graded)
-    if report is GradeReportKind.markdown:
-        return _markdown(graded)
-    if report is GradeReportKind.json:
-        import json
-
-        return json.dumps(graded.to_json(), indent=2, ensure_ascii=False) + "\n"
-    return "\n".join(_text_lines(graded)) + "\n"
+        yield render_html(graded.to_json(), graded.set_path.name, graded.confidence)
+    elif report is GradeReportKind.github:
+        for line in _gating.gate_annotations(str(graded.set_path), graded.gate_failures):
+            yield line + "\n"
+        for row in graded.gold:
+            if row.verdict in ("fail", "invalid"):
+                yield (
+                    github_command(
+                        "error", str(graded.set_path), f"blueprint grade: {row.id}", row.reason
+                    )
+                    + "\n"
+                )
+    elif report is GradeReportKind.junit:
+        yield _junit(graded)
+    elif report is GradeReportKind.markdown:
+        yield _markdown(graded)
+    elif report is GradeReportKind.json:
+        yield from graded.json_text()
+        yield "\n"
+    else:
+        for line in _text_lines(graded):
+            yield line + "\n"
 
 
 def _rate(counts: dict[str, Any]) -> str:
@@ -348,16 +355,20 @@ def _rate_and_interval(counts: dict[str, Any]) -> str:
     return _rate(counts) + (f" {interval}" if interval else "")
 
 
-def _text_lines(graded: GradeReport) -> list[str]:
-    lines = []
+def _text_lines(graded: GradeReport) -> Iterator[str]:
+    """The text report's lines: a row's, each in turn, then the summary's."""
     k = graded.trials.k if graded.trials else 1
     for row, trials in zip(graded.rows, graded.row_trials(), strict=True):
         score = "" if row.score is None else f" {row.score:.2f}"
         mark = f" {STARTER_MARK}" if row.starter else ""
         note = "" if trials is None else _trials.row_note(trials, k)
-        lines.append(
-            f"{row.verdict:<11} {row.id}{score}{mark}{note}: {row.reason}{_judge_note(graded, row)}"
-        )
+        judge = _judge_note(graded, row)
+        yield f"{row.verdict:<11} {row.id}{score}{mark}{note}: {row.reason}{judge}"
+    yield from _summary_lines(graded)
+
+
+def _summary_lines(graded: GradeReport) -> list[str]:
+    lines: list[str] = []
     summary = graded.summary()
     counts = summary["verdicts"]
     starters = summary["starterExamples"]
@@ -407,14 +418,15 @@ def _judge_note(graded: GradeReport, row: Any) -> str:
 def _print_text(graded: GradeReport) -> None:
     lines = _text_lines(graded)
     if not out.is_terminal:
-        # a report piped to a file or a program: plain lines, written at once
-        typer.echo("\n".join(visible(line) for line in lines))
+        # a report piped to a file or a program: plain lines, written as they are made
+        print_pieces(visible(line) + "\n" for line in lines)
         return
     styles = {"pass": "green", "fail": "bold red", "not-run": "yellow", "invalid": "bold red"}
+    # the rows first (zip stops at the last row without taking a summary line)
     for row, line in zip(graded.rows, lines, strict=False):
         style = styles.get(row.verdict, "cyan")
         out.print(f"[{style}]{escape(line[:11])}[/]{escape(line[11:])}", highlight=False)
-    for line in lines[len(graded.rows) :]:
+    for line in lines:
         out.print(escape(line), highlight=False)
 
 

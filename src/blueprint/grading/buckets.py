@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import heapq
+import io
 import itertools
 import operator
 import pickle
@@ -31,13 +33,21 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final, Protocol, cast
+from typing import Any, Final, Protocol
 
 from blueprint.core.errors import ParseError, UsageError
 from blueprint.core.issues import Issue
+from blueprint.core.spill import SpillList
 from blueprint.formats.base import UnreadableRow
 from blueprint.grading.results import read_trials
-from blueprint.grading.semantics import GradingOptions, Recorded, RowVerdict
+from blueprint.grading.semantics import GradingOptions, Recorded
+from blueprint.grading.spilled import (
+    RECORDS_A_CHUNK,
+    Record,
+    VerdictFile,
+    VerdictList,
+    write_verdicts,
+)
 from blueprint.grading.streamed import (
     MAX_TRIALS,
     GradedRows,
@@ -54,6 +64,8 @@ from blueprint.grading.trials import RowTrials, TrialRun
 from blueprint.io import limits
 from blueprint.io.firstseen import text_key
 from blueprint.validation.engines import (
+    BucketFiles,
+    NoRoomForRecords,
     PieceTask,
     Runner,
     blob_of,
@@ -126,6 +138,9 @@ class ResultsTask:
     path: Path
     buckets: int
     bounds: dict[str, int]
+    #: a folder to write the buckets' records to as they are read (None: they come back
+    #: with the task's result)
+    folder: str | None = None
 
 
 @dataclass
@@ -140,8 +155,8 @@ class ResultsRead:
     #: why the file stops reading, and where: (place of the result it stops at, line,
     #: column, reason)
     error: tuple[int, int | None, int | None, str] | None = None
-    #: the results, a pickled list a bucket: (place, trial, the result's fields)
-    blobs: list[bytes] | None = None
+    #: the results, pickled lists a bucket: (place, trial, the result's fields)
+    blobs: list[bytes] | BucketFiles | None = None
 
 
 def bucket_results(task: ResultsTask) -> ResultsRead:
@@ -149,6 +164,9 @@ def bucket_results(task: ResultsTask) -> ResultsRead:
     read = ResultsRead()
     held: list[list[tuple[int, str | None, tuple[Any, ...]]]] = [[] for _ in range(task.buckets)]
     seen: set[str | None] = set()
+    # with a folder, each bucket's records go to a file of its own a chunk at a time, so
+    # that a results file of any size is read in the same memory
+    files = BucketFiles.made(task.folder, task.buckets) if task.folder is not None else None
     with limits.overridden(**task.bounds):
         try:
             for place, (key, recorded) in enumerate(read_trials(task.path)):
@@ -157,11 +175,29 @@ def bucket_results(task: ResultsTask) -> ResultsRead:
                     seen.add(key)
                     read.trials.append((key, place, recorded.line))
                 fields = _RESULT_FIELDS(recorded)  # a tuple travels faster than an object
-                held[bucket_of(recorded.id, task.buckets)].append((place, key, fields))
+                bucket = bucket_of(recorded.id, task.buckets)
+                held[bucket].append((place, key, fields))
+                if files is not None and len(held[bucket]) == RECORDS_A_CHUNK:
+                    files.write(bucket, held[bucket])
+                    held[bucket] = []
         except ParseError as error:
             read.error = (read.count, error.line, error.column, error.reason)
-    read.blobs = pickled_buckets(held)
+        if files is None:
+            read.blobs = pickled_buckets(held)
+            return read
+        for bucket, records in enumerate(held):
+            files.write(bucket, records)
+    read.blobs = files
     return read
+
+
+def _loaded(blob: bytes) -> Iterator[Any]:
+    """The records of a bucket's part: one pickled list, or several one after another."""
+    if not blob:
+        return
+    stream = io.BytesIO(blob)
+    while stream.tell() < len(blob):
+        yield from pickle.load(stream)
 
 
 # --- a bucket ----------------------------------------------------------------------------------
@@ -183,6 +219,8 @@ class BucketTask:
     errors: dict[str, list[Issue]]
     #: the k of pass@k and pass^k (None: the number of trials, or a k the run refuses)
     k: int | None
+    #: a folder to write the bucket's verdicts to (None: they come back with its result)
+    folder: str | None = None
 
 
 @dataclass
@@ -196,6 +234,19 @@ class BucketGrades:
     repeats: dict[int, tuple[int, int | None, str]]
     #: per file number: the ids its results name that the set does not have
     unknown: dict[int, list[str]]
+    #: the verdicts in a file (``graded`` then holds none)
+    spilled: VerdictFile | None = None
+
+    def records(self) -> Iterator[Record]:
+        """Each row's place in the set and its verdicts, in the set's order."""
+        if self.spilled is not None:
+            yield from self.spilled.records()
+            return
+        part = self.graded
+        if part.trials is None:
+            yield from zip(self.positions, part.rows, itertools.repeat(None))
+        else:
+            yield from zip(self.positions, part.rows, part.trials.rows, strict=True)
 
 
 def grade_bucket(task: BucketTask, *blobs: bytes) -> BucketGrades:
@@ -205,7 +256,7 @@ def grade_bucket(task: BucketTask, *blobs: bytes) -> BucketGrades:
     positions = array("q")
     index = RowIndex((), task.families, task.options)
     for base, blob in zip(task.bases, blobs[:spans], strict=True):
-        for offset, entry in pickle.loads(blob) if blob else ():
+        for offset, entry in _loaded(blob):
             positions.append(base + offset)
             index.keep(entry)
     tally = Tally(index, task.options)
@@ -216,7 +267,7 @@ def grade_bucket(task: BucketTask, *blobs: bytes) -> BucketGrades:
     for (file_number, path, cutoff), blob in zip(task.files, blobs[spans:], strict=True):
         found = [
             (place, key, Recorded(*fields))
-            for place, key, fields in (pickle.loads(blob) if blob else ())
+            for place, key, fields in _loaded(blob)
             if cutoff is None or place < cutoff
         ]
         at = [0]
@@ -237,7 +288,16 @@ def grade_bucket(task: BucketTask, *blobs: bytes) -> BucketGrades:
     if repeats or unknown:  # the run is refused: no verdict is needed
         return BucketGrades(positions, GradedRows([], set(), None), repeats, unknown)
     graded = run_verdicts(tally.tallied(), task.errors, task.k)
-    return BucketGrades(positions, graded, repeats, unknown)
+    bucket = BucketGrades(positions, graded, repeats, unknown)
+    if task.folder is None:
+        return bucket
+    # the verdicts wait in a file, so that the run's process never holds every bucket's
+    try:
+        spilled = write_verdicts(task.folder, bucket.records())
+    except OSError as error:
+        raise NoRoomForRecords(error.strerror or str(error)) from None
+    empty = GradedRows([], graded.judged_ids, None, graded.risks)
+    return BucketGrades(array("q"), empty, repeats, unknown, spilled=spilled)
 
 
 def _tracked(
@@ -279,12 +339,14 @@ def grade_in_buckets(
     done in ``buckets`` buckets by the tasks ``runner`` runs: the same verdicts, and the
     same refusals."""
     bounds = asdict(limits.current())
+    folder = getattr(runner, "folder", None)  # one this machine's tasks write to
     row_reads = [
         runner.submit(bucket_rows, RowsTask(PieceTask(piece, buckets, bounds), families, options))
         for piece in spans
     ]
     result_reads = [
-        runner.submit(bucket_results, ResultsTask(path, buckets, bounds)) for path in results
+        runner.submit(bucket_results, ResultsTask(path, buckets, bounds, folder))
+        for path in results
     ]
     counts = [
         read.count
@@ -304,7 +366,7 @@ def grade_in_buckets(
     by_bucket: list[dict[str, list[Issue]]] = [{} for _ in range(buckets)]
     for row_id, found in errors.items():
         by_bucket[bucket_of(row_id, buckets)][row_id] = found
-    task = BucketTask(0, families, options, bases, files, tuple(trials.sources), {}, None)
+    task = BucketTask(0, families, options, bases, files, tuple(trials.sources), {}, None, folder)
     graded: list[BucketGrades] = runner.gather(
         [
             runner.submit(
@@ -379,25 +441,27 @@ def _refuse(
 
 
 def _merged(graded: list[BucketGrades], size: int, trials: Trials, k: int | None) -> GradedRows:
-    """The buckets' verdicts put back in the set's order."""
-    rows: list[RowVerdict | None] = [None] * size
-    figures: list[RowTrials | None] = [None] * size
+    """The buckets' verdicts put back in the set's order: read together, a chunk of each at
+    a time, into a list that keeps the oldest on disk."""
     judged_ids: set[str] = set()
     risks: dict[str, tuple[str | None, str | None]] = {}
     for bucket in graded:
-        part = bucket.graded
-        for local, position in enumerate(bucket.positions):
-            rows[position] = part.rows[local]
-        if part.trials is not None:
-            for local, position in enumerate(bucket.positions):
-                figures[position] = part.trials.rows[local]
-        judged_ids.update(part.judged_ids)
-        risks.update(part.risks)
-    assert all(row is not None for row in rows)  # every row is in one bucket
+        judged_ids.update(bucket.graded.judged_ids)
+        risks.update(bucket.graded.risks)
+    rows = VerdictList()
+    figures: SpillList[RowTrials] | None = SpillList() if len(trials) > 1 else None
+    in_order = heapq.merge(*(bucket.records() for bucket in graded), key=operator.itemgetter(0))
+    for position, verdict, found in in_order:
+        assert position == len(rows)  # every row is in one bucket
+        rows.append(verdict)
+        if figures is not None:
+            assert found is not None
+            figures.append(found)
+    assert len(rows) == size
     run = None
-    if len(trials) > 1:
-        run = TrialRun(trials.labels()[1], cast(list[RowTrials], figures), k or len(trials))
-    return GradedRows(cast(list[RowVerdict], rows), judged_ids, run, risks)
+    if figures is not None:
+        run = TrialRun(trials.labels()[1], figures, k or len(trials))
+    return GradedRows(rows, judged_ids, run, risks)
 
 
 __all__ = ["BucketTask", "GradingEngine", "grade_bucket", "grade_in_buckets"]

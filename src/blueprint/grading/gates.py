@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -93,16 +93,15 @@ def run_gates(
     """Every gate that fails for a run's counted rows (starter rows are left out), given the
     comparison with a baseline run where there is one, the families' severities and each
     row's (reversibility, blast radius)."""
-    gold = [row for row in rows if not row.starter]
     failures: list[GateFailure] = []
     if comparison is not None:
         failures += _regressions(comparison, options, severities or {})
         if options.drops:
             failures += _drops(comparison)
     if options.min_scored_share:
-        failures += _scored(gold, options.min_scored_share)
+        failures += _scored(_gold(rows), options.min_scored_share)
     if options.claim is not None:
-        failures += _claims(gold, options, risks or {})
+        failures += _claims(_gold(rows), options, risks or {})
     return failures
 
 
@@ -149,22 +148,30 @@ def _drops(comparison: Comparison) -> list[GateFailure]:
     return found
 
 
-def _scored(gold: Sequence[RowVerdict], share: float) -> list[GateFailure]:
-    scored = sum(row.scored for row in gold)
-    if gold and scored / len(gold) >= share:
+def _gold(rows: Iterable[RowVerdict]) -> Iterator[RowVerdict]:
+    """The rows that count (starter examples left out), read in order."""
+    return (row for row in rows if not row.starter)
+
+
+def _scored(gold: Iterable[RowVerdict], share: float) -> list[GateFailure]:
+    counted = scored = 0
+    for row in gold:
+        counted += 1
+        scored += row.scored
+    if counted and scored / counted >= share:
         return []
     return [
         GateFailure(
             "too-few-scored",
             "set",
-            f"{scored} of {len(gold)} counted row(s) got a pass or a fail, fewer than the"
+            f"{scored} of {counted} counted row(s) got a pass or a fail, fewer than the"
             f" {share:.0%} required",
         )
     ]
 
 
 def _claims(
-    gold: Sequence[RowVerdict],
+    gold: Iterable[RowVerdict],
     options: GateOptions,
     risks: Mapping[str, tuple[str | None, str | None]],
 ) -> list[GateFailure]:

@@ -16,7 +16,7 @@ the verdict names are the ones the report's labels named. Anything else is said 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -62,7 +62,7 @@ class JudgeCheck:
 def check_judges(
     set_path: Path,
     header: Mapping[str, Any] | None,
-    verdicts: Sequence[RowVerdict],
+    verdicts: Iterable[RowVerdict],
     judged_ids: set[str],
     *,
     source_format: str | None = None,
@@ -70,6 +70,8 @@ def check_judges(
     """The judge check of every judged row that got a pass or a fail, by row id. Reads the
     reports the set points at, and the set once more to hash its families, only when there
     is such a verdict and a report to check it against."""
+    if not judged_ids:
+        return {}  # no row a judge grades: nothing to read
     targets = [v for v in verdicts if v.id in judged_ids and v.verdict in ("pass", "fail")]
     if not targets:
         return {}

@@ -14,7 +14,10 @@ over its rows. With one trial, nothing of this appears.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+import itertools
+import json
+import secrets
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,10 +32,11 @@ from blueprint.grading.compare import Comparison, compare_runs, family_severitie
 from blueprint.grading.gates import GateFailure, GateOptions, risk_cell, run_gates
 from blueprint.grading.judges import JudgeCheck, check_judges, judge_counts
 from blueprint.grading.results import require_readable
-from blueprint.grading.semantics import VERDICTS, GradingOptions, RowVerdict, verdict_counts
+from blueprint.grading.semantics import VERDICTS, GradingOptions, RowVerdict
 from blueprint.grading.streamed import UnknownResultIds, grade_rows
 from blueprint.grading.trials import RowTrials, TrialRun, group_figures
-from blueprint.validation.engines import PoolEngine, TaskEngine
+from blueprint.validation import parallel
+from blueprint.validation.engines import LocalEngine, PoolEngine, TaskEngine
 from blueprint.validation.parallel import default_jobs, pieces, set_size, worth_a_pool
 from blueprint.validation.stream import ValidationOptions
 from blueprint.validation.validate import validate_file, validate_shards
@@ -59,7 +63,7 @@ class GradeReport:
     set_path: Path
     #: the (first) results file
     results_path: Path
-    rows: list[RowVerdict] = field(default_factory=list)
+    rows: Sequence[RowVerdict] = field(default_factory=list)
     #: the judge check of each judged row that got a pass or a fail, by row id
     judges: dict[str, JudgeCheck] = field(default_factory=dict)
     #: every results file, in the order given
@@ -77,6 +81,7 @@ class GradeReport:
     gate_failures: list[GateFailure] = field(default_factory=list)
     #: the confidence of the summary's intervals
     confidence: float = 0.95
+    _totals: Totals | None = field(default=None, init=False, repr=False, compare=False)
 
     def run_gates(self, options: GateOptions, baseline: GradeReport | None = None) -> None:
         """Compare with a baseline run (when given) and run the gates on this report."""
@@ -95,6 +100,8 @@ class GradeReport:
     def unvalidated_judges(self) -> int:
         """How many judged verdicts that count come from a judge no passing report
         validated."""
+        if not self.judges:
+            return 0  # no row to look for
         return sum(
             1
             for row in self.gold
@@ -102,44 +109,55 @@ class GradeReport:
         )
 
     @property
-    def gold(self) -> list[RowVerdict]:
-        """The rows whose verdicts count: every row but the starter examples."""
-        return [row for row in self.rows if not row.starter]
+    def gold(self) -> Iterator[RowVerdict]:
+        """The rows whose verdicts count: every row but the starter examples, in order."""
+        return (row for row in self.rows if not row.starter)
 
     @property
     def failed(self) -> bool:
         """Whether a row that counts fails (a starter example's failure does not)."""
-        return any(row.verdict == "fail" for row in self.gold)
+        return self.totals().verdicts["fail"] > 0
 
     @property
     def invalid(self) -> int:
         """How many rows the set forbids grading (starter examples too: the set is wrong)."""
-        return sum(row.verdict == "invalid" for row in self.rows)
+        return self.totals().invalid
 
     @property
     def scored(self) -> int:
         """How many rows that count got a pass or a fail."""
-        return sum(row.scored for row in self.rows)
+        return self.totals().verdicts["pass"] + self.totals().verdicts["fail"]
 
-    def row_trials(self) -> list[RowTrials | None]:
+    def totals(self) -> Totals:
+        """The run's counts, from one pass over its rows (made on first use)."""
+        if self._totals is None:
+            self._totals = Totals.of(self.rows, self.risks)
+        return self._totals
+
+    def row_trials(self) -> Iterable[RowTrials | None]:
         """Each row's trials, in the order of ``rows`` (None throughout for one trial)."""
-        return list(self.trials.rows) if self.trials else [None] * len(self.rows)
+        return self.trials.rows if self.trials else itertools.repeat(None, len(self.rows))
 
     def summary(self) -> dict[str, Any]:
-        starters = [row for row in self.rows if row.starter]
+        totals = self.totals()
         return {
-            "rows": len(self.rows),
+            "rows": totals.rows,
             "scored": self.scored,
-            "verdicts": verdict_counts(self.gold),
-            "starterExamples": {"rows": len(starters), "verdicts": verdict_counts(starters)},
-            "byOracleType": self._grouped(lambda row: row.oracle_type or "(none)"),
-            "byCaseFamily": self._grouped(lambda row: row.case_family or "(none)"),
+            "verdicts": dict(totals.verdicts),
+            "starterExamples": {
+                "rows": totals.starters,
+                "verdicts": dict(totals.starter_verdicts),
+            },
+            "byOracleType": self._grouped(totals.by_oracle_type, _oracle_type_of),
+            "byCaseFamily": self._grouped(totals.by_case_family, _case_family_of),
             "judgeValidation": judge_counts(self.judges),
-            "riskCells": risk_cells(self.gold, self.risks, self.confidence),
+            "riskCells": risk_cells(totals.by_risk_cell, self.confidence),
         }
 
-    def _grouped(self, key: Callable[[RowVerdict], str]) -> dict[str, Any]:
-        found = _grouped(self.rows, key, self.confidence)
+    def _grouped(
+        self, groups: dict[str, _Group], key: Callable[[RowVerdict], str]
+    ) -> dict[str, Any]:
+        found = {name: group.figures(self.confidence) for name, group in groups.items()}
         if self.trials is not None:
             k = self.trials.k
             members: dict[str, list[RowTrials]] = {}
@@ -150,7 +168,8 @@ class GradeReport:
                 group["trials"] = group_figures(members.get(name, []), k)
         return found
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, rows: Any = None) -> dict[str, Any]:
+        """The report as JSON values; ``rows`` stands in for the rows' list where given."""
         several = len(self.results_paths) > 1
         found: dict[str, Any] = {
             "set": str(self.set_path),
@@ -160,11 +179,7 @@ class GradeReport:
         }
         if self.trials is not None:
             found["trials"] = self.trials.to_json()
-        k = self.trials.k if self.trials else None
-        found["rows"] = [
-            self._row_json(row, trials, k)
-            for row, trials in zip(self.rows, self.row_trials(), strict=True)
-        ]
+        found["rows"] = list(self._json_rows()) if rows is None else rows
         found["summary"] = self.summary()
         if self.comparison is not None:
             found["comparison"] = self.comparison.to_json()
@@ -173,6 +188,30 @@ class GradeReport:
             "failures": [failure.to_json() for failure in self.gate_failures],
         }
         return found
+
+    def json_text(self) -> Iterator[str]:
+        """The JSON report (``to_json``) as ``json.dumps(..., indent=2, ensure_ascii=False)``
+        writes it, in pieces: the rows one at a time, so that a report of any size is
+        written in the same memory (the rows may wait on disk)."""
+        rows = self._json_rows()
+        marker = f"rows-{secrets.token_hex(16)}"
+        shell = self.to_json(rows=marker)
+        head, _, tail = json.dumps(shell, indent=2, ensure_ascii=False).partition(
+            json.dumps(marker)
+        )
+        yield head
+        first = True
+        for row in rows:
+            text = json.dumps(row, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+            yield ("[\n    " if first else ",\n    ") + text
+            first = False
+        yield "[]" if first else "\n  ]"
+        yield tail
+
+    def _json_rows(self) -> Iterator[dict[str, Any]]:
+        k = self.trials.k if self.trials else None
+        for row, trials in zip(self.rows, self.row_trials(), strict=True):
+            yield self._row_json(row, trials, k)
 
     def _row_json(
         self, row: RowVerdict, trials: RowTrials | None = None, k: int | None = None
@@ -186,30 +225,90 @@ class GradeReport:
         return found
 
 
+def _oracle_type_of(row: RowVerdict) -> str:
+    return row.oracle_type or "(none)"
+
+
+def _case_family_of(row: RowVerdict) -> str:
+    return row.case_family or "(none)"
+
+
+@dataclass
+class _Group:
+    """A group's rows, its verdicts over the rows that count, and its starter examples."""
+
+    rows: int = 0
+    verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
+    starters: int = 0
+
+    def figures(self, confidence: float) -> dict[str, Any]:
+        counts = self.verdicts
+        return {
+            "rows": self.rows,
+            **counts,
+            "starterExamples": self.starters,
+            "passRate": pass_rate(counts),
+            **rate_figures(counts["pass"], counts["pass"] + counts["fail"], confidence),
+        }
+
+
+@dataclass
+class Totals:
+    """A run's counts, taken in one pass over its rows (which may wait on disk): the rows,
+    the verdicts of the rows that count and of the starter examples, the invalid rows, each
+    oracle type's and case family's (in the order first met), and each high-risk cell's
+    counted rows' verdicts."""
+
+    rows: int = 0
+    verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
+    starters: int = 0
+    starter_verdicts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VERDICTS, 0))
+    invalid: int = 0
+    by_oracle_type: dict[str, _Group] = field(default_factory=dict)
+    by_case_family: dict[str, _Group] = field(default_factory=dict)
+    by_risk_cell: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls, rows: Iterable[RowVerdict], risks: dict[str, tuple[str | None, str | None]]
+    ) -> Totals:
+        totals = cls()
+        for row in rows:
+            totals.rows += 1
+            verdict = row.verdict
+            if verdict == "invalid":
+                totals.invalid += 1
+            for groups, name in (
+                (totals.by_oracle_type, _oracle_type_of(row)),
+                (totals.by_case_family, _case_family_of(row)),
+            ):
+                group = groups.get(name)
+                if group is None:
+                    group = groups[name] = _Group()
+                group.rows += 1
+                if row.starter:
+                    group.starters += 1
+                else:
+                    group.verdicts[verdict] += 1
+            if row.starter:
+                totals.starters += 1
+                totals.starter_verdicts[verdict] += 1
+                continue
+            totals.verdicts[verdict] += 1
+            found = risks.get(row.id)
+            cell = risk_cell(*found) if found is not None else None
+            if cell is not None:
+                counts = totals.by_risk_cell.get(cell)
+                if counts is None:
+                    counts = totals.by_risk_cell[cell] = dict.fromkeys(VERDICTS, 0)
+                counts[verdict] += 1
+        return totals
+
+
 def pass_rate(counts: dict[str, int]) -> float | None:
     """Passed over scored (pass and fail) rows; None when no row of the group was scored."""
     scored = counts["pass"] + counts["fail"]
     return counts["pass"] / scored if scored else None
-
-
-def _grouped(rows: list[RowVerdict], key: Any, confidence: float = 0.95) -> dict[str, Any]:
-    """Each group's verdicts over the rows that count, with its starter examples counted
-    apart (their verdicts are in no group's counts or pass rate), and its pass rate's
-    interval (docs/statistics.md)."""
-    groups: dict[str, list[RowVerdict]] = {}
-    for row in rows:
-        groups.setdefault(key(row), []).append(row)
-    found = {}
-    for name, members in groups.items():
-        counts = verdict_counts(row for row in members if not row.starter)
-        found[name] = {
-            "rows": len(members),
-            **counts,
-            "starterExamples": sum(row.starter for row in members),
-            "passRate": pass_rate(counts),
-            **rate_figures(counts["pass"], counts["pass"] + counts["fail"], confidence),
-        }
-    return found
 
 
 def rate_figures(passed: int, scored: int, confidence: float) -> dict[str, Any]:
@@ -225,23 +324,14 @@ def rate_figures(passed: int, scored: int, confidence: float) -> dict[str, Any]:
     return found
 
 
-def risk_cells(
-    rows: list[RowVerdict], risks: dict[str, tuple[str | None, str | None]], confidence: float
-) -> dict[str, Any]:
-    """Each high-risk cell's counts, pass rate interval and, with no failure, the upper bound
-    on its failure rate."""
-    cells: dict[str, list[RowVerdict]] = {}
-    for row in rows:
-        if row.id in risks:
-            cell = risk_cell(*risks[row.id])
-            if cell is not None:
-                cells.setdefault(cell, []).append(row)
+def risk_cells(cells: dict[str, dict[str, int]], confidence: float) -> dict[str, Any]:
+    """Each high-risk cell's counts (its counted rows' verdicts, by cell), pass rate interval
+    and, with no failure, the upper bound on its failure rate."""
     found = {}
-    for cell, members in sorted(cells.items()):
-        counts = verdict_counts(members)
+    for cell, counts in sorted(cells.items()):
         scored = counts["pass"] + counts["fail"]
         found[cell] = {
-            "rows": len(members),
+            "rows": sum(counts.values()),
             "pass": counts["pass"],
             "fail": counts["fail"],
             **rate_figures(counts["pass"], scored, confidence),
@@ -298,10 +388,13 @@ def grade_set(
         tasks: TaskEngine | None = engine
         if tasks is None and _worth_a_pool(source, jobs, shards):
             tasks = stack.enter_context(PoolEngine(jobs or default_jobs()))
+        elif tasks is None and _worth_buckets(source, shards):
+            tasks = stack.enter_context(LocalEngine())
         if tasks is None:
             graded = grade_rows(data_rows(source), families, errors, paths, options, k=k)
         else:
-            span, buckets = tasks.sizes(set_size(source, shards))
+            # buckets enough for the set's rows and the results both
+            span, buckets = tasks.sizes(set_size(source, shards) + _results_size(paths))
             spans = pieces(source, shards, span)
             graded = grade_in_buckets(
                 tasks.runner(), spans, families, errors, paths, options, buckets=buckets, k=k
@@ -328,6 +421,24 @@ def _worth_a_pool(source: SetSource, jobs: int, shards: Shards | None) -> bool:
     if jobs == 1 or (shards is None and source.format != "jsonl"):
         return False
     return worth_a_pool(source, jobs or default_jobs(), shards)
+
+
+def _results_size(paths: Sequence[Path]) -> int:
+    """The bytes of the results files (each was found readable)."""
+    size = 0
+    for path in paths:
+        with contextlib.suppress(OSError):
+            size += path.stat().st_size
+    return size
+
+
+def _worth_buckets(source: SetSource, shards: Shards | None) -> bool:
+    """Whether one process grades the set in buckets on disk (a bucket's rows in memory at
+    a time, not the whole set's): a set in shards or a JSON Lines file of more than a
+    bucket's bytes."""
+    if shards is None and source.format != "jsonl":
+        return False
+    return set_size(source, shards) > parallel.BUCKET_BYTES
 
 
 def _row_errors(

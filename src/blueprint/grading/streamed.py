@@ -115,7 +115,7 @@ class GradedRows:
     """Every row's verdict in the set's order, the judged rows' ids, and the trials (None
     for a run of one trial)."""
 
-    rows: list[RowVerdict]
+    rows: Sequence[RowVerdict]
     judged_ids: set[str]
     trials: TrialRun | None
     #: (reversibility, blast radius) of each high-risk row, by id

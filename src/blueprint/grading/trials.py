@@ -163,7 +163,7 @@ class TrialRun:
     report's rows; ``k`` is the k the summary gives pass@k and pass^k at."""
 
     labels: list[TrialLabel]
-    rows: list[RowTrials]
+    rows: Sequence[RowTrials]
     k: int
 
     @property

@@ -261,10 +261,7 @@ class PoolEngine:
         self._folder: tempfile.TemporaryDirectory[str] | None = None
 
     def __enter__(self) -> PoolEngine:
-        try:
-            self._folder = tempfile.TemporaryDirectory(prefix="blueprint-buckets-")
-        except OSError as error:
-            raise _no_room(error.strerror or str(error)) from None
+        self._folder = _task_folder()
         self._executor = worker_pool(self.jobs)
         return self
 
@@ -283,6 +280,56 @@ class PoolEngine:
             "the engine is used inside its with block"
         )
         return PoolRunner(self._executor, self._folder.name)
+
+
+class LocalEngine:
+    """Tasks here, one after another, for the length of a ``with`` block, each task's
+    buckets' records in a file of a temporary folder (as :class:`PoolEngine`'s workers write
+    them): one process grades a large set taking the same memory whatever its size, a
+    bucket's rows at a time."""
+
+    def __init__(self) -> None:
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
+
+    def __enter__(self) -> LocalEngine:
+        self._folder = _task_folder()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._folder is not None:
+            self._folder.cleanup()
+
+    def sizes(self, set_bytes: int) -> tuple[int, int]:
+        return parallel.SPAN_BYTES, bucket_count(set_bytes, 1)
+
+    def runner(self) -> LocalRunner:
+        assert self._folder is not None, "the engine is used inside its with block"
+        return LocalRunner(self._folder.name)
+
+
+@dataclass(frozen=True)
+class LocalRunner:
+    #: where the tasks write their results' records
+    folder: str
+
+    def submit(self, function: Callable[..., Any], *arguments: Any) -> Any:
+        if function in (summary_of, blob_of):
+            return function(*arguments)
+        found = _pooled(function, self.folder, *arguments)
+        if isinstance(found, _NoRoom):
+            raise no_room(found.reason)
+        return found
+
+    def gather(self, handles: list[Any]) -> list[Any]:
+        return list(handles)
+
+
+def _task_folder() -> tempfile.TemporaryDirectory[str]:
+    """A temporary folder for the tasks' records (an output error when there is no room)."""
+    try:
+        return tempfile.TemporaryDirectory(prefix="blueprint-buckets-")
+    except OSError as error:
+        raise no_room(error.strerror or str(error)) from None
 
 
 @dataclass(frozen=True)
@@ -316,6 +363,49 @@ class SpilledBlobs:
         return len(self.ends)
 
 
+@dataclass
+class BucketFiles:
+    """A task's buckets' records written as it reads, to a file a bucket in ``folder`` (for
+    a task whose input has no spans to cut, such as a results file): pickled lists one after
+    another. Indexed as the records of each bucket it stands for, as :class:`SpilledBlobs`
+    is; the writing raises :class:`NoRoomForRecords` when the folder has no room."""
+
+    paths: list[str]
+    sizes: list[int]
+
+    @classmethod
+    def made(cls, folder: str, buckets: int) -> BucketFiles:
+        try:
+            handle, path = tempfile.mkstemp(prefix="task-", dir=folder)
+        except OSError as error:
+            raise NoRoomForRecords(error.strerror or str(error)) from None
+        os.close(handle)
+        return cls([f"{path}-{bucket}" for bucket in range(buckets)], [0] * buckets)
+
+    def write(self, bucket: int, records: list[Any]) -> None:
+        """Add records to a bucket's file (opened for each write: a file a bucket held open
+        would be many open files)."""
+        if not records:
+            return
+        try:
+            with Path(self.paths[bucket]).open("ab") as handle:
+                handle.write(pickle.dumps(records, pickle.HIGHEST_PROTOCOL))
+                self.sizes[bucket] = handle.tell()
+        except OSError as error:
+            raise NoRoomForRecords(error.strerror or str(error)) from None
+
+    def __getitem__(self, bucket: int) -> BlobRef | bytes:
+        size = self.sizes[bucket]
+        return BlobRef(self.paths[bucket], 0, size) if size else b""
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
+class NoRoomForRecords(Exception):
+    """A task could not write its records to the tasks' folder (the reason, in words)."""
+
+
 @dataclass(frozen=True)
 class _NoRoom:
     """A worker could not write its records (an exception with this message would not
@@ -324,7 +414,7 @@ class _NoRoom:
     reason: str
 
 
-def _no_room(reason: str) -> OutputError:
+def no_room(reason: str) -> OutputError:
     return OutputError(
         Path(tempfile.gettempdir()),
         f"{reason}: the tasks' records go in the temporary folder (set TMPDIR to a folder with"
@@ -336,7 +426,10 @@ def _pooled(function: Callable[..., Any], folder: str, *arguments: Any) -> Any:
     """Run a task on a pool worker: its buckets' records read where they were written, and
     those of its result written to a file of its own in ``folder``."""
     values = [item.read() if isinstance(item, BlobRef) else item for item in arguments]
-    found = function(*values)
+    try:
+        found = function(*values)
+    except NoRoomForRecords as error:
+        return _NoRoom(str(error))
     blobs = getattr(found, "blobs", None)
     if not isinstance(blobs, list) or not is_dataclass(found) or isinstance(found, type):
         return found
@@ -355,7 +448,7 @@ def _pooled(function: Callable[..., Any], folder: str, *arguments: Any) -> Any:
 def _value(handle: Any) -> Any:
     found = handle.result() if isinstance(handle, PoolFuture) else handle
     if isinstance(found, _NoRoom):
-        raise _no_room(found.reason)
+        raise no_room(found.reason)
     return found
 
 

@@ -1,0 +1,89 @@
+"""A run's verdicts kept off the heap, so that grading a set takes the same memory however
+many rows it has.
+
+The report's verdicts are a :class:`VerdictList`: a list whose oldest chunks wait in a
+scratch file (:mod:`blueprint.core.spill`), each verdict kept as the tuple of its fields. A
+bucket graded on this machine (:mod:`blueprint.grading.buckets`) writes its verdicts to a
+file of the run's temporary folder (:func:`write_verdicts`), each with its place in the set,
+a small chunk at a time; the buckets' files are then read back together, in the set's order,
+one chunk of each in memory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+import os
+import pickle
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from blueprint.core.spill import SpillList
+from blueprint.grading.semantics import RowVerdict
+from blueprint.grading.trials import RowTrials
+
+#: a row's place in the set, its verdict and its verdict in each trial (None: one trial)
+Record = tuple[int, RowVerdict, RowTrials | None]
+#: records written, and read back, at a time: the read holds a chunk of every bucket
+RECORDS_A_CHUNK: Final = 128
+
+_FIELDS: Final = tuple(field.name for field in dataclasses.fields(RowVerdict))
+_fields_of: Final = operator.attrgetter(*_FIELDS)
+
+
+class VerdictList(SpillList[RowVerdict]):
+    """A run's verdicts: past a few thousand, the oldest wait in a scratch file, each as the
+    tuple of its fields."""
+
+    __slots__ = ()
+
+    def encode(self, item: RowVerdict) -> tuple[Any, ...]:
+        fields: tuple[Any, ...] = _fields_of(item)
+        return fields
+
+    def decode(self, kept: Any) -> RowVerdict:
+        return RowVerdict(*kept)
+
+
+@dataclass(frozen=True)
+class VerdictFile:
+    """A bucket's records in a file, in the set's order: ``ends`` is where each chunk
+    ends."""
+
+    path: str
+    ends: tuple[int, ...]
+
+    def records(self) -> Iterator[Record]:
+        """The records, read back a chunk at a time."""
+        with Path(self.path).open("rb") as handle:
+            start = 0
+            for end in self.ends:
+                chunk = pickle.loads(handle.read(end - start))
+                start = end
+                for position, fields, trials in chunk:
+                    yield position, RowVerdict(*fields), trials
+
+
+def write_verdicts(folder: str, records: Iterable[Record]) -> VerdictFile:
+    """Write records (in the set's order) to a new file in ``folder``; OSError when the
+    folder has no room."""
+    handle, path = tempfile.mkstemp(prefix="verdicts-", dir=folder)
+    ends: list[int] = []
+    with os.fdopen(handle, "wb") as written:
+        chunk: list[tuple[int, tuple[Any, ...], RowTrials | None]] = []
+        for position, verdict, trials in records:
+            chunk.append((position, _fields_of(verdict), trials))
+            if len(chunk) == RECORDS_A_CHUNK:
+                written.write(pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL))
+                ends.append(written.tell())
+                chunk = []
+        if chunk:
+            written.write(pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL))
+            ends.append(written.tell())
+    return VerdictFile(path, tuple(ends))
+
+
+__all__ = ["RECORDS_A_CHUNK", "Record", "VerdictFile", "VerdictList", "write_verdicts"]
