@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -39,12 +40,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_core import HEADER
 from jobs import rows_with_repeats
+from trials import result
 
 MIB = 1024 * 1024
 GNU_TIME = "/usr/bin/time"
 
-#: name -> the command's arguments after ``python -m blueprint``; SET is the set's path, OUT
-#: a file in the work folder named after the command
+#: name -> the command's arguments after ``python -m blueprint``; SET is the set's path,
+#: RESULTS a results file for it (a result for each id, right 70% of the time), OUT a file in
+#: the work folder named after the command
 COMMANDS: dict[str, list[str]] = {
     "validate -j 1": ["validate", "SET", "--report", "json", "-q", "-j", "1"],
     "validate -j 2": ["validate", "SET", "--report", "json", "-q", "-j", "2"],
@@ -62,14 +65,18 @@ COMMANDS: dict[str, list[str]] = {
         "--allow-invalid",
     ],
     "summary": ["summary", "SET"],
+    "grade -j 1": ["grade", "SET", "RESULTS", "-j", "1"],
+    "grade -j 1 --report json": ["grade", "SET", "RESULTS", "-j", "1", "--report", "json"],
+    "grade -j 2": ["grade", "SET", "RESULTS", "-j", "2"],
 }
 
 
 def measure(command: list[str], path: Path, folder: Path, name: str) -> dict[str, Any]:
     """Run one command under GNU time: its peak RSS in bytes, wall seconds, exit code."""
     stem = folder / name.replace(" ", "_").replace(">", "").replace("-", "")
+    named = {"SET": str(path), "RESULTS": str(folder / "results.jsonl")}
     arguments = [
-        str(path) if word == "SET" else str(stem) + word[3:] if word.startswith("OUT") else word
+        named.get(word, str(stem) + word[3:] if word.startswith("OUT") else word)
         for word in command
     ]
     figures = folder / "time.txt"
@@ -89,6 +96,17 @@ def measure(command: list[str], path: Path, folder: Path, name: str) -> dict[str
     return {"rss": int(kib) * 1024, "seconds": float(seconds)}
 
 
+def write_results(rows: int, path: Path) -> None:
+    """A result for each id of the set's rows (a repeated id's first row), 70% right."""
+    rng = random.Random(rows)
+    seen: set[str] = set()
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows_with_repeats(rows):
+            if row["id"] not in seen:
+                seen.add(row["id"])
+                handle.write(json.dumps(result(row, None, rng), ensure_ascii=False) + "\n")
+
+
 def run(sizes: Sequence[int], names: Sequence[str], folder: Path) -> list[dict[str, Any]]:
     from blueprint.formats import REGISTRY, WriteOptions
 
@@ -97,6 +115,8 @@ def run(sizes: Sequence[int], names: Sequence[str], folder: Path) -> list[dict[s
         path = folder / "set.jsonl"
         print(f"writing {rows:,} rows", file=sys.stderr)
         REGISTRY["jsonl"].write(HEADER, rows_with_repeats(rows), path, WriteOptions(force=True))
+        if any("RESULTS" in COMMANDS[name] for name in names):
+            write_results(rows, folder / "results.jsonl")
         for name in names:
             print(f"  {name}", file=sys.stderr)
             measured.append(

@@ -3,6 +3,8 @@ drop beyond noise, too few rows scored, and a high-risk cell's claim."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from blueprint.grading.compare import compare_runs
@@ -90,12 +92,11 @@ def test_the_claim_a_high_risk_cell_can_make() -> None:
     assert claim_needs(0.1) == 29  # 1 - 0.05 ** (1 / 29) < 0.1 <= 1 - 0.05 ** (1 / 28)
     assert 1 - 0.05 ** (1 / 29) <= 0.1 < 1 - 0.05 ** (1 / 28)
     assert risk_cell("R3", "B0") == "R3/B0" and risk_cell("R1", "B1") is None
-    rows = [verdict(f"r{i}", "pass") for i in range(12)]
-    risks = {row.id: ("R3", "B2") for row in rows}
-    (failure,) = run_gates(rows, GateOptions(claim=0.1), risks=risks)
+    rows = [replace(verdict(f"r{i}", "pass"), risk="R3/B2") for i in range(12)]
+    (failure,) = run_gates(rows, GateOptions(claim=0.1))
     assert failure.gate == "risk-claim" and failure.subject == "R3/B2"
-    many = [verdict(f"r{i}", "pass") for i in range(29)]
-    assert run_gates(many, GateOptions(claim=0.1), risks={r.id: ("R3", "B2") for r in many}) == []
+    many = [replace(verdict(f"r{i}", "pass"), risk="R3/B2") for i in range(29)]
+    assert run_gates(many, GateOptions(claim=0.1)) == []
 
 
 @pytest.mark.parametrize("options", [{"min_scored_share": 2}, {"claim": 0}, {"confidence": 1}])

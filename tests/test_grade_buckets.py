@@ -58,7 +58,7 @@ def shard_set(folder: Path, cuts: list[int], *, repeat_id: bool = True) -> Path:
             rows.append(made)
     if repeat_id:
         rows[-1]["id"] = rows[3]["id"]
-    rows[5]["metadata"]["case"]["reversibility"] = "irreversible"
+    rows[5]["metadata"]["case"]["reversibility"] = "R3"
     folder.mkdir()
     bounds = [0, *sorted(cuts), len(rows)]
     for number, (start, end) in enumerate(itertools.pairwise(bounds)):
@@ -98,7 +98,6 @@ def outcome(call: Callable[[], GradedRows]) -> Any:
     return (
         graded.rows,
         sorted(graded.judged_ids),
-        graded.risks,
         None if trials is None else (trials.to_json(), trials.rows, trials.k),
     )
 
@@ -154,10 +153,13 @@ def test_one_trial_gives_the_verdicts_one_process_gives(
     results = [result(row_id, passing=n % 3 != 0) for n, row_id in enumerate(IDS) if n % 7 != 4]
     path = write_results(tmp_path / "results.jsonl", results)
     serial, bucketed = both(folder, [path], buckets=buckets, span_bytes=span_bytes)
-    assert isinstance(serial, tuple) and len(serial) == 4, serial
+    assert isinstance(serial, tuple) and len(serial) == 3, serial
     assert bucketed == serial
     verdicts = {verdict.verdict for verdict in serial[0]}
     assert {"pass", "fail", "not-run"} <= verdicts
+    # each row's verdict carries its high-risk cell, through the buckets too
+    assert serial[0][5].id == IDS[5] and serial[0][5].risk == "R3/B0"
+    assert {verdict.risk for verdict in serial[0]} > {None, "R3/B0"}
 
 
 def test_trials_named_and_files_as_trials(tmp_path: Path) -> None:
@@ -174,7 +176,7 @@ def test_trials_named_and_files_as_trials(tmp_path: Path) -> None:
     errors = {IDS[7]: []}  # no finding: kept as given
     for files in ([first], [first, second], [second, empty, first]):
         serial, bucketed = both(folder, files, errors=errors)
-        assert len(serial) == 4 and serial[3] is not None
+        assert len(serial) == 3 and serial[2] is not None
         assert bucketed == serial
     serial, bucketed = both(folder, [first, second], k=2)
     assert bucketed == serial

@@ -68,14 +68,13 @@ def test_the_counts_of_one_pass_are_the_rows_counts(tmp_path: Path) -> None:
 
 def test_a_high_risk_cell_counts_its_counted_rows() -> None:
     rows = [
-        RowVerdict("a", "pass", 1.0, "ok"),
-        RowVerdict("b", "fail", 0.0, "no"),
-        RowVerdict("c", "pass", 1.0, "ok", starter=True),
-        RowVerdict("d", "needs-human", None, "person"),
+        RowVerdict("a", "pass", 1.0, "ok", risk="R3/-"),
+        RowVerdict("b", "fail", 0.0, "no", risk="R3/-"),
+        RowVerdict("c", "pass", 1.0, "ok", starter=True, risk="R3/-"),
+        RowVerdict("d", "needs-human", None, "person", risk="-/B2"),
         RowVerdict("e", "pass", 1.0, "ok"),
     ]
-    risks = {"a": ("R3", None), "b": ("R3", None), "c": ("R3", None), "d": (None, "B2")}
-    totals = Totals.of(rows, risks)
+    totals = Totals.of(rows)
     assert {cell: counts["pass"] for cell, counts in totals.by_risk_cell.items()} == {
         "R3/-": 1,
         "-/B2": 0,

@@ -24,6 +24,7 @@ verdicts = st.builds(
     evaluator=st.none() | texts,
     starter=st.booleans(),
     judge=st.none() | st.dictionaries(texts, texts, max_size=2),
+    risk=st.none() | texts,
 )
 
 

@@ -296,7 +296,7 @@ def grade_bucket(task: BucketTask, *blobs: bytes) -> BucketGrades:
         spilled = write_verdicts(task.folder, bucket.records())
     except OSError as error:
         raise NoRoomForRecords(error.strerror or str(error)) from None
-    empty = GradedRows([], graded.judged_ids, None, graded.risks)
+    empty = GradedRows([], graded.judged_ids, None)
     return BucketGrades(array("q"), empty, repeats, unknown, spilled=spilled)
 
 
@@ -444,10 +444,8 @@ def _merged(graded: list[BucketGrades], size: int, trials: Trials, k: int | None
     """The buckets' verdicts put back in the set's order: read together, a chunk of each at
     a time, into a list that keeps the oldest on disk."""
     judged_ids: set[str] = set()
-    risks: dict[str, tuple[str | None, str | None]] = {}
     for bucket in graded:
         judged_ids.update(bucket.graded.judged_ids)
-        risks.update(bucket.graded.risks)
     rows = VerdictList()
     figures: SpillList[RowTrials] | None = SpillList() if len(trials) > 1 else None
     in_order = heapq.merge(*(bucket.records() for bucket in graded), key=operator.itemgetter(0))
@@ -461,7 +459,7 @@ def _merged(graded: list[BucketGrades], size: int, trials: Trials, k: int | None
     run = None
     if figures is not None:
         run = TrialRun(trials.labels()[1], figures, k or len(trials))
-    return GradedRows(rows, judged_ids, run, risks)
+    return GradedRows(rows, judged_ids, run)
 
 
 __all__ = ["BucketTask", "GradingEngine", "grade_bucket", "grade_in_buckets"]

@@ -88,7 +88,6 @@ def run_gates(
     *,
     comparison: Comparison | None = None,
     severities: Mapping[str, str] | None = None,
-    risks: Mapping[str, tuple[str | None, str | None]] | None = None,
 ) -> list[GateFailure]:
     """Every gate that fails for a run's counted rows (starter rows are left out), given the
     comparison with a baseline run where there is one, the families' severities and each
@@ -101,7 +100,7 @@ def run_gates(
     if options.min_scored_share:
         failures += _scored(_gold(rows), options.min_scored_share)
     if options.claim is not None:
-        failures += _claims(_gold(rows), options, risks or {})
+        failures += _claims(_gold(rows), options)
     return failures
 
 
@@ -170,16 +169,12 @@ def _scored(gold: Iterable[RowVerdict], share: float) -> list[GateFailure]:
     ]
 
 
-def _claims(
-    gold: Iterable[RowVerdict],
-    options: GateOptions,
-    risks: Mapping[str, tuple[str | None, str | None]],
-) -> list[GateFailure]:
+def _claims(gold: Iterable[RowVerdict], options: GateOptions) -> list[GateFailure]:
     assert options.claim is not None
     needed = claim_needs(options.claim, options.confidence)
     cells: dict[str, list[RowVerdict]] = {}
     for row in gold:
-        cell = risk_cell(*risks.get(row.id, (None, None)))
+        cell = row.risk
         if cell is not None:
             cells.setdefault(cell, []).append(row)
     found = []

@@ -29,7 +29,7 @@ from blueprint.formats.base import SetSource
 from blueprint.formats.shards import Shards, find_shards
 from blueprint.grading.buckets import GradingEngine, grade_in_buckets
 from blueprint.grading.compare import Comparison, compare_runs, family_severities
-from blueprint.grading.gates import GateFailure, GateOptions, risk_cell, run_gates
+from blueprint.grading.gates import GateFailure, GateOptions, run_gates
 from blueprint.grading.judges import JudgeCheck, check_judges, judge_counts
 from blueprint.grading.results import require_readable
 from blueprint.grading.semantics import VERDICTS, GradingOptions, RowVerdict
@@ -71,8 +71,6 @@ class GradeReport:
     #: the trials, and each row's verdict in each (in the order of ``rows``); None for a
     #: run of one trial
     trials: TrialRun | None = None
-    #: (reversibility, blast radius) of each high-risk row, by id
-    risks: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     #: the severity each declared case family names
     severities: dict[str, str] = field(default_factory=dict)
     #: the comparison with a baseline run, where one was given
@@ -93,7 +91,6 @@ class GradeReport:
             options,
             comparison=self.comparison,
             severities=self.severities,
-            risks=self.risks,
         )
 
     @property
@@ -131,7 +128,7 @@ class GradeReport:
     def totals(self) -> Totals:
         """The run's counts, from one pass over its rows (made on first use)."""
         if self._totals is None:
-            self._totals = Totals.of(self.rows, self.risks)
+            self._totals = Totals.of(self.rows)
         return self._totals
 
     def row_trials(self) -> Iterable[RowTrials | None]:
@@ -269,9 +266,7 @@ class Totals:
     by_risk_cell: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @classmethod
-    def of(
-        cls, rows: Iterable[RowVerdict], risks: dict[str, tuple[str | None, str | None]]
-    ) -> Totals:
+    def of(cls, rows: Iterable[RowVerdict]) -> Totals:
         totals = cls()
         for row in rows:
             totals.rows += 1
@@ -295,8 +290,7 @@ class Totals:
                 totals.starter_verdicts[verdict] += 1
                 continue
             totals.verdicts[verdict] += 1
-            found = risks.get(row.id)
-            cell = risk_cell(*found) if found is not None else None
+            cell = row.risk
             if cell is not None:
                 counts = totals.by_risk_cell.get(cell)
                 if counts is None:
@@ -405,7 +399,6 @@ def grade_set(
         graded.rows,
         results_paths=paths,
         trials=graded.trials,
-        risks=graded.risks,
         severities=family_severities(header),
     )
     report.judges = check_judges(

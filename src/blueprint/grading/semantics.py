@@ -111,6 +111,8 @@ class RowVerdict:
     starter: bool = False
     #: the judge that gave a judged row's verdict, as the result names it (model, template)
     judge: dict[str, str] | None = None
+    #: the high-risk cell of the row's case (``R3/B2``: reversibility/blast radius), if any
+    risk: str | None = None
 
     @property
     def scored(self) -> bool:

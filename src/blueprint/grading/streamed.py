@@ -28,14 +28,14 @@ import math
 import sys
 from array import array
 from collections.abc import Callable, Container, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from blueprint.core.errors import ParseError, UsageError
 from blueprint.core.issues import Issue
 from blueprint.core.judgeprompt import judged
-from blueprint.grading.gates import HIGH_RISK
+from blueprint.grading.gates import HIGH_RISK, risk_cell
 from blueprint.grading.results import read_trials, repeated
 from blueprint.grading.semantics import SCORED, GradingOptions, Recorded, RowVerdict, grade_row
 from blueprint.grading.trials import CODES, RowTrials, TrialLabel, TrialRun
@@ -118,8 +118,6 @@ class GradedRows:
     rows: Sequence[RowVerdict]
     judged_ids: set[str]
     trials: TrialRun | None
-    #: (reversibility, blast radius) of each high-risk row, by id
-    risks: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
 
 
 #: what the index keeps of a row: its verdict when no result comes, its graded part packed
@@ -176,8 +174,8 @@ class RowIndex:
         self.positions: dict[str, int] = {}
         self.more: dict[str, list[int]] = {}
         self.judged_ids: set[str] = set()
-        #: (reversibility, blast radius) of each high-risk row, by id (few rows have one)
-        self.risks: dict[str, tuple[str | None, str | None]] = {}
+        #: the high-risk cell of each row that has one, by place (its verdict carries it)
+        self.cells: dict[int, str] = {}
         for row in rows:
             if isinstance(row, dict):
                 self.keep(index_entry(row, families, options))
@@ -193,8 +191,9 @@ class RowIndex:
         self.packed.append(packed)
         if row_id is None:
             return
-        if cell is not None:
-            self.risks[row_id] = cell
+        found = risk_cell(*cell) if cell is not None else None
+        if found is not None:
+            self.cells[position] = found
         if row_id in self.positions:
             self.more.setdefault(row_id, []).append(position)
         else:
@@ -296,7 +295,7 @@ class Tally:
             self.trials,
             index.positions,
             index.judged_ids,
-            index.risks,
+            index.cells,
         )
 
     def read(self, file_number: int, path: Path) -> None:
@@ -426,7 +425,8 @@ class Tallied:
     #: the ids of the rows that have one (a text)
     ids: Container[str]
     judged_ids: set[str]
-    risks: dict[str, tuple[str | None, str | None]]
+    #: the high-risk cell of each row that has one, by place
+    cells: dict[int, str]
 
 
 def run_verdicts(tallied: Tallied, errors: dict[str, list[Issue]], k: int | None) -> GradedRows:
@@ -460,9 +460,11 @@ def run_verdicts(tallied: Tallied, errors: dict[str, list[Issue]], k: int | None
             label = labels[place[trial]].label if trial >= 0 else None
             best = _overall(best, trials, label)
             figures.append(trials)
-        verdicts.append(_invalid(best, found) if found else best)
+        verdict = _invalid(best, found) if found else best
+        cell = tallied.cells.get(position)
+        verdicts.append(verdict if cell is None else dataclasses.replace(verdict, risk=cell))
     run = TrialRun(labels, figures, k or count) if count > 1 else None
-    return GradedRows(verdicts, tallied.judged_ids, run, tallied.risks)
+    return GradedRows(verdicts, tallied.judged_ids, run)
 
 
 def _trials(codes: bytes, scores: array[float], absent: RowVerdict, invalid: bool) -> RowTrials:
