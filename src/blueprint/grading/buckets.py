@@ -64,6 +64,7 @@ from blueprint.grading.trials import RowTrials, TrialRun
 from blueprint.io import limits
 from blueprint.io.firstseen import text_key
 from blueprint.validation.engines import (
+    BlobRef,
     BucketFiles,
     NoRoomForRecords,
     PieceTask,
@@ -71,6 +72,7 @@ from blueprint.validation.engines import (
     blob_of,
     pickled_buckets,
     piece_rows,
+    reads_its_own_blobs,
     summary_of,
 )
 from blueprint.validation.parallel import Engine, Piece
@@ -191,8 +193,10 @@ def bucket_results(task: ResultsTask) -> ResultsRead:
     return read
 
 
-def _loaded(blob: bytes) -> Iterator[Any]:
-    """The records of a bucket's part: one pickled list, or several one after another."""
+def _loaded(part: bytes | BlobRef) -> Iterator[Any]:
+    """The records of a bucket's part (read here where a task wrote them to a file): one
+    pickled list, or several one after another."""
+    blob = part.read() if isinstance(part, BlobRef) else part
     if not blob:
         return
     stream = io.BytesIO(blob)
@@ -249,7 +253,8 @@ class BucketGrades:
             yield from zip(self.positions, part.rows, part.trials.rows, strict=True)
 
 
-def grade_bucket(task: BucketTask, *blobs: bytes) -> BucketGrades:
+@reads_its_own_blobs
+def grade_bucket(task: BucketTask, *blobs: bytes | BlobRef) -> BucketGrades:
     """Grade a bucket's results against its rows (``blobs``: the bucket's part of each span
     of the set, then of each results file)."""
     spans = len(task.bases)

@@ -28,7 +28,7 @@ from blueprint.grading.trials import RowTrials
 #: a row's place in the set, its verdict and its verdict in each trial (None: one trial)
 Record = tuple[int, RowVerdict, RowTrials | None]
 #: records written, and read back, at a time: the read holds a chunk of every bucket
-RECORDS_A_CHUNK: Final = 128
+RECORDS_A_CHUNK: Final = 64
 
 _FIELDS: Final = tuple(field.name for field in dataclasses.fields(RowVerdict))
 _fields_of: Final = operator.attrgetter(*_FIELDS)
@@ -57,14 +57,16 @@ class VerdictFile:
     ends: tuple[int, ...]
 
     def records(self) -> Iterator[Record]:
-        """The records, read back a chunk at a time."""
-        with Path(self.path).open("rb") as handle:
-            start = 0
-            for end in self.ends:
+        """The records, read back a chunk at a time (the file open only while a chunk is
+        read: the buckets are read together, and there may be thousands)."""
+        start = 0
+        for end in self.ends:
+            with Path(self.path).open("rb") as handle:
+                handle.seek(start)
                 chunk = pickle.loads(handle.read(end - start))
-                start = end
-                for position, fields, trials in chunk:
-                    yield position, RowVerdict(*fields), trials
+            start = end
+            for position, fields, trials in chunk:
+                yield position, RowVerdict(*fields), trials
 
 
 def write_verdicts(folder: str, records: Iterable[Record]) -> VerdictFile:

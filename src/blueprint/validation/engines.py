@@ -28,7 +28,7 @@ from concurrent.futures import Future as PoolFuture
 from contextlib import contextmanager
 from dataclasses import dataclass, is_dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 from blueprint.core.errors import BlueprintError, EngineError, OutputError, UsageError
 from blueprint.formats._io import json_lines
@@ -64,6 +64,10 @@ SPAN_BYTES_RANGE: Final = (4 * 2**20, 128 * 2**20)
 #: bytes of the set whose records one bucket holds, about (a bucket is reduced in a worker's
 #: memory: its keys' first rows, some 150 MB at most)
 BUCKET_BYTES: Final = 2**30
+#: bytes of the set (and results) whose records one bucket of :class:`LocalEngine` holds
+LOCAL_BUCKET_BYTES: Final = 8 * 2**20
+#: the tasks that read their buckets' records themselves (:class:`BlobRef`s left unread)
+_READ_THEIR_OWN: set[Callable[..., Any]] = set()
 #: how long to wait for the scheduler at ``--scheduler``
 CONNECT_TIMEOUT = "30s"
 
@@ -300,7 +304,8 @@ class LocalEngine:
             self._folder.cleanup()
 
     def sizes(self, set_bytes: int) -> tuple[int, int]:
-        return parallel.SPAN_BYTES, bucket_count(set_bytes, 1)
+        # small buckets: this process holds one at a time, beside everything else it holds
+        return parallel.SPAN_BYTES, bucket_count(set_bytes, 1, LOCAL_BUCKET_BYTES)
 
     def runner(self) -> LocalRunner:
         assert self._folder is not None, "the engine is used inside its with block"
@@ -324,12 +329,23 @@ class LocalRunner:
         return list(handles)
 
 
+def reads_its_own_blobs(function: Task) -> Task:
+    """Mark a task that reads its buckets' records itself, one at a time (a
+    :class:`BlobRef` where a worker of this machine wrote them, else bytes), so that they
+    are not all read before it starts."""
+    _READ_THEIR_OWN.add(function)
+    return function
+
+
 def _task_folder() -> tempfile.TemporaryDirectory[str]:
     """A temporary folder for the tasks' records (an output error when there is no room)."""
     try:
         return tempfile.TemporaryDirectory(prefix="blueprint-buckets-")
     except OSError as error:
         raise no_room(error.strerror or str(error)) from None
+
+
+Task = TypeVar("Task", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -425,7 +441,10 @@ def no_room(reason: str) -> OutputError:
 def _pooled(function: Callable[..., Any], folder: str, *arguments: Any) -> Any:
     """Run a task on a pool worker: its buckets' records read where they were written, and
     those of its result written to a file of its own in ``folder``."""
-    values = [item.read() if isinstance(item, BlobRef) else item for item in arguments]
+    unread = function in _READ_THEIR_OWN
+    values = [
+        item.read() if isinstance(item, BlobRef) and not unread else item for item in arguments
+    ]
     try:
         found = function(*values)
     except NoRoomForRecords as error:

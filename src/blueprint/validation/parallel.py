@@ -360,10 +360,10 @@ def worker_pool(jobs: int) -> ProcessPoolExecutor:
     )
 
 
-def bucket_count(size: int, jobs: int) -> int:
+def bucket_count(size: int, jobs: int, bucket_bytes: int | None = None) -> int:
     """Buckets enough that every worker has several to reduce, and that none holds much more
-    than ``BUCKET_BYTES`` of the set's rows (``size`` bytes in all)."""
-    return max(2 * jobs, -(-size // BUCKET_BYTES))
+    than ``bucket_bytes`` (``BUCKET_BYTES``) of the set's rows (``size`` bytes in all)."""
+    return max(2 * jobs, -(-size // (bucket_bytes or BUCKET_BYTES)))
 
 
 def set_size(source: SetSource, shards: Shards | None) -> int:
