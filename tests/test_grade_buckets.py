@@ -486,3 +486,36 @@ def test_one_process_grades_a_large_set_in_buckets_on_disk(
     document.write_text(json.dumps(EXAMPLE))
     grade_set(document, [write_results(tmp_path / "r.jsonl", [result(EXAMPLE["rows"][0]["id"])])])
     assert len(taken) == 4
+
+
+@pytest.mark.parametrize("where", ["tasks", "verdicts", "results"])
+def test_no_room_for_the_buckets_is_an_output_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """A temporary folder with no room for a bucket's records, results or verdicts is an
+    output error that names TMPDIR (exit 2), not a crash."""
+    import errno
+
+    from blueprint.core.errors import OutputError
+    from blueprint.validation import engines
+
+    folder = shard_set(tmp_path / "set", [9, 30])
+    results = write_results(tmp_path / "r.jsonl", [result(row_id) for row_id in IDS[::2]])
+    monkeypatch.setattr(parallel, "BUCKET_BYTES", 2000)
+
+    def full(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    if where == "tasks":
+        monkeypatch.setattr(engines.tempfile, "mkstemp", full)
+    elif where == "verdicts":
+        monkeypatch.setattr(buckets_module, "write_verdicts", full)
+    else:  # a bucket's results appended to its file
+        opened = Path.open
+
+        def appending(path: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+            return full() if mode == "ab" else opened(path, mode, *args, **kwargs)
+
+        monkeypatch.setattr(engines.Path, "open", appending)
+    with pytest.raises(OutputError, match="TMPDIR"):
+        grade_set(folder, [results], source_format="shards", jobs=1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import itertools
 import json
+import math
 import random
 from fractions import Fraction
 from pathlib import Path
@@ -584,3 +585,13 @@ def test_the_graded_part_of_a_row_gets_the_rows_verdict() -> None:
     for row in [*rows, *judged["rows"]]:
         for result in [None, *answers]:
             assert grade_row(graded_part(row), result) == grade_row(row, result)
+
+
+@given(st.lists(st.floats(0, 1) | st.sampled_from([0.1, 0.2, 0.3, 1e-16, 1 / 3]), max_size=60))
+def test_a_mean_taken_one_number_at_a_time_is_the_exact_one(values: list[float]) -> None:
+    from blueprint.grading.trials import ExactMean
+
+    mean = ExactMean()
+    for value in values:
+        mean.add(value)
+    assert mean.mean() == (math.fsum(values) / len(values) if values else None)

@@ -34,7 +34,7 @@ from blueprint.grading.judges import JudgeCheck, check_judges, judge_counts
 from blueprint.grading.results import require_readable
 from blueprint.grading.semantics import VERDICTS, GradingOptions, RowVerdict
 from blueprint.grading.streamed import UnknownResultIds, grade_rows
-from blueprint.grading.trials import RowTrials, TrialRun, group_figures
+from blueprint.grading.trials import GroupFigures, RowTrials, TrialRun
 from blueprint.validation import parallel
 from blueprint.validation.engines import LocalEngine, PoolEngine, TaskEngine
 from blueprint.validation.parallel import default_jobs, pieces, set_size, worth_a_pool
@@ -157,12 +157,15 @@ class GradeReport:
         found = {name: group.figures(self.confidence) for name, group in groups.items()}
         if self.trials is not None:
             k = self.trials.k
-            members: dict[str, list[RowTrials]] = {}
+            members: dict[str, GroupFigures] = {}
             for row, trials in zip(self.rows, self.trials.rows, strict=True):
                 if not row.starter:
-                    members.setdefault(key(row), []).append(trials)
+                    name = key(row)
+                    if name not in members:
+                        members[name] = GroupFigures(k)
+                    members[name].add(trials)
             for name, group in found.items():
-                group["trials"] = group_figures(members.get(name, []), k)
+                group["trials"] = (members.get(name) or GroupFigures(k)).figures()
         return found
 
     def to_json(self, *, rows: Any = None) -> dict[str, Any]:

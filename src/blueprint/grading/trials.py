@@ -178,34 +178,75 @@ class TrialRun:
         }
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return math.fsum(values) / len(values) if values else None
+class ExactMean:
+    """The mean of numbers added one at a time, with ``math.fsum``'s exactness: the sum is
+    kept as a few partial sums that add up to it exactly (Shewchuk's algorithm, as in the
+    Python documentation's recipe), however many numbers there are."""
+
+    __slots__ = ("count", "partials")
+
+    def __init__(self) -> None:
+        self.partials: list[float] = []
+        self.count = 0
+
+    def add(self, value: float) -> None:
+        self.count += 1
+        kept = 0
+        for other in self.partials:
+            if abs(value) < abs(other):
+                value, other = other, value
+            high = value + other
+            low = other - (high - value)
+            if low:
+                self.partials[kept] = low
+                kept += 1
+            value = high
+        self.partials[kept:] = [value]
+
+    def mean(self) -> float | None:
+        return math.fsum(self.partials) / self.count if self.count else None
+
+
+class GroupFigures:
+    """A group's figures, its rows added one at a time (see :func:`group_figures`)."""
+
+    __slots__ = ("at_k", "hat_k", "k", "shares")
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.shares = ExactMean()
+        self.at_k = ExactMean()
+        self.hat_k = ExactMean()
+
+    def add(self, row: RowTrials) -> None:
+        n, c = row.scored, row.passed
+        if not n:
+            return
+        self.shares.add(c / n)
+        if n >= self.k:
+            self.at_k.add(pass_at_k(n, c, self.k))
+            self.hat_k.add(pass_hat_k(n, c, self.k))
+
+    def figures(self) -> dict[str, Any]:
+        share, k = self.shares.mean(), str(self.k)
+        return {
+            "rows": self.shares.count,
+            "sharePassed": share,
+            # pass@1 and pass^1 of a row are its share passed
+            "passAt": {"1": share, k: self.at_k.mean()},
+            "passHat": {"1": share, k: self.hat_k.mean()},
+            "rowsAt": {"1": self.shares.count, k: self.at_k.count},
+        }
 
 
 def group_figures(rows: Iterable[RowTrials], k: int) -> dict[str, Any]:
     """A group's figures over its rows, each weighing the same: the mean share passed,
     pass@1, and pass@k and pass^k over the rows with at least k scored trials. ``rows``
     counts the rows with any scored trial; ``rowsAt`` the rows each figure is over."""
-    shares: list[float] = []
-    at_k: list[float] = []
-    hat_k: list[float] = []
+    found = GroupFigures(k)
     for row in rows:
-        n, c = row.scored, row.passed
-        if not n:
-            continue
-        shares.append(c / n)
-        if n >= k:
-            at_k.append(pass_at_k(n, c, k))
-            hat_k.append(pass_hat_k(n, c, k))
-    share = _mean(shares)
-    return {
-        "rows": len(shares),
-        "sharePassed": share,
-        # pass@1 and pass^1 of a row are its share passed
-        "passAt": {"1": share, str(k): _mean(at_k)},
-        "passHat": {"1": share, str(k): _mean(hat_k)},
-        "rowsAt": {"1": len(shares), str(k): len(at_k)},
-    }
+        found.add(row)
+    return found.figures()
 
 
 __all__ = [
