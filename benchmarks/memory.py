@@ -12,9 +12,10 @@ hundred rows and an id every five hundred) in JSON Lines with its set file. Ever
 has a pass logic its row does not declare, so one process and the pool both report findings
 on a sixth of the rows: the report's memory is measured, not only the reading. Each command
 runs as a user runs it (``python -m blueprint ...``), its output to ``/dev/null`` or a file
-in the work folder, under ``/usr/bin/time -f %M``: the peak resident set of the command's own
-process (the pool's workers are processes of their own, each reported by the pool's own
-benchmark, ``jobs.py``).
+in the work folder, under ``/usr/bin/time -f %M``: the peak resident set of the command's
+process, or of a worker process of its pool if one peaked higher (Linux gives GNU time the
+largest of a process and the children it waited for; ``jobs.py`` reports the pool's parent
+alone).
 
 The table gives each command's peak at each size and its growth from the smallest size to
 each larger one; the target is at most 10 MiB from 100,000 to 1,000,000 rows and under

@@ -585,8 +585,9 @@ def _size_targets(
                     at_most=True,
                 )
     for item in by_name.values():
-        # the streaming commands; grade and diff hold an index of the set by design
-        if item.kind in ("blueprint", "pool") and item.name.startswith(("validate", "convert")):
+        # the streaming commands (diff holds an index of both sets)
+        streams = ("validate", "convert", "grade")
+        if item.kind in ("blueprint", "pool") and item.name.startswith(streams):
             add(f"{item.name}, peak RSS MiB", item.peak_rss_mib, MAX_PEAK_MIB, at_most=True)
     return found
 

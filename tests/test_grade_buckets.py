@@ -138,7 +138,7 @@ def both(
     # bucket's results written a few at a time
     with (
         tempfile.TemporaryDirectory() as spilled,
-        mock.patch.object(buckets_module, "RECORDS_A_CHUNK", 3),
+        mock.patch.object(buckets_module, "records_a_chunk", lambda buckets: 3),
     ):
         assert bucketed(LocalRunner(spilled)) == in_memory
     return serial, in_memory
@@ -421,7 +421,7 @@ def test_the_pool_is_taken_only_for_a_set_it_reads_in_spans(
 ) -> None:
     taken: list[int] = []
 
-    def pool(jobs: int) -> Any:
+    def pool(jobs: int, **options: Any) -> Any:
         taken.append(jobs)
         return contextlib.nullcontext(InlineEngine(3000, 3))
 

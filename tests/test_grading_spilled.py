@@ -55,3 +55,13 @@ def test_a_verdict_file_gives_its_records_in_order(tmp_path: Path) -> None:
     assert list(written.records()) == records
     empty = write_verdicts(str(tmp_path), iter(()))
     assert empty.ends == () and list(empty.records()) == []
+
+
+def test_with_many_buckets_the_chunks_are_smaller() -> None:
+    from blueprint.grading.spilled import records_a_chunk
+
+    assert records_a_chunk(1) == records_a_chunk(2) == RECORDS_A_CHUNK
+    assert records_a_chunk(134) == 61 and records_a_chunk(1340) == 6
+    assert records_a_chunk(10**6) == 4
+    for buckets in (1, 50, 300, 5000):  # what a run holds of every bucket stays about the same
+        assert buckets * records_a_chunk(buckets) <= max(8192, 4 * buckets)

@@ -46,6 +46,7 @@ from blueprint.grading.spilled import (
     Record,
     VerdictFile,
     VerdictList,
+    records_a_chunk,
     write_verdicts,
 )
 from blueprint.grading.streamed import (
@@ -140,9 +141,10 @@ class ResultsTask:
     path: Path
     buckets: int
     bounds: dict[str, int]
-    #: a folder to write the buckets' records to as they are read (None: they come back
-    #: with the task's result)
+    #: a folder to write the buckets' records to as they are read, a chunk of so many
+    #: records at a time (None: they come back with the task's result)
     folder: str | None = None
+    chunk: int = RECORDS_A_CHUNK
 
 
 @dataclass
@@ -179,7 +181,7 @@ def bucket_results(task: ResultsTask) -> ResultsRead:
                 fields = _RESULT_FIELDS(recorded)  # a tuple travels faster than an object
                 bucket = bucket_of(recorded.id, task.buckets)
                 held[bucket].append((place, key, fields))
-                if files is not None and len(held[bucket]) == RECORDS_A_CHUNK:
+                if files is not None and len(held[bucket]) == task.chunk:
                     files.write(bucket, held[bucket])
                     held[bucket] = []
         except ParseError as error:
@@ -223,8 +225,10 @@ class BucketTask:
     errors: dict[str, list[Issue]]
     #: the k of pass@k and pass^k (None: the number of trials, or a k the run refuses)
     k: int | None
-    #: a folder to write the bucket's verdicts to (None: they come back with its result)
+    #: a folder to write the bucket's verdicts to, a chunk of so many at a time (None: they
+    #: come back with its result)
     folder: str | None = None
+    chunk: int = RECORDS_A_CHUNK
 
 
 @dataclass
@@ -298,7 +302,7 @@ def grade_bucket(task: BucketTask, *blobs: bytes | BlobRef) -> BucketGrades:
         return bucket
     # the verdicts wait in a file, so that the run's process never holds every bucket's
     try:
-        spilled = write_verdicts(task.folder, bucket.records())
+        spilled = write_verdicts(task.folder, bucket.records(), task.chunk)
     except OSError as error:
         raise NoRoomForRecords(error.strerror or str(error)) from None
     empty = GradedRows([], graded.judged_ids, None)
@@ -345,12 +349,13 @@ def grade_in_buckets(
     same refusals."""
     bounds = asdict(limits.current())
     folder = getattr(runner, "folder", None)  # one this machine's tasks write to
+    chunk = records_a_chunk(buckets)
     row_reads = [
         runner.submit(bucket_rows, RowsTask(PieceTask(piece, buckets, bounds), families, options))
         for piece in spans
     ]
     result_reads = [
-        runner.submit(bucket_results, ResultsTask(path, buckets, bounds, folder))
+        runner.submit(bucket_results, ResultsTask(path, buckets, bounds, folder, chunk))
         for path in results
     ]
     counts = [
@@ -371,7 +376,9 @@ def grade_in_buckets(
     by_bucket: list[dict[str, list[Issue]]] = [{} for _ in range(buckets)]
     for row_id, found in errors.items():
         by_bucket[bucket_of(row_id, buckets)][row_id] = found
-    task = BucketTask(0, families, options, bases, files, tuple(trials.sources), {}, None, folder)
+    task = BucketTask(
+        0, families, options, bases, files, tuple(trials.sources), {}, None, folder, chunk
+    )
     graded: list[BucketGrades] = runner.gather(
         [
             runner.submit(

@@ -36,7 +36,7 @@ from blueprint.grading.semantics import VERDICTS, GradingOptions, RowVerdict
 from blueprint.grading.streamed import UnknownResultIds, grade_rows
 from blueprint.grading.trials import GroupFigures, RowTrials, TrialRun
 from blueprint.validation import parallel
-from blueprint.validation.engines import LocalEngine, PoolEngine, TaskEngine
+from blueprint.validation.engines import SMALL_BUCKET_BYTES, LocalEngine, PoolEngine, TaskEngine
 from blueprint.validation.parallel import default_jobs, pieces, set_size, worth_a_pool
 from blueprint.validation.stream import ValidationOptions
 from blueprint.validation.validate import validate_file, validate_shards
@@ -384,7 +384,8 @@ def grade_set(
     with contextlib.ExitStack() as stack:
         tasks: TaskEngine | None = engine
         if tasks is None and _worth_a_pool(source, jobs, shards):
-            tasks = stack.enter_context(PoolEngine(jobs or default_jobs()))
+            pool = PoolEngine(jobs or default_jobs(), bucket_bytes=SMALL_BUCKET_BYTES)
+            tasks = stack.enter_context(pool)
         elif tasks is None and _worth_buckets(source, shards):
             tasks = stack.enter_context(LocalEngine())
         if tasks is None:

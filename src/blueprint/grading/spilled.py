@@ -27,8 +27,19 @@ from blueprint.grading.trials import RowTrials
 
 #: a row's place in the set, its verdict and its verdict in each trial (None: one trial)
 Record = tuple[int, RowVerdict, RowTrials | None]
-#: records written, and read back, at a time: the read holds a chunk of every bucket
+#: records written, and read back, at a time, at most: the read holds a chunk of every
+#: bucket, so with many buckets the chunks are smaller (:func:`records_a_chunk`)
 RECORDS_A_CHUNK: Final = 64
+#: the records a run holds a chunk of each bucket of, about
+_RECORDS_HELD: Final = 8192
+
+
+def records_a_chunk(buckets: int) -> int:
+    """Records a chunk for a run in ``buckets`` buckets: all the buckets' chunks together
+    hold some 8,192 (so their memory is the same however many buckets a large set takes),
+    between 4 and :data:`RECORDS_A_CHUNK` each."""
+    return max(4, min(RECORDS_A_CHUNK, _RECORDS_HELD // max(buckets, 1)))
+
 
 _FIELDS: Final = tuple(field.name for field in dataclasses.fields(RowVerdict))
 _fields_of: Final = operator.attrgetter(*_FIELDS)
@@ -69,16 +80,18 @@ class VerdictFile:
                 yield position, RowVerdict(*fields), trials
 
 
-def write_verdicts(folder: str, records: Iterable[Record]) -> VerdictFile:
-    """Write records (in the set's order) to a new file in ``folder``; OSError when the
-    folder has no room."""
+def write_verdicts(
+    folder: str, records: Iterable[Record], chunk_size: int = RECORDS_A_CHUNK
+) -> VerdictFile:
+    """Write records (in the set's order) to a new file in ``folder``, ``chunk_size`` a
+    chunk; OSError when the folder has no room."""
     handle, path = tempfile.mkstemp(prefix="verdicts-", dir=folder)
     ends: list[int] = []
     with os.fdopen(handle, "wb") as written:
         chunk: list[tuple[int, tuple[Any, ...], RowTrials | None]] = []
         for position, verdict, trials in records:
             chunk.append((position, _fields_of(verdict), trials))
-            if len(chunk) == RECORDS_A_CHUNK:
+            if len(chunk) == chunk_size:
                 written.write(pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL))
                 ends.append(written.tell())
                 chunk = []
@@ -88,4 +101,11 @@ def write_verdicts(folder: str, records: Iterable[Record]) -> VerdictFile:
     return VerdictFile(path, tuple(ends))
 
 
-__all__ = ["RECORDS_A_CHUNK", "Record", "VerdictFile", "VerdictList", "write_verdicts"]
+__all__ = [
+    "RECORDS_A_CHUNK",
+    "Record",
+    "VerdictFile",
+    "VerdictList",
+    "records_a_chunk",
+    "write_verdicts",
+]

@@ -64,8 +64,10 @@ SPAN_BYTES_RANGE: Final = (4 * 2**20, 128 * 2**20)
 #: bytes of the set whose records one bucket holds, about (a bucket is reduced in a worker's
 #: memory: its keys' first rows, some 150 MB at most)
 BUCKET_BYTES: Final = 2**30
-#: bytes of the set (and results) whose records one bucket of :class:`LocalEngine` holds
-LOCAL_BUCKET_BYTES: Final = 8 * 2**20
+#: bytes of the set (and results) whose records one bucket holds where a process holds one
+#: at a time beside all else it holds: one process grading (:class:`LocalEngine`), and a
+#: pool's worker grading, so that their memory is the same whatever the set's size
+SMALL_BUCKET_BYTES: Final = 8 * 2**20
 #: the tasks that read their buckets' records themselves (:class:`BlobRef`s left unread)
 _READ_THEIR_OWN: set[Callable[..., Any]] = set()
 #: how long to wait for the scheduler at ``--scheduler``
@@ -259,8 +261,11 @@ class PoolEngine:
     part of that file (:class:`BlobRef`), so this process holds no records however large the
     set."""
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, bucket_bytes: int | None = None) -> None:
+        """``bucket_bytes``: of the set's, whose records a bucket holds (``BUCKET_BYTES``
+        when None)."""
         self.jobs = jobs
+        self.bucket_bytes = bucket_bytes
         self._executor: ProcessPoolExecutor | None = None
         self._folder: tempfile.TemporaryDirectory[str] | None = None
 
@@ -277,7 +282,7 @@ class PoolEngine:
             self._folder.cleanup()
 
     def sizes(self, set_bytes: int) -> tuple[int, int]:
-        return parallel.SPAN_BYTES, bucket_count(set_bytes, self.jobs)
+        return parallel.SPAN_BYTES, bucket_count(set_bytes, self.jobs, self.bucket_bytes)
 
     def runner(self) -> PoolRunner:
         assert self._executor is not None and self._folder is not None, (
@@ -305,7 +310,7 @@ class LocalEngine:
 
     def sizes(self, set_bytes: int) -> tuple[int, int]:
         # small buckets: this process holds one at a time, beside everything else it holds
-        return parallel.SPAN_BYTES, bucket_count(set_bytes, 1, LOCAL_BUCKET_BYTES)
+        return parallel.SPAN_BYTES, bucket_count(set_bytes, 1, SMALL_BUCKET_BYTES)
 
     def runner(self) -> LocalRunner:
         assert self._folder is not None, "the engine is used inside its with block"
