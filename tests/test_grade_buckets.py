@@ -97,7 +97,6 @@ def outcome(call: Callable[[], GradedRows]) -> Any:
     trials = graded.trials
     return (
         graded.rows,
-        sorted(graded.judged_ids),
         None if trials is None else (trials.to_json(), trials.rows, trials.k),
     )
 
@@ -153,7 +152,7 @@ def test_one_trial_gives_the_verdicts_one_process_gives(
     results = [result(row_id, passing=n % 3 != 0) for n, row_id in enumerate(IDS) if n % 7 != 4]
     path = write_results(tmp_path / "results.jsonl", results)
     serial, bucketed = both(folder, [path], buckets=buckets, span_bytes=span_bytes)
-    assert isinstance(serial, tuple) and len(serial) == 3, serial
+    assert isinstance(serial, tuple) and len(serial) == 2, serial
     assert bucketed == serial
     verdicts = {verdict.verdict for verdict in serial[0]}
     assert {"pass", "fail", "not-run"} <= verdicts
@@ -176,7 +175,7 @@ def test_trials_named_and_files_as_trials(tmp_path: Path) -> None:
     errors = {IDS[7]: []}  # no finding: kept as given
     for files in ([first], [first, second], [second, empty, first]):
         serial, bucketed = both(folder, files, errors=errors)
-        assert len(serial) == 3 and serial[2] is not None
+        assert len(serial) == 2 and serial[1] is not None
         assert bucketed == serial
     serial, bucketed = both(folder, [first, second], k=2)
     assert bucketed == serial

@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 from blueprint.cli import app
 from blueprint.core.judgeprompt import template_id
 from blueprint.grading import grade_set
+from blueprint.grading.judges import JudgeCheck
+from blueprint.grading.report import GradeReport
 from blueprint.reports.judging import LabelsError, read_labels
 from blueprint.studio.labelling import LabellingSession
 from blueprint.validation.validate import validate_file
@@ -21,6 +23,11 @@ from conftest import EXAMPLES
 
 runner = CliRunner()
 MODEL = "stub/judge-1"
+
+
+def checked(report: GradeReport) -> list[JudgeCheck]:
+    """The judge check of each of a report's rows that has one."""
+    return [check for row in report.rows if (check := report.judge_check(row)) is not None]
 
 
 def judged_set(tmp_path: Path, report: str | None = "set.judge.json") -> tuple[Path, list[dict]]:
@@ -87,8 +94,8 @@ def test_labels_from_a_runners_results_validate_that_judge(tmp_path: Path) -> No
     found_codes = codes(set_path)
     assert "judge-validated" in found_codes and "conditional-evaluator" not in found_codes
     graded = grade_set(set_path, found)
-    statuses = {check.status for check in graded.judges.values()}
-    assert statuses == {"validated"} and len(graded.judges) == len(rows)
+    statuses = {check.status for check in checked(graded)}
+    assert statuses == {"validated"} and len(checked(graded)) == len(rows)
     assert graded.unvalidated_judges == 0
     row = next(row for row in graded.to_json()["rows"] if row["id"] == rows[0]["id"])
     assert row["judge"]["model"] == MODEL
@@ -100,7 +107,7 @@ def test_another_model_is_not_the_validated_judge(tmp_path: Path) -> None:
     labelled_report(set_path, results(tmp_path, rows))
     other = results(tmp_path, rows, model="stub/judge-2", name="other.jsonl", failing=False)
     graded = grade_set(set_path, other)
-    assert {check.status for check in graded.judges.values()} == {"stale"}
+    assert {check.status for check in checked(graded)} == {"stale"}
     assert graded.summary()["judgeValidation"]["stale"] == len(rows)
     done = runner.invoke(app, ["grade", str(set_path), str(other), "--validated-judges"])
     assert done.exit_code == 1
@@ -119,15 +126,15 @@ def test_an_edited_template_makes_the_report_stale(tmp_path: Path) -> None:
     report_path.write_text(json.dumps(report), encoding="utf-8")
     assert "judge-report-stale" in codes(set_path)
     assert "judge-validated" not in codes(set_path)
-    assert {check.status for check in grade_set(set_path, found).judges.values()} == {"stale"}
+    assert {check.status for check in checked(grade_set(set_path, found))} == {"stale"}
 
 
 def test_a_verdict_or_a_report_that_names_no_judge_is_unconfirmed(tmp_path: Path) -> None:
     set_path, rows = judged_set(tmp_path)
     labelled_report(set_path, results(tmp_path, rows))
     anonymous = results(tmp_path, rows, model=None, name="anonymous.jsonl")
-    checks = grade_set(set_path, anonymous).judges
-    assert {check.status for check in checks.values()} == {"unconfirmed"}
+    checks = checked(grade_set(set_path, anonymous))
+    assert {check.status for check in checks} == {"unconfirmed"}
 
 
 def test_without_a_report_every_judged_verdict_is_missing_its_validation(
@@ -135,7 +142,7 @@ def test_without_a_report_every_judged_verdict_is_missing_its_validation(
 ) -> None:
     set_path, rows = judged_set(tmp_path, report=None)
     graded = grade_set(set_path, results(tmp_path, rows))
-    assert {check.status for check in graded.judges.values()} == {"missing"}
+    assert {check.status for check in checked(graded)} == {"missing"}
     assert graded.unvalidated_judges == len(rows)
     done = runner.invoke(app, ["grade", str(set_path), str(tmp_path / "results.jsonl")])
     assert "missing" in done.stdout
@@ -191,7 +198,7 @@ def test_judge_report_takes_the_judges_labels_from_a_runners_results(tmp_path: P
     assert done.exit_code == 0, done.output
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert {entry["judge"]["model"] for entry in report["families"]} == {MODEL}
-    assert {check.status for check in grade_set(set_path, found).judges.values()} == {"validated"}
+    assert {check.status for check in checked(grade_set(set_path, found))} == {"validated"}
     # a judge label in the labels file that is not the results' one: other verdicts
     labels.write_text("caseId,judge,human\n" + f"{rows[0]['id']},pass,pass\n", encoding="utf-8")
     done = runner.invoke(
@@ -268,3 +275,26 @@ def test_a_family_of_several_oracle_types_is_one_judge_with_a_template_each(
     )
     other = verdict(template_id("acceptable-set"))
     assert _same_judge(other, entry["judge"], "r.json").status == "stale"
+
+
+def test_a_large_set_graded_in_buckets_gets_the_same_judge_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from blueprint.validation import parallel
+
+    document = json.loads((EXAMPLES / "support-judged.json").read_text(encoding="utf-8"))
+    document["judgeValidation"] = "set.judge.json"
+    rows = document.pop("rows")
+    set_path = tmp_path / "set.jsonl"
+    set_path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    set_path.with_name("set.jsonl.set.json").write_text(json.dumps(document), encoding="utf-8")
+    found = results(tmp_path, rows)
+    labelled_report(set_path, found)
+    whole = grade_set(set_path, found, jobs=1)
+    assert {check.status for check in checked(whole)} == {"validated"}
+    assert len(checked(whole)) == len(rows)
+    monkeypatch.setattr(parallel, "BUCKET_BYTES", 500)  # one process, in buckets of a few rows
+    monkeypatch.setattr(parallel, "SPAN_BYTES", 700)
+    bucketed = grade_set(set_path, found, jobs=1)
+    assert bucketed.to_json() == whole.to_json()
+    assert all(row.judged for row in bucketed.rows)

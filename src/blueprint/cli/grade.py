@@ -406,7 +406,7 @@ def _summary_lines(graded: GradeReport) -> list[str]:
 
 def _judge_note(graded: GradeReport, row: Any) -> str:
     """Who judged a judged verdict, and whether that judge is validated."""
-    check = graded.judges.get(row.id)
+    check = graded.judge_check(row)
     if check is None:
         return ""
     judge = row.judge or {}

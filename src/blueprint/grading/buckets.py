@@ -295,7 +295,7 @@ def grade_bucket(task: BucketTask, *blobs: bytes | BlobRef) -> BucketGrades:
             break  # the run stops here: nothing after it is graded
     index.packed = []
     if repeats or unknown:  # the run is refused: no verdict is needed
-        return BucketGrades(positions, GradedRows([], set(), None), repeats, unknown)
+        return BucketGrades(positions, GradedRows([], None), repeats, unknown)
     graded = run_verdicts(tally.tallied(), task.errors, task.k)
     bucket = BucketGrades(positions, graded, repeats, unknown)
     if task.folder is None:
@@ -305,7 +305,7 @@ def grade_bucket(task: BucketTask, *blobs: bytes | BlobRef) -> BucketGrades:
         spilled = write_verdicts(task.folder, bucket.records(), task.chunk)
     except OSError as error:
         raise NoRoomForRecords(error.strerror or str(error)) from None
-    empty = GradedRows([], graded.judged_ids, None)
+    empty = GradedRows([], None)
     return BucketGrades(array("q"), empty, repeats, unknown, spilled=spilled)
 
 
@@ -455,9 +455,6 @@ def _refuse(
 def _merged(graded: list[BucketGrades], size: int, trials: Trials, k: int | None) -> GradedRows:
     """The buckets' verdicts put back in the set's order: read together, a chunk of each at
     a time, into a list that keeps the oldest on disk."""
-    judged_ids: set[str] = set()
-    for bucket in graded:
-        judged_ids.update(bucket.graded.judged_ids)
     rows = VerdictList()
     figures: SpillList[RowTrials] | None = SpillList() if len(trials) > 1 else None
     in_order = heapq.merge(*(bucket.records() for bucket in graded), key=operator.itemgetter(0))
@@ -471,7 +468,7 @@ def _merged(graded: list[BucketGrades], size: int, trials: Trials, k: int | None
     run = None
     if figures is not None:
         run = TrialRun(trials.labels()[1], figures, k or len(trials))
-    return GradedRows(rows, judged_ids, run)
+    return GradedRows(rows, run)
 
 
 __all__ = ["BucketTask", "GradingEngine", "grade_bucket", "grade_in_buckets"]

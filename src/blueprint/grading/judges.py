@@ -59,49 +59,70 @@ class JudgeCheck:
         return {"status": self.status, "report": self.report, "reason": self.reason}
 
 
-def check_judges(
-    set_path: Path,
-    header: Mapping[str, Any] | None,
-    verdicts: Iterable[RowVerdict],
-    judged_ids: set[str],
-    *,
-    source_format: str | None = None,
-) -> dict[str, JudgeCheck]:
-    """The judge check of every judged row that got a pass or a fail, by row id. Reads the
-    reports the set points at, and the set once more to hash its families, only when there
-    is such a verdict and a report to check it against."""
-    if not judged_ids:
-        return {}  # no row a judge grades: nothing to read
-    targets = [v for v in verdicts if v.id in judged_ids and v.verdict in ("pass", "fail")]
-    if not targets:
-        return {}
-    refs = references(set_path, header)
-    if not refs:
-        missing = JudgeCheck(
-            "missing",
-            "the set points at no judge-validation report (judgeValidation); see"
-            " docs/judge-validation.md",
-        )
-        return {verdict.id: missing for verdict in targets}
-    try:
-        families = read_set_families(set_path, format=source_format)
-    except (LabelsError, BlueprintError) as error:
-        unreadable = JudgeCheck("unreadable", f"the set's case families do not read: {error}")
-        return {verdict.id: unreadable for verdict in targets}
-    statuses, _ = statuses_for(set_path, families, refs)
-    found = {}
-    for verdict in targets:
+class JudgeChecks:
+    """The judge check of each judged verdict, worked out when first asked for: the set's
+    judge-validation reports are read, and the set once more to hash its families, only
+    when a judged row got a pass or a fail; a check depends on the row's case family and the
+    judge its verdict names, so it is worked out once for each (a run of a million judged
+    rows keeps a few)."""
+
+    def __init__(
+        self, set_path: Path, header: Mapping[str, Any] | None, source_format: str | None
+    ) -> None:
+        self.set_path = set_path
+        self.header = header
+        self.source_format = source_format
+        self._statuses: dict[str | None, Any] | JudgeCheck | None = None
+        self._found: dict[tuple[Any, ...], JudgeCheck] = {}
+
+    def check(self, verdict: RowVerdict) -> JudgeCheck | None:
+        """The check of a verdict that counts (a pass or a fail of a judged row that is not
+        a starter example); None for any other."""
+        if not verdict.judged or verdict.starter or verdict.verdict not in ("pass", "fail"):
+            return None
+        judge = verdict.judge or {}
+        key = (verdict.case_family, *sorted(judge.items()))
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = self._worked_out(verdict)
+        return found
+
+    def _worked_out(self, verdict: RowVerdict) -> JudgeCheck:
+        statuses = self._read()
+        if isinstance(statuses, JudgeCheck):
+            return statuses
         status = statuses.get(verdict.case_family)
         if status is None:
-            found[verdict.id] = JudgeCheck(
+            return JudgeCheck(
                 "missing", "no judge-validation report the set points at covers the family"
             )
-        elif status.status != "validated":
+        if status.status != "validated":
             reason = "; ".join(status.reasons) or f"the report's status is {status.status}"
-            found[verdict.id] = JudgeCheck(status.status, reason, status.report)
-        else:
-            found[verdict.id] = _same_judge(verdict, status.judge, status.report)
-    return found
+            return JudgeCheck(status.status, reason, status.report)
+        return _same_judge(verdict, status.judge, status.report)
+
+    def _read(self) -> dict[str | None, Any] | JudgeCheck:
+        """Each family's report status, or the check every verdict gets when there is
+        none to read."""
+        if self._statuses is not None:
+            return self._statuses
+        refs = references(self.set_path, self.header)
+        if not refs:
+            self._statuses = JudgeCheck(
+                "missing",
+                "the set points at no judge-validation report (judgeValidation); see"
+                " docs/judge-validation.md",
+            )
+            return self._statuses
+        try:
+            families = read_set_families(self.set_path, format=self.source_format)
+        except (LabelsError, BlueprintError) as error:
+            self._statuses = JudgeCheck(
+                "unreadable", f"the set's case families do not read: {error}"
+            )
+            return self._statuses
+        self._statuses = dict(statuses_for(self.set_path, families, refs)[0])
+        return self._statuses
 
 
 def _same_judge(
@@ -144,9 +165,9 @@ def _same_judge(
     return JudgeCheck("validated", "a passing report validated this judge", report)
 
 
-def judge_counts(checks: Mapping[str, JudgeCheck]) -> dict[str, int]:
+def judge_counts(checks: Iterable[JudgeCheck]) -> dict[str, int]:
     """How many judged verdicts have each status."""
     counts: dict[str, int] = dict.fromkeys(JUDGE_STATUSES, 0)
-    for check in checks.values():
+    for check in checks:
         counts[check.status] += 1
     return counts

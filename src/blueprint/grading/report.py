@@ -30,7 +30,7 @@ from blueprint.formats.shards import Shards, find_shards
 from blueprint.grading.buckets import GradingEngine, grade_in_buckets
 from blueprint.grading.compare import Comparison, compare_runs, family_severities
 from blueprint.grading.gates import GateFailure, GateOptions, run_gates
-from blueprint.grading.judges import JudgeCheck, check_judges, judge_counts
+from blueprint.grading.judges import JUDGE_STATUSES, JudgeCheck, JudgeChecks
 from blueprint.grading.results import require_readable
 from blueprint.grading.semantics import VERDICTS, GradingOptions, RowVerdict
 from blueprint.grading.streamed import UnknownResultIds, grade_rows
@@ -64,8 +64,8 @@ class GradeReport:
     #: the (first) results file
     results_path: Path
     rows: Sequence[RowVerdict] = field(default_factory=list)
-    #: the judge check of each judged row that got a pass or a fail, by row id
-    judges: dict[str, JudgeCheck] = field(default_factory=dict)
+    #: the judge checks of the judged rows that got a pass or a fail (None: no check)
+    judges: JudgeChecks | None = None
     #: every results file, in the order given
     results_paths: list[Path] = field(default_factory=list)
     #: the trials, and each row's verdict in each (in the order of ``rows``); None for a
@@ -97,13 +97,13 @@ class GradeReport:
     def unvalidated_judges(self) -> int:
         """How many judged verdicts that count come from a judge no passing report
         validated."""
-        if not self.judges:
-            return 0  # no row to look for
-        return sum(
-            1
-            for row in self.gold
-            if row.id in self.judges and self.judges[row.id].status != "validated"
-        )
+        statuses = self.totals().judge_statuses
+        return sum(statuses.values()) - statuses["validated"]
+
+    def judge_check(self, row: RowVerdict) -> JudgeCheck | None:
+        """The check of the judge behind a row's verdict: for a judged row's pass or fail
+        that counts, else None."""
+        return self.judges.check(row) if self.judges is not None else None
 
     @property
     def gold(self) -> Iterator[RowVerdict]:
@@ -128,7 +128,7 @@ class GradeReport:
     def totals(self) -> Totals:
         """The run's counts, from one pass over its rows (made on first use)."""
         if self._totals is None:
-            self._totals = Totals.of(self.rows)
+            self._totals = Totals.of(self.rows, self.judge_check)
         return self._totals
 
     def row_trials(self) -> Iterable[RowTrials | None]:
@@ -147,7 +147,7 @@ class GradeReport:
             },
             "byOracleType": self._grouped(totals.by_oracle_type, _oracle_type_of),
             "byCaseFamily": self._grouped(totals.by_case_family, _case_family_of),
-            "judgeValidation": judge_counts(self.judges),
+            "judgeValidation": dict(totals.judge_statuses),
             "riskCells": risk_cells(totals.by_risk_cell, self.confidence),
         }
 
@@ -217,7 +217,7 @@ class GradeReport:
         self, row: RowVerdict, trials: RowTrials | None = None, k: int | None = None
     ) -> dict[str, Any]:
         found = row.to_json()
-        check = self.judges.get(row.id)
+        check = self.judge_check(row)
         if check is not None:
             found["judgeValidation"] = check.to_json()
         if trials is not None:
@@ -267,9 +267,14 @@ class Totals:
     by_oracle_type: dict[str, _Group] = field(default_factory=dict)
     by_case_family: dict[str, _Group] = field(default_factory=dict)
     by_risk_cell: dict[str, dict[str, int]] = field(default_factory=dict)
+    judge_statuses: dict[str, int] = field(default_factory=lambda: dict.fromkeys(JUDGE_STATUSES, 0))
 
     @classmethod
-    def of(cls, rows: Iterable[RowVerdict]) -> Totals:
+    def of(
+        cls,
+        rows: Iterable[RowVerdict],
+        judge_check: Callable[[RowVerdict], JudgeCheck | None] | None = None,
+    ) -> Totals:
         totals = cls()
         for row in rows:
             totals.rows += 1
@@ -293,6 +298,9 @@ class Totals:
                 totals.starter_verdicts[verdict] += 1
                 continue
             totals.verdicts[verdict] += 1
+            check = judge_check(row) if judge_check is not None and row.judged else None
+            if check is not None:
+                totals.judge_statuses[check.status] += 1
             cell = row.risk
             if cell is not None:
                 counts = totals.by_risk_cell.get(cell)
@@ -405,9 +413,7 @@ def grade_set(
         trials=graded.trials,
         severities=family_severities(header),
     )
-    report.judges = check_judges(
-        set_path, header, report.gold, graded.judged_ids, source_format=source_format
-    )
+    report.judges = JudgeChecks(set_path, header, source_format)
     return report
 
 

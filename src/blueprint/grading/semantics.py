@@ -113,6 +113,8 @@ class RowVerdict:
     judge: dict[str, str] | None = None
     #: the high-risk cell of the row's case (``R3/B2``: reversibility/blast radius), if any
     risk: str | None = None
+    #: whether a judge grades the row (its verdict's judge is then checked)
+    judged: bool = False
 
     @property
     def scored(self) -> bool:

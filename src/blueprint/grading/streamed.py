@@ -112,11 +112,10 @@ def _packed(part: dict[str, Any]) -> bytes | dict[str, Any]:
 
 @dataclass
 class GradedRows:
-    """Every row's verdict in the set's order, the judged rows' ids, and the trials (None
-    for a run of one trial)."""
+    """Every row's verdict in the set's order, and the trials (None for a run of one
+    trial)."""
 
     rows: Sequence[RowVerdict]
-    judged_ids: set[str]
     trials: TrialRun | None
 
 
@@ -173,7 +172,8 @@ class RowIndex:
         self.evaluators: list[str | None] = []
         self.positions: dict[str, int] = {}
         self.more: dict[str, list[int]] = {}
-        self.judged_ids: set[str] = set()
+        #: whether a judge grades each row, by place
+        self.judged = bytearray()
         #: the high-risk cell of each row that has one, by place (its verdict carries it)
         self.cells: dict[int, str] = {}
         for row in rows:
@@ -184,8 +184,7 @@ class RowIndex:
         """Add a row, as :func:`index_entry` gave it, after the others."""
         verdict, packed, evaluator, row_id, cell, is_judged = entry
         position = len(self.absent)
-        if is_judged:
-            self.judged_ids.add(verdict.id)
+        self.judged.append(is_judged)
         self.absent.append(verdict)
         self.evaluators.append(evaluator)
         self.packed.append(packed)
@@ -294,7 +293,7 @@ class Tally:
             self.scores,
             self.trials,
             index.positions,
-            index.judged_ids,
+            index.judged,
             index.cells,
         )
 
@@ -424,7 +423,8 @@ class Tallied:
     trials: Trials
     #: the ids of the rows that have one (a text)
     ids: Container[str]
-    judged_ids: set[str]
+    #: whether a judge grades each row, by place
+    judged: bytearray
     #: the high-risk cell of each row that has one, by place
     cells: dict[int, str]
 
@@ -462,9 +462,11 @@ def run_verdicts(tallied: Tallied, errors: dict[str, list[Issue]], k: int | None
             figures.append(trials)
         verdict = _invalid(best, found) if found else best
         cell = tallied.cells.get(position)
-        verdicts.append(verdict if cell is None else dataclasses.replace(verdict, risk=cell))
+        if cell is not None or tallied.judged[position]:
+            verdict = dataclasses.replace(verdict, risk=cell, judged=bool(tallied.judged[position]))
+        verdicts.append(verdict)
     run = TrialRun(labels, figures, k or count) if count > 1 else None
-    return GradedRows(verdicts, tallied.judged_ids, run)
+    return GradedRows(verdicts, run)
 
 
 def _trials(codes: bytes, scores: array[float], absent: RowVerdict, invalid: bool) -> RowTrials:
