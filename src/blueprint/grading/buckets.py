@@ -16,8 +16,12 @@ process would have met it.
 The tasks run wherever a runner (:class:`blueprint.validation.engines.Runner`) sends them: a
 Dask cluster's workers (:class:`blueprint.validation.engines.DaskEngine`), where the rows and
 results stay; this machine's worker processes (:class:`blueprint.validation.engines.PoolEngine`);
-or here, one after another (:class:`blueprint.validation.engines.InlineEngine`, which the
-tests compare with one process).
+or here, one after another (:class:`blueprint.validation.engines.LocalEngine`, for a large
+set graded in one process, and :class:`blueprint.validation.engines.InlineEngine`, which the
+tests compare with one process). Where the runner has a folder (this machine's), every
+task's records wait in files there: a span's and a results file's buckets, and a bucket's
+verdicts, which this process reads back together in the set's order, a few of each bucket at
+a time. So the memory of a run on this machine does not grow with the set.
 """
 
 from __future__ import annotations

@@ -13,8 +13,10 @@ Every worker must be able to import Blueprint and read the shards by the paths g
 folder every machine mounts, or one machine's local cluster).
 
 The engine also runs other commands' tasks (:class:`Runner`: ``grade`` and ``dedupe``'s, in
-:mod:`blueprint.grading.buckets` and :mod:`blueprint.authoring.buckets`), and
-:class:`InlineEngine` runs the same tasks in this process, one after another.
+:mod:`blueprint.grading.buckets` and :mod:`blueprint.authoring.buckets`); :class:`PoolEngine`
+runs them on this machine's worker processes, :class:`LocalEngine` in this process one after
+another with their records in files (as the pool's are), and :class:`InlineEngine` in this
+process with their records in memory (the tests hold it to one process's results).
 """
 
 from __future__ import annotations
