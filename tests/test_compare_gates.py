@@ -6,10 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from blueprint.grading.compare import compare_runs
+from blueprint.grading.compare import ChangeList, _aligned, _by_id, _by_place, compare_runs
 from blueprint.grading.gates import GateOptions, claim_needs, risk_cell, run_gates
 from blueprint.grading.semantics import RowVerdict
+from blueprint.grading.statistics import paired_difference
 
 
 def verdict(
@@ -109,3 +112,51 @@ def test_a_family_of_one_paired_row_has_a_difference_and_no_interval() -> None:
     comparison = compare_runs([verdict("a", "fail")], [verdict("a", "pass")])
     group = comparison.by_case_family["f"]
     assert group.difference == -1.0 and group.interval is None and not group.dropped
+
+
+outcomes = st.sampled_from(["pass", "fail", "needs-human", "not-run", "invalid"])
+
+
+@given(
+    st.lists(
+        st.tuples(outcomes, outcomes, st.sampled_from("fgh"), st.booleans()),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_two_runs_of_one_set_are_paired_by_place_as_by_id(
+    rows: list[tuple[str, str, str, bool]],
+) -> None:
+    """Runs of the same rows in the same order (unique ids) pair by place exactly as by id."""
+    new = [verdict(f"r{n}", now, fam, starter=s) for n, (_, now, fam, s) in enumerate(rows)]
+    old = [verdict(f"r{n}", was, fam, starter=s) for n, (was, _, fam, s) in enumerate(rows)]
+    assert _aligned(new, old)
+    assert list(_by_place(new, old)) == list(_by_id(new, old))
+    if len(new) > 1:  # another order is paired on ids
+        assert not _aligned(new[::-1], old)
+
+
+def test_a_repeated_id_is_paired_with_its_own_row() -> None:
+    old = [verdict("a", "pass"), verdict("a", "fail")]
+    new = [verdict("a", "pass"), verdict("a", "pass")]
+    comparison = compare_runs(new, old)
+    assert [row.change for row in comparison.rows] == ["same", "fail->pass"]
+
+
+def test_a_large_comparison_keeps_its_rows_on_disk_and_its_figures_exact() -> None:
+    """Thousands of rows: the changes wait in a scratch file, and each group's paired
+    figures are those of its scores held whole."""
+    count = 9000
+    old = [verdict(f"r{n}", "pass" if n % 3 else "fail", family="fg"[n % 2]) for n in range(count)]
+    new = [verdict(f"r{n}", "pass" if n % 5 else "fail", family="fg"[n % 2]) for n in range(count)]
+    comparison = compare_runs(new, old)
+    assert isinstance(comparison.rows, ChangeList) and comparison.rows._chunks  # spilled
+    assert len(comparison.rows) == count
+    for family in "fg":
+        members = [n for n in range(count) if "fg"[n % 2] == family]
+        before = [old[n].score or 0.0 for n in members]
+        after = [new[n].score or 0.0 for n in members]
+        group = comparison.by_case_family[family]
+        assert group.paired == len(members)
+        assert group.baseline_rate == sum(before) / len(before)
+        assert (group.difference, *group.interval) == paired_difference(before, after)

@@ -10,10 +10,13 @@ in no paired figure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import dataclasses
+import operator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from blueprint.core.spill import SpillList
 from blueprint.grading.semantics import RowVerdict
 
 Change = Literal["pass->fail", "fail->pass", "same", "new-only", "baseline-only", "unscored"]
@@ -112,7 +115,8 @@ class Comparison:
     """Every row's change between the runs, and each oracle type's and case family's paired
     figures."""
 
-    rows: list[RowChange]
+    #: every row's change, in the new run's order (the oldest wait in a scratch file)
+    rows: Sequence[RowChange]
     confidence: float
     by_oracle_type: dict[str, GroupComparison] = field(default_factory=dict)
     by_case_family: dict[str, GroupComparison] = field(default_factory=dict)
@@ -136,82 +140,148 @@ class Comparison:
         }
 
 
+class ChangeList(SpillList[RowChange]):
+    """The rows' changes: past a few thousand, the oldest wait in a scratch file, each as
+    the tuple of its fields."""
+
+    __slots__ = ()
+
+    def encode(self, item: RowChange) -> tuple[Any, ...]:
+        fields: tuple[Any, ...] = _CHANGE_FIELDS(item)
+        return fields
+
+    def decode(self, kept: Any) -> RowChange:
+        return RowChange(*kept)
+
+
+_CHANGE_FIELDS: Final = operator.attrgetter(
+    *(field.name for field in dataclasses.fields(RowChange))
+)
+
+
 def compare_runs(
-    new: Iterable[RowVerdict], baseline: Iterable[RowVerdict], confidence: float = 0.95
+    new: Sequence[RowVerdict], baseline: Sequence[RowVerdict], confidence: float = 0.95
 ) -> Comparison:
-    """Pair two runs' verdicts on row ids (starter rows left out: they are examples, in no
-    figure), in the new run's order with rows of the baseline only at the end."""
-    old = {row.id: row for row in baseline if not row.starter}
-    rows: list[RowChange] = []
-    seen: set[str] = set()
-    for row in new:
-        if row.starter:
-            continue
-        seen.add(row.id)
-        before = old.get(row.id)
-        rows.append(
-            RowChange(
-                row.id,
-                row.oracle_type,
-                row.case_family,
-                before.verdict if before is not None else None,
-                row.verdict,
-                before.counted_score if before is not None else None,
-                row.counted_score,
-            )
-        )
-    for row_id, before in old.items():
-        if row_id not in seen:
-            rows.append(
-                RowChange(
-                    row_id,
-                    before.oracle_type,
-                    before.case_family,
-                    before.verdict,
-                    None,
-                    before.counted_score,
-                    None,
-                )
-            )
+    """Pair two runs' verdicts (starter rows left out: they are examples, in no figure), in
+    the new run's order. Two runs of one set list the same rows in the same order: each row
+    is paired with itself, by place (a repeated id too), and nothing is held but a few rows
+    of each. Otherwise rows are paired on ids, with rows of the baseline only at the end."""
+    rows = ChangeList()
+    rows.extend(_by_place(new, baseline) if _aligned(new, baseline) else _by_id(new, baseline))
     comparison = Comparison(rows, confidence)
     comparison.by_oracle_type = _grouped(rows, lambda r: r.oracle_type or "(none)", confidence)
     comparison.by_case_family = _grouped(rows, lambda r: r.case_family or "(none)", confidence)
     return comparison
 
 
-def _grouped(rows: list[RowChange], key: Any, confidence: float) -> dict[str, GroupComparison]:
-    groups: dict[str, list[RowChange]] = {}
+def _aligned(new: Sequence[RowVerdict], baseline: Sequence[RowVerdict]) -> bool:
+    """Whether the runs list the same rows in the same order (ids and starter rows)."""
+    return len(new) == len(baseline) and all(
+        row.id == before.id and row.starter == before.starter
+        for row, before in zip(new, baseline, strict=True)
+    )
+
+
+def _change(row: RowVerdict, before: RowVerdict | None) -> RowChange:
+    return RowChange(
+        row.id,
+        row.oracle_type,
+        row.case_family,
+        before.verdict if before is not None else None,
+        row.verdict,
+        before.counted_score if before is not None else None,
+        row.counted_score,
+    )
+
+
+def _by_place(new: Iterable[RowVerdict], baseline: Iterable[RowVerdict]) -> Iterator[RowChange]:
+    for row, before in zip(new, baseline, strict=True):
+        if not row.starter:
+            yield _change(row, before)
+
+
+def _by_id(new: Iterable[RowVerdict], baseline: Iterable[RowVerdict]) -> Iterator[RowChange]:
+    old = {row.id: row for row in baseline if not row.starter}
+    seen: set[str] = set()
+    for row in new:
+        if row.starter:
+            continue
+        seen.add(row.id)
+        yield _change(row, old.get(row.id))
+    for row_id, before in old.items():
+        if row_id not in seen:
+            yield RowChange(
+                row_id,
+                before.oracle_type,
+                before.case_family,
+                before.verdict,
+                None,
+                before.counted_score,
+                None,
+            )
+
+
+@dataclass
+class _Paired:
+    """A group's rows scored in both runs, added one at a time: the scores of each run
+    (kept off the heap past a few thousand) and the changed verdicts."""
+
+    before: SpillList[float] = field(default_factory=SpillList)
+    after: SpillList[float] = field(default_factory=SpillList)
+    worse: int = 0
+    better: int = 0
+
+    def add(self, row: RowChange) -> None:
+        if not row.paired:
+            return
+        self.before.append(float(row.baseline_score or 0.0))
+        self.after.append(float(row.new_score or 0.0))
+        self.worse += row.change == "pass->fail"
+        self.better += row.change == "fail->pass"
+
+
+def _grouped(
+    rows: Iterable[RowChange], key: Callable[[RowChange], str], confidence: float
+) -> dict[str, GroupComparison]:
+    groups: dict[str, _Paired] = {}
     for row in rows:
-        groups.setdefault(key(row), []).append(row)
-    return {name: group_comparison(name, members, confidence) for name, members in groups.items()}
+        name = key(row)
+        if name not in groups:
+            groups[name] = _Paired()
+        groups[name].add(row)
+    return {name: _figures(name, group, confidence) for name, group in groups.items()}
 
 
 def group_comparison(name: str, rows: Iterable[RowChange], confidence: float) -> GroupComparison:
     """The paired figures of a group's rows (those scored in both runs)."""
+    group = _Paired()
+    for row in rows:
+        group.add(row)
+    return _figures(name, group, confidence)
+
+
+def _figures(name: str, group: _Paired, confidence: float) -> GroupComparison:
     from blueprint.grading.statistics import mcnemar_p, paired_difference
 
-    paired = [row for row in rows if row.paired]
+    before, after = group.before, group.after
+    paired = len(before)
     if not paired:
         return GroupComparison(name, 0, 0, 0, None, None, None, None, None)
-    before = [float(row.baseline_score or 0.0) for row in paired]
-    after = [float(row.new_score or 0.0) for row in paired]
-    worse = sum(row.change == "pass->fail" for row in paired)
-    better = sum(row.change == "fail->pass" for row in paired)
-    difference = (sum(after) - sum(before)) / len(paired)
+    difference = (sum(after) - sum(before)) / paired
     interval = None  # one pair has no spread to make an interval from
-    if len(paired) > 1:
+    if paired > 1:
         difference, low, high = paired_difference(before, after, confidence)
         interval = (low, high)
     return GroupComparison(
         name,
-        len(paired),
-        worse,
-        better,
-        sum(before) / len(before),
-        sum(after) / len(after),
+        paired,
+        group.worse,
+        group.better,
+        sum(before) / paired,
+        sum(after) / paired,
         difference,
         interval,
-        mcnemar_p(better, worse),
+        mcnemar_p(group.better, group.worse),
     )
 
 

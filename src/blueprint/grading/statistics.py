@@ -13,9 +13,9 @@ docs/statistics.md gives each formula, when it applies, and its source.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from statistics import NormalDist
-from typing import Final
+from typing import Any, Final
 
 #: below this many rows a pass rate's interval is the exact (Clopper-Pearson) one
 EXACT_BELOW: Final = 40
@@ -54,16 +54,13 @@ def _share(name: str, value: float) -> float:
 
 
 def _scores(name: str, values: Sequence[float]) -> list[float]:
-    found = []
-    for index, value in enumerate(values):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
-            raise ValueError(f"{name}[{index}] must be a finite number, not {value!r}")
-        found.append(float(value))
-    return found
+    return [_score(name, index, value) for index, value in enumerate(values)]
+
+
+def _score(name: str, index: int, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{name}[{index}] must be a finite number, not {value!r}")
+    return float(value)
 
 
 def _z(probability: float) -> float:
@@ -169,17 +166,22 @@ def paired_difference(
     """The mean of after - before over paired rows, and its t interval:
     mean +/- t(confidence, n - 1) * sd / sqrt(n), with sd the n - 1 standard deviation of the
     differences. Needs at least two pairs."""
-    first = _scores("before", before)
-    second = _scores("after", after)
+    # each side is read in passes, not copied: a large run's scores may wait on disk
+    for name, values in (("before", before), ("after", after)):
+        for index, value in enumerate(values):
+            _score(name, index, value)
     confidence = _share("confidence", confidence)
-    if len(first) != len(second):
-        raise ValueError(f"before and after differ in length ({len(first)} and {len(second)})")
-    n = len(first)
+    if len(before) != len(after):
+        raise ValueError(f"before and after differ in length ({len(before)} and {len(after)})")
+    n = len(before)
     if n < 2:
         raise ValueError(f"a paired difference needs at least two pairs, not {n}")
-    differences = [b - a for a, b in zip(first, second, strict=True)]
-    mean = math.fsum(differences) / n
-    variance = math.fsum((d - mean) ** 2 for d in differences) / (n - 1)
+
+    def differences() -> Iterator[float]:
+        return (float(b) - float(a) for a, b in zip(before, after, strict=True))
+
+    mean = math.fsum(differences()) / n
+    variance = math.fsum((d - mean) ** 2 for d in differences()) / (n - 1)
     from scipy.special import stdtrit  # Student's t quantile (t.ppf)
 
     half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * math.sqrt(variance / n)
