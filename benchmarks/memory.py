@@ -69,6 +69,7 @@ COMMANDS: dict[str, list[str]] = {
     "grade -j 1": ["grade", "SET", "RESULTS", "-j", "1"],
     "grade -j 1 --report json": ["grade", "SET", "RESULTS", "-j", "1", "--report", "json"],
     "grade -j 2": ["grade", "SET", "RESULTS", "-j", "2"],
+    "grade -j 1 --baseline": ["grade", "SET", "RESULTS", "-j", "1", "--baseline", "RESULTS"],
 }
 
 

@@ -324,7 +324,7 @@ def _rendered(graded: GradeReport, report: GradeReportKind) -> Iterator[str]:
     elif report is GradeReportKind.junit:
         yield _junit(graded)
     elif report is GradeReportKind.markdown:
-        yield _markdown(graded)
+        yield from _markdown(graded)
     elif report is GradeReportKind.json:
         yield from graded.json_text()
         yield "\n"
@@ -430,7 +430,9 @@ def _print_text(graded: GradeReport) -> None:
         out.print(escape(line), highlight=False)
 
 
-def _markdown(graded: GradeReport) -> str:
+def _markdown(graded: GradeReport) -> Iterator[str]:
+    """The markdown report in pieces: the summary's tables, a row at a time, the gates."""
+
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
 
@@ -460,14 +462,15 @@ def _markdown(graded: GradeReport) -> str:
         lines += ["", "| Row | Verdict | Score | Trials | Reason |", "|---|---|---|---|---|"]
     else:
         lines += ["", "| Row | Verdict | Score | Reason |", "|---|---|---|---|"]
+    yield "\n".join(lines)  # ends in the row table's head, never in a line break
     for row, found in zip(graded.rows, graded.row_trials(), strict=True):
         score = "" if row.score is None else f"{row.score:.2f}"
         mark = f" {STARTER_MARK}" if row.starter else ""
         reason = row.reason + _judge_note(graded, row)
         column = f" {_trials.markdown_cell(found)} |" if trials else ""
-        lines.append(f"| {cell(row.id)} | {row.verdict}{mark} | {score} |{column} {cell(reason)} |")
-    lines += ["", _gating.comparison_markdown(graded.comparison, graded.gate_failures)]
-    return "\n".join(lines).rstrip("\n") + "\n"
+        yield f"\n| {cell(row.id)} | {row.verdict}{mark} | {score} |{column} {cell(reason)} |"
+    gates = _gating.comparison_markdown(graded.comparison, graded.gate_failures)
+    yield ("\n\n" + gates).rstrip("\n") + "\n"
 
 
 def _junit(graded: GradeReport) -> str:
