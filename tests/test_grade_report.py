@@ -81,3 +81,10 @@ def test_a_high_risk_cell_counts_its_counted_rows() -> None:
     }
     assert totals.by_risk_cell["R3/-"]["fail"] == 1
     assert totals.by_risk_cell["-/B2"]["needs-human"] == 1
+
+
+def test_the_counts_follow_the_rows_they_are_of(tmp_path: Path) -> None:
+    report = grade_set(SET, RESULTS)
+    assert report.totals().rows == len(list(report.rows)) > 0
+    report.rows = []
+    assert report.totals().rows == 0 and report.scored == 0

@@ -80,6 +80,7 @@ class GradeReport:
     #: the confidence of the summary's intervals
     confidence: float = 0.95
     _totals: Totals | None = field(default=None, init=False, repr=False, compare=False)
+    _totals_of: tuple[int, int] = field(default=(0, 0), init=False, repr=False, compare=False)
 
     def run_gates(self, options: GateOptions, baseline: GradeReport | None = None) -> None:
         """Compare with a baseline run (when given) and run the gates on this report."""
@@ -126,9 +127,12 @@ class GradeReport:
         return self.totals().verdicts["pass"] + self.totals().verdicts["fail"]
 
     def totals(self) -> Totals:
-        """The run's counts, from one pass over its rows (made on first use)."""
-        if self._totals is None:
+        """The run's counts, from one pass over its rows (made on first use, and again if
+        the rows or the judge checks are replaced)."""
+        made_of = (id(self.rows), id(self.judges))
+        if self._totals is None or self._totals_of != made_of:
             self._totals = Totals.of(self.rows, self.judge_check)
+            self._totals_of = made_of
         return self._totals
 
     def row_trials(self) -> Iterable[RowTrials | None]:
