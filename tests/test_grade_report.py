@@ -88,3 +88,21 @@ def test_the_counts_follow_the_rows_they_are_of(tmp_path: Path) -> None:
     assert report.totals().rows == len(list(report.rows)) > 0
     report.rows = []
     assert report.totals().rows == 0 and report.scored == 0
+
+
+def test_the_junit_report_a_row_at_a_time_is_what_elementtree_writes(tmp_path: Path) -> None:
+    """Each report's JUnit, written a case at a time, is the suite ElementTree indents and
+    writes whole: parsed, indented and written again, it is the same text."""
+    from xml.etree import ElementTree
+
+    from blueprint.cli.grade import _junit
+
+    for report in _reports(tmp_path):
+        text = "".join(_junit(report))
+        head, body = text.split("\n", 1)
+        assert head == '<?xml version="1.0" encoding="utf-8"?>'
+        suite = ElementTree.fromstring(body)
+        cases = [case for case in suite if case.tag == "testcase"]
+        assert len(cases) == len(list(report.rows)) + len(report.gate_failures)
+        ElementTree.indent(suite)
+        assert ElementTree.tostring(suite, encoding="unicode") + "\n" == body

@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 from xml.etree import ElementTree
 
 import typer
@@ -322,7 +322,7 @@ def _rendered(graded: GradeReport, report: GradeReportKind) -> Iterator[str]:
                     + "\n"
                 )
     elif report is GradeReportKind.junit:
-        yield _junit(graded)
+        yield from _junit(graded)
     elif report is GradeReportKind.markdown:
         yield from _markdown(graded)
     elif report is GradeReportKind.json:
@@ -473,26 +473,35 @@ def _markdown(graded: GradeReport) -> Iterator[str]:
     yield ("\n\n" + gates).rstrip("\n") + "\n"
 
 
-def _junit(graded: GradeReport) -> str:
+def _junit(graded: GradeReport) -> Iterator[str]:
+    """The JUnit report in pieces, a test case a row, as ``ElementTree`` indents and writes
+    the whole suite: the suite with a stand-in for the rows is written once, and each row's
+    case is indented at the suite's children's depth and written in the stand-in's place."""
     # a starter example is skipped whatever its verdict (an example, not gold); an invalid
     # row is an error (the set forbids grading it)
-    failures = sum(row.verdict == "fail" and not row.starter for row in graded.rows)
-    failures += len(graded.gate_failures)
-    errors = graded.invalid
-    skipped = sum(row.verdict != "invalid" and not row.scored for row in graded.rows)
+    totals = graded.totals()
     suite = ElementTree.Element(
         "testsuite",
         name=f"blueprint grade {graded.set_path.name}",
-        tests=str(len(graded.rows) + len(graded.gate_failures)),
-        failures=str(failures),
-        errors=str(errors),
-        skipped=str(skipped),
+        tests=str(totals.rows + len(graded.gate_failures)),
+        failures=str(totals.verdicts["fail"] + len(graded.gate_failures)),
+        errors=str(totals.invalid),
+        skipped=str(totals.rows - totals.invalid - graded.scored),
     )
     _trials.junit_suite(suite, graded.trials)
+    rows = totals.rows > 0
+    if rows:
+        ElementTree.SubElement(suite, _STAND_IN)
+    _gating.add_gate_cases(suite, graded.gate_failures)
+    ElementTree.indent(suite)
+    whole = ElementTree.tostring(suite, encoding="unicode")
+    head, _, tail = whole.partition(f"<{_STAND_IN} />")
+    yield '<?xml version="1.0" encoding="utf-8"?>\n' + head
     k = graded.trials.k if graded.trials else 1
-    for row, trials in zip(graded.rows, graded.row_trials(), strict=True):
-        case = ElementTree.SubElement(
-            suite, "testcase", name=row.id, classname=row.case_family or row.oracle_type or "set"
+    first = True
+    for row, trials in zip(graded.rows, graded.row_trials(), strict=True) if rows else ():
+        case = ElementTree.Element(
+            "testcase", name=row.id, classname=row.case_family or row.oracle_type or "set"
         )
         _trials.junit_case(case, trials, k)
         if row.verdict == "invalid":
@@ -505,10 +514,11 @@ def _junit(graded: GradeReport) -> str:
             ElementTree.SubElement(case, "failure", message=row.reason, type="fail")
         elif row.verdict != "pass":
             ElementTree.SubElement(case, "skipped", message=f"{row.verdict}: {row.reason}")
-    _gating.add_gate_cases(suite, graded.gate_failures)
-    ElementTree.indent(suite)
-    return (
-        '<?xml version="1.0" encoding="utf-8"?>\n'
-        + ElementTree.tostring(suite, encoding="unicode")
-        + "\n"
-    )
+        ElementTree.indent(case, level=1)
+        yield ("" if first else "\n  ") + ElementTree.tostring(case, encoding="unicode")
+        first = False
+    yield tail + "\n"
+
+
+#: the element standing in for the rows' test cases while the suite around them is written
+_STAND_IN: Final = "blueprint-rows"
