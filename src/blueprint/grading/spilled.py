@@ -15,11 +15,11 @@ import dataclasses
 import operator
 import os
 import pickle
+import struct
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 from blueprint.core.spill import SpillList
 from blueprint.grading.semantics import RowVerdict
@@ -41,6 +41,8 @@ def records_a_chunk(buckets: int) -> int:
     return max(4, min(RECORDS_A_CHUNK, _RECORDS_HELD // max(buckets, 1)))
 
 
+#: a chunk's length before it, in its file
+_LENGTH: Final = struct.Struct("<q")
 _FIELDS: Final = tuple(field.name for field in dataclasses.fields(RowVerdict))
 _fields_of: Final = operator.attrgetter(*_FIELDS)
 
@@ -61,21 +63,24 @@ class VerdictList(SpillList[RowVerdict]):
 
 @dataclass(frozen=True)
 class VerdictFile:
-    """A bucket's records in a file, in the set's order: ``ends`` is where each chunk
-    ends."""
+    """A bucket's records in a file, in the set's order: chunks, each after its length (so
+    that nothing of the file is kept in memory but where the next chunk starts)."""
 
     path: str
-    ends: tuple[int, ...]
 
     def records(self) -> Iterator[Record]:
         """The records, read back a chunk at a time (the file open only while a chunk is
         read: the buckets are read together, and there may be thousands)."""
         start = 0
-        for end in self.ends:
-            with Path(self.path).open("rb") as handle:
+        while True:
+            with open(self.path, "rb", buffering=0) as handle:  # noqa: PTH123 (unbuffered)
                 handle.seek(start)
-                chunk = pickle.loads(handle.read(end - start))
-            start = end
+                head = handle.read(_LENGTH.size)
+                if len(head) < _LENGTH.size:
+                    return
+                (size,) = _LENGTH.unpack(head)
+                chunk = pickle.loads(handle.read(size))
+            start += _LENGTH.size + size
             for position, fields, trials in chunk:
                 yield position, RowVerdict(*fields), trials
 
@@ -86,19 +91,21 @@ def write_verdicts(
     """Write records (in the set's order) to a new file in ``folder``, ``chunk_size`` a
     chunk; OSError when the folder has no room."""
     handle, path = tempfile.mkstemp(prefix="verdicts-", dir=folder)
-    ends: list[int] = []
     with os.fdopen(handle, "wb") as written:
         chunk: list[tuple[int, tuple[Any, ...], RowTrials | None]] = []
         for position, verdict, trials in records:
             chunk.append((position, _fields_of(verdict), trials))
             if len(chunk) == chunk_size:
-                written.write(pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL))
-                ends.append(written.tell())
+                _write_chunk(written, chunk)
                 chunk = []
         if chunk:
-            written.write(pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL))
-            ends.append(written.tell())
-    return VerdictFile(path, tuple(ends))
+            _write_chunk(written, chunk)
+    return VerdictFile(path)
+
+
+def _write_chunk(written: BinaryIO, chunk: list[Any]) -> None:
+    data = pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL)
+    written.write(_LENGTH.pack(len(data)) + data)
 
 
 __all__ = [

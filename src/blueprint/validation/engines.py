@@ -24,13 +24,14 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import struct
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future as PoolFuture
 from contextlib import contextmanager
 from dataclasses import dataclass, is_dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, Protocol, TypeVar
 
 from blueprint.core.errors import BlueprintError, EngineError, OutputError, UsageError
 from blueprint.formats._io import json_lines
@@ -357,33 +358,59 @@ Task = TypeVar("Task", bound=Callable[..., Any])
 
 @dataclass(frozen=True)
 class BlobRef:
-    """One bucket's records: bytes of a file a pool worker wrote."""
+    """One bucket's records: bytes of a file a worker of this machine wrote, from ``start``
+    to ``end``; or, with ``bucket``, where the table at the file's end says that bucket's
+    records lie (:class:`SpilledBlobs`)."""
 
     path: str
-    start: int
-    end: int
+    start: int = 0
+    end: int = 0
+    bucket: int | None = None
 
     def read(self) -> bytes:
         with Path(self.path).open("rb") as handle:
-            handle.seek(self.start)
-            return handle.read(self.end - self.start)
+            start, end = self.start, self.end
+            if self.bucket is not None:
+                start, end = _bucket_bounds(handle, self.bucket)
+            handle.seek(start)
+            return handle.read(end - start)
+
+
+#: how a count or an offset is written in a file of the tasks' records
+_OFFSET: Final = struct.Struct("<q")
+
+
+def _bucket_bounds(handle: BinaryIO, bucket: int) -> tuple[int, int]:
+    """Where a bucket's records lie in a file that ends with its buckets' ends and their
+    count (:func:`_pooled`)."""
+    handle.seek(-_OFFSET.size, os.SEEK_END)
+    (count,) = _OFFSET.unpack(handle.read(_OFFSET.size))
+    table = handle.tell() - _OFFSET.size * (count + 1)
+    if bucket:
+        handle.seek(table + _OFFSET.size * (bucket - 1))
+        start, end = struct.unpack("<2q", handle.read(2 * _OFFSET.size))
+        return start, end
+    handle.seek(table)
+    return 0, _OFFSET.unpack(handle.read(_OFFSET.size))[0]
 
 
 @dataclass(frozen=True)
 class SpilledBlobs:
-    """A task's buckets' records in one file, bucket after bucket (``ends``: where each
-    bucket ends); indexed as the list of records it stands for."""
+    """A task's buckets' records in one file, bucket after bucket, then where each bucket
+    ends and their count; indexed as the list of records it stands for. This process keeps
+    no more than the path: where each bucket lies is read by whoever reads it (a file a
+    span, and a bucket a span, would be many)."""
 
     path: str
-    ends: tuple[int, ...]
+    buckets: int
 
-    def __getitem__(self, bucket: int) -> BlobRef | bytes:
-        start = self.ends[bucket - 1] if bucket else 0
-        end = self.ends[bucket]
-        return BlobRef(self.path, start, end) if end > start else b""
+    def __getitem__(self, bucket: int) -> BlobRef:
+        if not 0 <= bucket < self.buckets:
+            raise IndexError(bucket)
+        return BlobRef(self.path, bucket=bucket)
 
     def __len__(self) -> int:
-        return len(self.ends)
+        return self.buckets
 
 
 @dataclass
@@ -466,9 +493,11 @@ def _pooled(function: Callable[..., Any], folder: str, *arguments: Any) -> Any:
             for blob in blobs:
                 written.write(blob)
                 ends.append(written.tell())
+            written.write(struct.pack(f"<{len(ends)}q", *ends))
+            written.write(_OFFSET.pack(len(ends)))
     except OSError as error:
         return _NoRoom(error.strerror or str(error))
-    return replace(found, blobs=SpilledBlobs(path, tuple(ends)))
+    return replace(found, blobs=SpilledBlobs(path, len(ends)))
 
 
 def _value(handle: Any) -> Any:
