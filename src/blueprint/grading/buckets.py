@@ -313,6 +313,12 @@ def grade_bucket(task: BucketTask, *blobs: bytes | BlobRef) -> BucketGrades:
     return BucketGrades(array("q"), empty, repeats, unknown, spilled=spilled)
 
 
+def grade_bucket_in(task: BucketTask, parts: Sequence[Sequence[bytes | BlobRef]]) -> BucketGrades:
+    """:func:`grade_bucket` given each span's and results file's records (``parts``: what
+    the tasks that read them wrote, indexed by bucket), the bucket's read from each."""
+    return grade_bucket(task, *(part[task.bucket] for part in parts))
+
+
 def _tracked(
     found: list[tuple[int, str | None, Recorded]], at: list[int]
 ) -> Iterator[tuple[str | None, Recorded]]:
@@ -383,16 +389,29 @@ def grade_in_buckets(
     task = BucketTask(
         0, families, options, bases, files, tuple(trials.sources), {}, None, folder, chunk
     )
-    graded: list[BucketGrades] = runner.gather(
-        [
+    tasks = [
+        replace(task, bucket=bucket, errors=by_bucket[bucket], k=None if k_refused else k)
+        for bucket in range(buckets)
+    ]
+    if folder is not None:
+        # this machine's tasks read their parts where they were written: each is given where
+        # the spans' and files' records are, once, not a part a span and bucket (the tasks
+        # waiting for a worker would hold spans times buckets of them)
+        parts = tuple(read.blobs for read in runner.gather([*row_reads, *result_reads]))
+        submitted = [runner.submit(grade_bucket_in, each, parts) for each in tasks]
+    else:
+        submitted = [
             runner.submit(
                 grade_bucket,
-                replace(task, bucket=bucket, errors=by_bucket[bucket], k=None if k_refused else k),
-                *(runner.submit(blob_of, read, bucket) for read in (*row_reads, *result_reads)),
+                each,
+                *(
+                    runner.submit(blob_of, read, each.bucket)
+                    for read in (*row_reads, *result_reads)
+                ),
             )
-            for bucket in range(buckets)
+            for each in tasks
         ]
-    )
+    graded: list[BucketGrades] = runner.gather(submitted)
     _refuse(results, stops, graded)
     if k_refused:  # as one process: after the results are read
         raise UsageError(f"k = {k}: from 1 to the run's {count} trial(s)")
