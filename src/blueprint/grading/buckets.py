@@ -77,7 +77,6 @@ from blueprint.validation.engines import (
     blob_of,
     pickled_buckets,
     piece_rows,
-    reads_its_own_blobs,
     summary_of,
 )
 from blueprint.validation.parallel import Engine, Piece
@@ -261,7 +260,6 @@ class BucketGrades:
             yield from zip(self.positions, part.rows, part.trials.rows, strict=True)
 
 
-@reads_its_own_blobs
 def grade_bucket(task: BucketTask, *blobs: bytes | BlobRef) -> BucketGrades:
     """Grade a bucket's results against its rows (``blobs``: the bucket's part of each span
     of the set, then of each results file)."""

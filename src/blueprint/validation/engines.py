@@ -31,7 +31,7 @@ from concurrent.futures import Future as PoolFuture
 from contextlib import contextmanager
 from dataclasses import dataclass, is_dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, Protocol
 
 from blueprint.core.errors import BlueprintError, EngineError, OutputError, UsageError
 from blueprint.formats._io import json_lines
@@ -71,8 +71,6 @@ BUCKET_BYTES: Final = 2**30
 #: at a time beside all else it holds: one process grading (:class:`LocalEngine`), and a
 #: pool's worker grading, so that their memory is the same whatever the set's size
 SMALL_BUCKET_BYTES: Final = 8 * 2**20
-#: the tasks that read their buckets' records themselves (:class:`BlobRef`s left unread)
-_READ_THEIR_OWN: set[Callable[..., Any]] = set()
 #: how long to wait for the scheduler at ``--scheduler``
 CONNECT_TIMEOUT = "30s"
 
@@ -337,23 +335,12 @@ class LocalRunner:
         return list(handles)
 
 
-def reads_its_own_blobs(function: Task) -> Task:
-    """Mark a task that reads its buckets' records itself, one at a time (a
-    :class:`BlobRef` where a worker of this machine wrote them, else bytes), so that they
-    are not all read before it starts."""
-    _READ_THEIR_OWN.add(function)
-    return function
-
-
 def _task_folder() -> tempfile.TemporaryDirectory[str]:
     """A temporary folder for the tasks' records (an output error when there is no room)."""
     try:
         return tempfile.TemporaryDirectory(prefix="blueprint-buckets-")
     except OSError as error:
         raise no_room(error.strerror or str(error)) from None
-
-
-Task = TypeVar("Task", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -475,10 +462,7 @@ def no_room(reason: str) -> OutputError:
 def _pooled(function: Callable[..., Any], folder: str, *arguments: Any) -> Any:
     """Run a task on a pool worker: its buckets' records read where they were written, and
     those of its result written to a file of its own in ``folder``."""
-    unread = function in _READ_THEIR_OWN
-    values = [
-        item.read() if isinstance(item, BlobRef) and not unread else item for item in arguments
-    ]
+    values = [item.read() if isinstance(item, BlobRef) else item for item in arguments]
     try:
         found = function(*values)
     except NoRoomForRecords as error:
