@@ -12,7 +12,7 @@ from collections.abc import Iterable, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from blueprint.core.spill import SpillList
+from blueprint.core.spill import FieldsList
 
 IssueSeverity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: Final[tuple[IssueSeverity, ...]] = ("error", "warning", "info")
@@ -462,17 +462,11 @@ def make_issue(
     )
 
 
-class IssueLog(SpillList[Issue]):
+class IssueLog(FieldsList[Issue], kind=Issue):
     """A report's findings: past a few thousand, the oldest wait in a scratch file, each as
     the tuple of its fields (:mod:`blueprint.core.spill`)."""
 
     __slots__ = ()
-
-    def encode(self, item: Issue) -> tuple[Any, ...]:
-        return issue_fields(item)
-
-    def decode(self, kept: Any) -> Issue:
-        return Issue(*kept)
 
 
 def issue_fields(issue: Issue) -> tuple[Any, ...]:

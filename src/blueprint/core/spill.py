@@ -15,13 +15,15 @@ settles) reads the list back whole and writes it again.
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 import os
 import pickle
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, MutableSequence
+from collections.abc import Callable, Iterable, Iterator, MutableSequence
 from pathlib import Path
-from typing import IO, Any, Final, Generic, TypeVar, overload
+from typing import IO, Any, ClassVar, Final, Generic, TypeVar, overload
 
 from blueprint.core.errors import OutputError
 
@@ -237,6 +239,30 @@ class SpillList(MutableSequence[Item], Generic[Item]):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SpillList[Item]:
         return type(self)(self, chunk=self.chunk)  # the items are frozen: sharing is a copy
+
+
+class FieldsList(SpillList[Item]):
+    """A spilled list of frozen dataclasses of one kind, each kept on disk as the tuple of its
+    fields (a subclass names the kind: ``class Kept(FieldsList[Row], kind=Row)``)."""
+
+    __slots__ = ()
+    _kind: ClassVar[Callable[..., Any]]
+    #: an item's fields, as a tuple
+    fields_of: ClassVar[Callable[[Any], tuple[Any, ...]]]
+
+    def __init_subclass__(cls, kind: type | None = None, **options: Any) -> None:
+        super().__init_subclass__(**options)
+        if kind is not None:
+            names = [field.name for field in dataclasses.fields(kind)]
+            cls._kind = kind
+            cls.fields_of = operator.attrgetter(*names)
+
+    def encode(self, item: Item) -> tuple[Any, ...]:
+        return type(self).fields_of(item)  # a function of the class, not a method
+
+    def decode(self, kept: Any) -> Item:
+        found: Item = type(self)._kind(*kept)
+        return found
 
 
 class Scratch:

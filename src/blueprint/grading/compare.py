@@ -10,13 +10,11 @@ in no paired figure.
 
 from __future__ import annotations
 
-import dataclasses
-import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from blueprint.core.spill import SpillList
+from blueprint.core.spill import FieldsList, SpillList
 from blueprint.grading.semantics import RowVerdict
 
 Change = Literal["pass->fail", "fail->pass", "same", "new-only", "baseline-only", "unscored"]
@@ -140,23 +138,11 @@ class Comparison:
         }
 
 
-class ChangeList(SpillList[RowChange]):
+class ChangeList(FieldsList[RowChange], kind=RowChange):
     """The rows' changes: past a few thousand, the oldest wait in a scratch file, each as
     the tuple of its fields."""
 
     __slots__ = ()
-
-    def encode(self, item: RowChange) -> tuple[Any, ...]:
-        fields: tuple[Any, ...] = _CHANGE_FIELDS(item)
-        return fields
-
-    def decode(self, kept: Any) -> RowChange:
-        return RowChange(*kept)
-
-
-_CHANGE_FIELDS: Final = operator.attrgetter(
-    *(field.name for field in dataclasses.fields(RowChange))
-)
 
 
 def compare_runs(

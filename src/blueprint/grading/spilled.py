@@ -11,8 +11,6 @@ one chunk of each in memory.
 
 from __future__ import annotations
 
-import dataclasses
-import operator
 import os
 import pickle
 import struct
@@ -21,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Final
 
-from blueprint.core.spill import SpillList
+from blueprint.core.spill import FieldsList
 from blueprint.grading.semantics import RowVerdict
 from blueprint.grading.trials import RowTrials
 
@@ -43,22 +41,13 @@ def records_a_chunk(buckets: int) -> int:
 
 #: a chunk's length before it, in its file
 _LENGTH: Final = struct.Struct("<q")
-_FIELDS: Final = tuple(field.name for field in dataclasses.fields(RowVerdict))
-_fields_of: Final = operator.attrgetter(*_FIELDS)
 
 
-class VerdictList(SpillList[RowVerdict]):
+class VerdictList(FieldsList[RowVerdict], kind=RowVerdict):
     """A run's verdicts: past a few thousand, the oldest wait in a scratch file, each as the
     tuple of its fields."""
 
     __slots__ = ()
-
-    def encode(self, item: RowVerdict) -> tuple[Any, ...]:
-        fields: tuple[Any, ...] = _fields_of(item)
-        return fields
-
-    def decode(self, kept: Any) -> RowVerdict:
-        return RowVerdict(*kept)
 
 
 @dataclass(frozen=True)
@@ -94,7 +83,7 @@ def write_verdicts(
     with os.fdopen(handle, "wb") as written:
         chunk: list[tuple[int, tuple[Any, ...], RowTrials | None]] = []
         for position, verdict, trials in records:
-            chunk.append((position, _fields_of(verdict), trials))
+            chunk.append((position, VerdictList.fields_of(verdict), trials))
             if len(chunk) == chunk_size:
                 _write_chunk(written, chunk)
                 chunk = []
