@@ -41,14 +41,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_core import HEADER
 from jobs import rows_with_repeats
+from run import mutated_copy
 from trials import result
 
 MIB = 1024 * 1024
 GNU_TIME = "/usr/bin/time"
 
 #: name -> the command's arguments after ``python -m blueprint``; SET is the set's path,
-#: RESULTS a results file for it (a result for each id, right 70% of the time), OUT a file in
-#: the work folder named after the command
+#: RESULTS a results file for it (a result for each id, right 70% of the time), CHANGED a
+#: copy of the set with every hundredth row changed, OUT a file in the work folder named
+#: after the command
 COMMANDS: dict[str, list[str]] = {
     "validate -j 1": ["validate", "SET", "--report", "json", "-q", "-j", "1"],
     "validate -j 2": ["validate", "SET", "--report", "json", "-q", "-j", "2"],
@@ -70,13 +72,19 @@ COMMANDS: dict[str, list[str]] = {
     "grade -j 1 --report json": ["grade", "SET", "RESULTS", "-j", "1", "--report", "json"],
     "grade -j 2": ["grade", "SET", "RESULTS", "-j", "2"],
     "grade -j 1 --baseline": ["grade", "SET", "RESULTS", "-j", "1", "--baseline", "RESULTS"],
+    "diff (1% changed)": ["diff", "SET", "CHANGED"],
+    "diff (1% changed) --report json": ["diff", "SET", "CHANGED", "--report", "json"],
 }
 
 
 def measure(command: list[str], path: Path, folder: Path, name: str) -> dict[str, Any]:
     """Run one command under GNU time: its peak RSS in bytes, wall seconds, exit code."""
     stem = folder / name.replace(" ", "_").replace(">", "").replace("-", "")
-    named = {"SET": str(path), "RESULTS": str(folder / "results.jsonl")}
+    named = {
+        "SET": str(path),
+        "RESULTS": str(folder / "results.jsonl"),
+        "CHANGED": str(folder / "changed.jsonl"),
+    }
     arguments = [
         named.get(word, str(stem) + word[3:] if word.startswith("OUT") else word)
         for word in command
@@ -119,6 +127,8 @@ def run(sizes: Sequence[int], names: Sequence[str], folder: Path) -> list[dict[s
         REGISTRY["jsonl"].write(HEADER, rows_with_repeats(rows), path, WriteOptions(force=True))
         if any("RESULTS" in COMMANDS[name] for name in names):
             write_results(rows, folder / "results.jsonl")
+        if any("CHANGED" in COMMANDS[name] for name in names):
+            mutated_copy(path, folder / "changed.jsonl")
         for name in names:
             print(f"  {name}", file=sys.stderr)
             measured.append(

@@ -133,7 +133,7 @@ def _pandas(source: Path, target: Path) -> int:
     return len(frame)
 
 
-def _mutate(source: Path, target: Path) -> int:
+def mutated_copy(source: Path, target: Path) -> int:
     """A copy of a JSON Lines set with every hundredth row changed, for the diff."""
     import orjson
 
@@ -218,7 +218,7 @@ CHILD_OPERATIONS: dict[str, Callable[..., Any]] = {
     "baseline": lambda: _baseline(),
     "baseline-diff": lambda: _baseline_diff(),
     "write": lambda fmt, size, path: _write(fmt, int(size), Path(path)),
-    "mutate": lambda source, target: _mutate(Path(source), Path(target)),
+    "mutate": lambda source, target: mutated_copy(Path(source), Path(target)),
     "results": lambda source, target: _results(Path(source), Path(target)),
     "parse": lambda path: _lines(Path(path)),
     "jsonschema": lambda path: _jsonschema(Path(path)),

@@ -54,7 +54,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_acceptance_markdown_lists_changed_and_removed_rows(repo: Path) -> None:
     before = load_for_diff(EXAMPLE)
-    ids = [key[0] for key in before.rows]
+    ids = [key[0] for key in before.rows_by_key]
     result = run("diff", "--against", "HEAD~1", "set.csv", "--markdown", "out.md")
     assert result.exit_code == 1, result.output
     text = (repo / "out.md").read_text(encoding="utf-8")
@@ -80,7 +80,7 @@ def test_json_review_names_the_transitions(repo: Path) -> None:
 
 
 def test_a_behaviour_changed_without_a_new_version_is_a_finding_with_a_code(repo: Path) -> None:
-    ids = [key[0] for key in load_for_diff(EXAMPLE).rows]
+    ids = [key[0] for key in load_for_diff(EXAMPLE).rows_by_key]
     result = run("diff", "--against", "HEAD~1", "set.csv", "--report", "json")
     (finding,) = json.loads(result.stdout)["review"]["findings"]
     assert (finding["code"], finding["severity"], finding["rowId"]) == (

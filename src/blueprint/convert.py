@@ -351,7 +351,7 @@ def roundtrip(
         options = WriteOptions(
             derived_fields=made_up | original_source.made_up, allow_empty=True, clean=clean
         )
-        export = codec.write(header, iter(original.rows.values()), target, options)
+        export = codec.write(header, iter(original.rows_by_key.values()), target, options)
         back_source = codec.open(target)
         back = collect(back_source, f"{path.name} via {via}")
         vendor_changes = (

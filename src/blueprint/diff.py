@@ -9,19 +9,25 @@ separately. Set-level fields are compared only when both sides carry them.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import sys
+import tempfile
+import zlib
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final, Protocol
 
 from blueprint.core import jsonpath
 from blueprint.core.errors import ParseError
 from blueprint.core.model import HEADER_FIELDS
+from blueprint.core.spill import ChunkFile, append_chunk, records_a_chunk
 from blueprint.formats import Codec, SetSource, StrPath, UnreadableRow, resolve_codec
 from blueprint.formats.native import without_kept_text
 from blueprint.io import jsonvalues
+from blueprint.validation.engines import SMALL_BUCKET_BYTES, no_room
 
 
 class _Absent:
@@ -29,6 +35,9 @@ class _Absent:
 
     def __repr__(self) -> str:
         return "(absent)"
+
+    def __reduce__(self) -> str:
+        return "ABSENT"  # the one marker, also when read back from a bucket's file
 
 
 ABSENT: Final = _Absent()
@@ -126,22 +135,17 @@ def digest(row: Any) -> bytes:
 
 
 class ComparedSet(Protocol):
-    """What comparing and reviewing read of a set: its rows' keys in order, a digest and the
-    reviewed case fields of each, and the rows themselves for the keys that differ."""
+    """A side of a comparison: its rows, read as many times as asked, each with its id (None
+    for a row without one that is a string), in order; its set-level fields, known once the
+    rows have been read through; and what to say of it besides how its rows were matched."""
 
     label: str
     header: dict[str, Any] | None
     notes: list[str]
+    #: how many bytes a reading of it takes from disk (0: its rows are in memory)
+    size: int
 
-    def row_keys(self) -> Iterable[RowKey]: ...
-
-    def has(self, key: RowKey) -> bool: ...
-
-    def digest(self, key: RowKey) -> bytes: ...
-
-    def case(self, key: RowKey) -> dict[str, Any]: ...
-
-    def rows_for(self, keys: Collection[RowKey]) -> Iterator[tuple[RowKey, Any]]: ...
+    def rows(self) -> Iterator[tuple[str | None, Any]]: ...
 
 
 @dataclass
@@ -150,103 +154,53 @@ class LoadedSet:
 
     label: str
     header: dict[str, Any] | None
-    rows: dict[RowKey, Any]
-    notes: list[str]
+    rows_by_key: dict[RowKey, Any]
+    notes: list[str] = field(default_factory=list)
+    size: int = 0
 
-    def row_keys(self) -> Iterable[RowKey]:
-        return self.rows.keys()
-
-    def has(self, key: RowKey) -> bool:
-        return key in self.rows
-
-    def digest(self, key: RowKey) -> bytes:
-        return digest(self.rows[key])
-
-    def case(self, key: RowKey) -> dict[str, Any]:
-        return case_of(self.rows[key])
-
-    def rows_for(self, keys: Collection[RowKey]) -> Iterator[tuple[RowKey, Any]]:
-        return ((key, self.rows[key]) for key in self.rows if key in keys)
+    def rows(self) -> Iterator[tuple[str | None, Any]]:
+        return ((key[0], row) for key, row in self.rows_by_key.items())
 
 
-class IndexedSet:
-    """A set file compared without holding its rows: each row's key, digest and reviewed case
-    fields, in file order. The rows that differ are read again from the file when needed, so
-    comparing two large files costs a few hundred bytes a row rather than the rows."""
+class FileSet:
+    """A set file compared without holding its rows: they are read as they are compared (a
+    second time for the rows that differ, to say how)."""
 
     def __init__(self, codec: Codec, path: Path, label: str) -> None:
         self.codec = codec
         self.path = path
         self.label = label
-        self._entries: dict[RowKey, tuple[bytes, tuple[Any, ...]]] = {}
-        # the same few oracle types, evaluators and provenances recur on every row: one copy
-        interned: dict[str, str] = {}
-        source = codec.open(path)
-        for key, row in _keyed_rows(source):
-            case = case_of(row)
-            fields = tuple(
-                interned.setdefault(value, value) if isinstance(value, str) else value
-                for value in (case.get(name, ABSENT) for name in REVIEWED_CASE_FIELDS)
-            )
-            self._entries[key] = (digest(row), fields)
+        self.header: dict[str, Any] | None = None
+        self.notes: list[str] = []
+        self.size = path.stat().st_size if path.is_file() else 0
+
+    def rows(self) -> Iterator[tuple[str | None, Any]]:
+        source = self.codec.open(self.path)
+        yield from _rows_with_ids(source)
         self.header = source.header
-        self.notes = _matching_notes(label, self._entries)
-
-    def row_keys(self) -> Iterable[RowKey]:
-        return self._entries.keys()
-
-    def has(self, key: RowKey) -> bool:
-        return key in self._entries
-
-    def digest(self, key: RowKey) -> bytes:
-        return self._entries[key][0]
-
-    def case(self, key: RowKey) -> dict[str, Any]:
-        fields = self._entries[key][1]
-        return {
-            name: value
-            for name, value in zip(REVIEWED_CASE_FIELDS, fields, strict=True)
-            if value is not ABSENT
-        }
-
-    def rows_for(self, keys: Collection[RowKey]) -> Iterator[tuple[RowKey, Any]]:
-        """The rows with these keys, read again from the file, in file order."""
-        found = 0
-        for key, row in _keyed_rows(self.codec.open(self.path)):
-            if key not in keys:
-                continue
-            if key not in self._entries or digest(row) != self._entries[key][0]:
-                raise self._changed()
-            found += 1
-            yield key, row
-        if found != len(keys):
-            raise self._changed()
-
-    def _changed(self) -> ParseError:
-        return ParseError(self.path, "the file changed while it was being compared; run again")
 
 
-def _keyed_rows(source: SetSource) -> Iterator[tuple[RowKey, Any]]:
-    """Every row of a source with its key; an unreadable row stops the comparison."""
+def _rows_with_ids(source: SetSource) -> Iterator[tuple[str | None, Any]]:
+    """Every row of a source with its id (None for a row without one that is a string); an
+    unreadable row stops the comparison."""
     source.require_structure()
-    seen: Counter[str | None] = Counter()
     for item in source.rows:
         if isinstance(item, UnreadableRow):
             raise item.error(source.path)
         row_id = item.data.get("id") if isinstance(item.data, dict) else None
-        key = row_id if isinstance(row_id, str) else None
-        seen[key] += 1
-        yield (key, seen[key]), item.data
+        yield row_id if isinstance(row_id, str) else None, item.data
 
 
-def _matching_notes(label: str, keys: Iterable[RowKey]) -> list[str]:
+def _keyed_rows(source: SetSource) -> Iterator[tuple[RowKey, Any]]:
+    """Every row of a source with its key (see :data:`RowKey`)."""
+    seen: Counter[str | None] = Counter()
+    for row_id, row in _rows_with_ids(source):
+        seen[row_id] += 1
+        yield (row_id, seen[row_id]), row
+
+
+def _matching_notes(label: str, unnamed: int, repeated: int) -> list[str]:
     """What a comparison should say about rows matched other than by their own id."""
-    unnamed = repeated = 0
-    for row_id, occurrence in keys:
-        if row_id is None:
-            unnamed = max(unnamed, occurrence)
-        elif occurrence == 2:
-            repeated += 1
     notes = []
     if unnamed:
         notes.append(f"{label}: {unnamed} row(s) without an id were matched by position")
@@ -260,20 +214,335 @@ def load_for_diff(path: Path, format: str | None = None, *, label: str | None = 
     return collect(codec.open(path), label or str(path))
 
 
-def index_for_diff(
-    path: Path, format: str | None = None, *, label: str | None = None
-) -> IndexedSet:
-    """A set file indexed for comparing: its rows stay in the file (see IndexedSet)."""
+def index_for_diff(path: Path, format: str | None = None, *, label: str | None = None) -> FileSet:
+    """A set file to compare: its rows stay in the file (see :class:`FileSet`)."""
     codec = resolve_codec(path, format, reading=True)
-    return IndexedSet(codec, path, label or str(path))
+    return FileSet(codec, path, label or str(path))
 
 
 def collect(source: SetSource, label: str) -> LoadedSet:
     """Read every row of a source, keyed for matching; unreadable rows stop the comparison."""
     rows = dict(_keyed_rows(source))
-    return LoadedSet(
-        label=label, header=source.header, rows=rows, notes=_matching_notes(label, rows)
-    )
+    return LoadedSet(label=label, header=source.header, rows_by_key=rows)
+
+
+# --- two sides matched by key, in buckets --------------------------------------------------------
+#
+# A comparison holds neither side. Each row of each side goes, as it is read, to a bucket by
+# its id (a row without one by its place among such rows) as a small record: its place, id,
+# a digest of its canonical bytes and the case fields a review reads. A bucket holds every
+# row either side has under its keys, so the sides are matched a bucket at a time. The rows
+# whose digests differ are read again, each side's in its order, into their buckets, and
+# compared there. What a comparison reports is then read back from the buckets in each
+# side's order, a small chunk of every bucket at a time (heapq.merge on the places).
+# Small sets take one bucket, kept in memory.
+
+#: a row's reviewed case fields, in REVIEWED_CASE_FIELDS's order (ABSENT where unset)
+CaseFields = tuple[Any, ...]
+#: of the two sides' files, whose records a bucket holds
+BUCKET_BYTES: Final = SMALL_BUCKET_BYTES
+#: index records waiting to be written to their buckets, at most (some 200 bytes each)
+HELD_RECORDS: Final = 8192
+#: rows that differ waiting to be written to their buckets, at most (a row may be large)
+HELD_ROWS: Final = 256
+#: distinct values of the reviewed fields kept once in memory, at most (the same few oracle
+#: types and evaluators recur on every row; a version may be new on every row)
+_INTERNED: Final = 4096
+
+
+def case_fields(row: Any, interned: dict[str, str] | None = None) -> CaseFields:
+    """A row's reviewed case fields; with ``interned``, a text met before is that copy."""
+    case = case_of(row)
+    values = tuple(case.get(name, ABSENT) for name in REVIEWED_CASE_FIELDS)
+    if interned is None:
+        return values
+    return tuple(_interned(value, interned) for value in values)
+
+
+def _interned(value: Any, interned: dict[str, str]) -> Any:
+    if not isinstance(value, str):
+        return value
+    if len(interned) < _INTERNED:
+        return interned.setdefault(value, value)
+    return interned.get(value, value)
+
+
+def case_dict(fields: CaseFields) -> dict[str, Any]:
+    """Reviewed case fields as the case has them (the unset ones left out)."""
+    return {
+        name: value
+        for name, value in zip(REVIEWED_CASE_FIELDS, fields, strict=True)
+        if value is not ABSENT
+    }
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A row of the left side (in its order) and what the right side has under its key."""
+
+    key: RowKey
+    case: CaseFields
+    #: the right side's row under the key: its case fields and place (None: removed)
+    other: CaseFields | None
+    place: int | None
+    #: how the two rows differ (none: they are the same, or the row was removed)
+    changes: tuple[Change, ...] = ()
+
+
+@dataclass(frozen=True)
+class Added:
+    """A row of the right side, in its order, whose key the left side does not have."""
+
+    key: RowKey
+    case: CaseFields
+
+
+class _Buckets:
+    """Records sorted into buckets: in memory when there is one, otherwise a chunk file a
+    bucket in ``folder``. Records added one at a time wait in memory, ``held`` of them in
+    all at most, and are then written, a chunk to each bucket they are for."""
+
+    def __init__(self, count: int, folder: str | None, name: str, held: int) -> None:
+        self.count = count
+        self._folder = folder
+        self._name = name
+        self._limit = held
+        self._held: dict[int, list[Any]] = {}
+        self._waiting = 0
+        self._written = bytearray(count)
+
+    def add(self, bucket: int, record: Any) -> None:
+        self._held.setdefault(bucket, []).append(record)
+        self._waiting += 1
+        if self._folder and self._waiting >= self._limit:
+            self.finish()
+
+    def put(self, bucket: int, records: Iterable[Any]) -> None:
+        """A bucket's records, all of them, in chunks small enough for a merge of every
+        bucket's to read a chunk of each."""
+        if not self._folder:
+            self._held[bucket] = list(records)
+            return
+        size = records_a_chunk(self.count)
+        chunk: list[Any] = []
+        for record in records:
+            chunk.append(record)
+            if len(chunk) == size:
+                self._append(bucket, chunk)
+                chunk = []
+        if chunk:
+            self._append(bucket, chunk)
+
+    def finish(self) -> None:
+        """Write out what waits in memory."""
+        if self._folder:
+            for bucket, held in self._held.items():
+                self._append(bucket, held)
+            self._held, self._waiting = {}, 0
+
+    def _path(self, bucket: int) -> str:
+        return f"{self._folder}/{self._name}-{bucket}"
+
+    def _append(self, bucket: int, chunk: list[Any]) -> None:
+        try:
+            append_chunk(self._path(bucket), chunk)
+        except OSError as error:
+            raise no_room(error.strerror or str(error)) from None
+        self._written[bucket] = 1
+
+    def read(self, bucket: int) -> Iterator[Any]:
+        if not self._folder:
+            return iter(self._held.get(bucket, ()))
+        if not self._written[bucket]:
+            return iter(())
+        return ChunkFile(self._path(bucket)).records()
+
+
+def _bucket_of(row_id: str | None, nameless: int, count: int) -> int:
+    if count == 1:
+        return 0
+    if row_id is None:
+        return nameless % count
+    return zlib.crc32(row_id.encode("utf-8", "surrogatepass")) % count
+
+
+def _with_keys(records: Iterable[Any], repeated: list[int]) -> Iterator[tuple[RowKey, Any]]:
+    """A bucket's index records (in their side's order) with their keys; ``repeated`` counts
+    the ids that repeat."""
+    seen: Counter[str] = Counter()
+    for record in records:
+        row_id, nameless = record[1], record[2]
+        if row_id is None:
+            yield (None, nameless), record
+            continue
+        seen[row_id] += 1
+        if seen[row_id] == 2:
+            repeated[0] += 1
+        yield (row_id, seen[row_id]), record
+
+
+class JoinedSets:
+    """Two sides matched by key (see above), read back as :meth:`pairs` in the left side's
+    order and :meth:`added` in the right side's. Close it (or use it in a ``with``) to
+    remove its buckets' files."""
+
+    def __init__(self, left: ComparedSet, right: ComparedSet, buckets: int | None = None) -> None:
+        self.left, self.right = left, right
+        self.count = buckets or max(1, -(-(left.size + right.size) // BUCKET_BYTES))
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
+        if self.count > 1:
+            try:
+                self._folder = tempfile.TemporaryDirectory(prefix="blueprint-diff-")
+            except OSError as error:
+                raise no_room(error.strerror or str(error)) from None
+        try:
+            self._join()
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> JoinedSets:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._folder is not None:
+            self._folder.cleanup()
+            self._folder = None
+
+    def _buckets(self, name: str, held: int | None = None) -> _Buckets:
+        folder = self._folder.name if self._folder else None
+        return _Buckets(self.count, folder, name, held or HELD_RECORDS)
+
+    def _join(self) -> None:
+        left_index, right_index = self._buckets("left"), self._buckets("right")
+        unnamed = [_index(self.left, left_index), _index(self.right, right_index)]
+        self._pairs, self._added = self._buckets("pairs"), self._buckets("added")
+        self._differing, wanted = self._buckets("differing"), self._buckets("wanted")
+        repeated = [[0], [0]]
+        differ = False
+        for bucket in range(self.count):
+            others = {
+                key: record for key, record in _with_keys(right_index.read(bucket), repeated[1])
+            }
+            differing = []
+            pairs = []
+            for key, (place, _, _, digested, fields) in _with_keys(
+                left_index.read(bucket), repeated[0]
+            ):
+                other = others.pop(key, None)
+                if other is None:
+                    pairs.append((place, key, fields, None, None, False))
+                    continue
+                differs = other[3] != digested
+                pairs.append((place, key, fields, other[4], other[0], differs))
+                if differs:
+                    differing.append((place, other[0], digested, other[3]))
+            self._pairs.put(bucket, pairs)
+            self._added.put(bucket, ((r[0], key, r[4]) for key, r in others.items()))
+            self._differing.put(bucket, differing)
+            wanted.put(bucket, sorted((r[1], r[3]) for r in differing))
+            differ = differ or bool(differing)
+        self.notes = [
+            note
+            for side, nameless, (count,) in zip(
+                (self.left, self.right), unnamed, repeated, strict=True
+            )
+            for note in [*side.notes, *_matching_notes(side.label, nameless, count)]
+        ]
+        self._changes = self._compared(wanted) if differ else None
+
+    def _compared(self, wanted: _Buckets) -> _Buckets:
+        """How each pair of rows that differ differs, a bucket at a time, kept in the left
+        side's order."""
+        left_rows = self._buckets("left-rows", HELD_ROWS)
+        right_rows = self._buckets("right-rows", HELD_ROWS)
+        _gather(
+            self.left,
+            [((r[0], r[2]) for r in self._differing.read(b)) for b in range(self.count)],
+            left_rows,
+        )
+        _gather(self.right, [wanted.read(b) for b in range(self.count)], right_rows)
+        changes = self._buckets("changes")
+        for bucket in range(self.count):
+            held = dict(left_rows.read(bucket))
+            partner = {r[1]: r[0] for r in self._differing.read(bucket)}
+            found = []
+            for place, row in right_rows.read(bucket):
+                left_place = partner[place]
+                found.append((left_place, tuple(value_changes(held.pop(left_place), row))))
+            found.sort(key=itemgetter(0))
+            changes.put(bucket, found)
+        return changes
+
+    def pairs(self) -> Iterator[Pair]:
+        """Every row of the left side, in its order, with its match on the right."""
+
+        def bucket_pairs(bucket: int) -> Iterator[tuple[int, Pair]]:
+            changes = self._changes.read(bucket) if self._changes else iter(())
+            for place, key, fields, other, other_place, differs in self._pairs.read(bucket):
+                found: tuple[Change, ...] = next(changes)[1] if differs else ()
+                yield place, Pair(key, fields, other, other_place, found)
+
+        merged = heapq.merge(*map(bucket_pairs, range(self.count)), key=itemgetter(0))
+        return (pair for _, pair in merged)
+
+    def added(self) -> Iterator[Added]:
+        """The rows of the right side whose keys the left does not have, in its order."""
+        merged = heapq.merge(*map(self._added.read, range(self.count)), key=itemgetter(0))
+        return (Added(key, fields) for _, key, fields in merged)
+
+
+def _index(side: ComparedSet, buckets: _Buckets) -> int:
+    """Put each row of a side in its bucket as an index record (its place, id, place among
+    the rows without an id, digest and reviewed case fields); how many rows have no id."""
+    # one bucket stays in memory, where the few distinct oracle types and evaluators are
+    # worth keeping once
+    interned: dict[str, str] | None = {} if buckets.count == 1 else None
+    nameless = 0
+    for place, (row_id, row) in enumerate(side.rows()):
+        if row_id is None:
+            nameless += 1
+        record = (
+            place,
+            row_id,
+            nameless if row_id is None else 0,
+            digest(row),
+            case_fields(row, interned),
+        )
+        buckets.add(_bucket_of(row_id, nameless, buckets.count), record)
+    buckets.finish()
+    return nameless
+
+
+def _gather(side: ComparedSet, wanted: list[Iterator[tuple[int, bytes]]], into: _Buckets) -> None:
+    """Read a side again and put the rows at the wanted places (each bucket's in order,
+    with the digest the row had) into their buckets; a row whose digest is not the same
+    now means the side changed while it was being compared."""
+    merged = heapq.merge(*(_tagged(found, bucket) for bucket, found in enumerate(wanted)))
+    upcoming = next(merged, None)
+    for place, (_, row) in enumerate(side.rows()):
+        if upcoming is None:
+            break
+        if place < upcoming[0]:
+            continue
+        if digest(row) != upcoming[1]:
+            raise _changed(side)
+        into.add(upcoming[2], (place, row))
+        upcoming = next(merged, None)
+    if upcoming is not None:
+        raise _changed(side)
+    into.finish()
+
+
+def _tagged(records: Iterator[tuple[int, bytes]], bucket: int) -> Iterator[tuple[int, bytes, int]]:
+    return ((place, digested, bucket) for place, digested in records)
+
+
+def _changed(side: ComparedSet) -> ParseError:
+    return ParseError(Path(side.label), "the file changed while it was being compared; run again")
 
 
 def _same(left: Any, right: Any) -> bool:
@@ -377,12 +646,13 @@ def _family_changes(before: list[Any], after: list[Any]) -> list[Change]:
     return changes
 
 
-def diff_sets(left: ComparedSet, right: ComparedSet) -> SetDiff:
-    result = SetDiff(left=left.label, right=right.label)
-    result.not_compared.extend(left.notes + right.notes)
-    if left.header is not None and right.header is not None:
-        old_header = without_kept_text(left.header)
-        new_header = without_kept_text(right.header)
+def diff_joined(joined: JoinedSets) -> SetDiff:
+    """What differs between two sides matched by key."""
+    result = SetDiff(left=joined.left.label, right=joined.right.label)
+    result.not_compared.extend(joined.notes)
+    if joined.left.header is not None and joined.right.header is not None:
+        old_header = without_kept_text(joined.left.header)
+        new_header = without_kept_text(joined.right.header)
         for name in dict.fromkeys([*HEADER_FIELDS, *old_header, *new_header]):
             before = old_header.get(name, ABSENT)
             after = new_header.get(name, ABSENT)
@@ -395,32 +665,31 @@ def diff_sets(left: ComparedSet, right: ComparedSet) -> SetDiff:
             else:
                 result.header.extend(value_changes(before, after, jsonpath.join("$", [name])))
     else:
-        missing = [s.label for s in (left, right) if s.header is None]
+        missing = [s.label for s in (joined.left, joined.right) if s.header is None]
         result.not_compared.append(
             "set-level fields ("
             + ", ".join(HEADER_FIELDS)
             + ") not compared: no set file for "
             + " and ".join(missing)
         )
-    left_keys = list(left.row_keys())
-    result.removed = [row_label(key) for key in left_keys if not right.has(key)]
-    result.added = [row_label(key) for key in right.row_keys() if not left.has(key)]
-    shared_left = [key for key in left_keys if right.has(key)]
-    shared_right = [key for key in right.row_keys() if left.has(key)]
-    differing = {key for key in shared_left if left.digest(key) != right.digest(key)}
-    if differing:
-        # one side's differing rows are held at a time; each is compared as the other
-        # side's row comes by, and the changes are listed in the left side's order
-        held = dict(left.rows_for(differing))
-        found: dict[RowKey, list[Change]] = {}
-        for key, row in right.rows_for(differing):
-            found[key] = value_changes(held.pop(key), row)
-        for key in shared_left:
-            changes = found.get(key)
-            if changes:
-                result.changed.append(RowChange(row_label(key), tuple(changes)))
-    result.order_changed = shared_left != shared_right
+    # the shared rows keep their order when the right side's places rise in the left's order
+    previous = -1
+    for pair in joined.pairs():
+        if pair.place is None:
+            result.removed.append(row_label(pair.key))
+            continue
+        if pair.place < previous:
+            result.order_changed = True
+        previous = pair.place
+        if pair.changes:
+            result.changed.append(RowChange(row_label(pair.key), pair.changes))
+    result.added.extend(row_label(item.key) for item in joined.added())
     return result
+
+
+def diff_sets(left: ComparedSet, right: ComparedSet) -> SetDiff:
+    with JoinedSets(left, right) as joined:
+        return diff_joined(joined)
 
 
 def diff_files(

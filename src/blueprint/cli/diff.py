@@ -28,7 +28,6 @@ from blueprint.diff import (
     ComparedSet,
     LoadedSet,
     SetDiff,
-    diff_sets,
     index_for_diff,
 )
 from blueprint.io.atomic import AtomicOutputs
@@ -134,10 +133,10 @@ def _current(path: Path, fmt: str | None) -> ComparedSet:
 
 
 def _compared(before: ComparedSet, after: ComparedSet, ignore_order: bool) -> Review:
-    diff = diff_sets(before, after)
+    result = review(before, after)
     if ignore_order:
-        diff.order_changed = False
-    return review(before, after, diff)
+        result.diff.order_changed = False
+    return result
 
 
 def print_findings(item: Review) -> None:

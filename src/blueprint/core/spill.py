@@ -19,11 +19,13 @@ import dataclasses
 import operator
 import os
 import pickle
+import struct
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, MutableSequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, ClassVar, Final, Generic, TypeVar, overload
+from typing import IO, Any, BinaryIO, ClassVar, Final, Generic, TypeVar, overload
 
 from blueprint.core.errors import OutputError
 
@@ -304,3 +306,74 @@ class Scratch:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+# --- chunk files: records written once and read back together with many others ---------------
+
+#: records a chunk of a chunk file, at most: a merge of many files holds a chunk of each, so
+#: with many files the chunks are smaller (:func:`records_a_chunk`)
+RECORDS_A_CHUNK: Final = 64
+#: the records a merge holds a chunk of each file of, about
+_RECORDS_HELD: Final = 8192
+#: a chunk's length before it, in its file
+_LENGTH: Final = struct.Struct("<q")
+
+
+def records_a_chunk(files: int) -> int:
+    """Records a chunk for ``files`` chunk files read together: all their chunks together
+    hold some 8,192 (the same memory however many files a large set takes), between 4 and
+    :data:`RECORDS_A_CHUNK` each."""
+    return max(4, min(RECORDS_A_CHUNK, _RECORDS_HELD // max(files, 1)))
+
+
+@dataclass(frozen=True)
+class ChunkFile:
+    """Records in a file, in order: pickled chunks, each after its length (so that nothing
+    of the file is kept in memory but where the next chunk starts)."""
+
+    path: str
+
+    def records(self) -> Iterator[Any]:
+        """The records, read back a chunk at a time (the file open only while a chunk is
+        read: many files are read together, and there may be thousands)."""
+        start = 0
+        while True:
+            with open(self.path, "rb", buffering=0) as handle:  # noqa: PTH123 (unbuffered)
+                handle.seek(start)
+                head = handle.read(_LENGTH.size)
+                if len(head) < _LENGTH.size:
+                    return
+                (size,) = _LENGTH.unpack(head)
+                chunk = pickle.loads(handle.read(size))
+            start += _LENGTH.size + size
+            yield from chunk
+
+
+def write_chunks(
+    folder: str, records: Iterable[Any], chunk_size: int = RECORDS_A_CHUNK, *, prefix: str
+) -> ChunkFile:
+    """Write records to a new file in ``folder``, ``chunk_size`` a chunk; OSError when the
+    folder has no room."""
+    handle, path = tempfile.mkstemp(prefix=prefix, dir=folder)
+    with os.fdopen(handle, "wb") as written:
+        chunk: list[Any] = []
+        for record in records:
+            chunk.append(record)
+            if len(chunk) == chunk_size:
+                _write_chunk(written, chunk)
+                chunk = []
+        if chunk:
+            _write_chunk(written, chunk)
+    return ChunkFile(path)
+
+
+def append_chunk(path: str, chunk: list[Any]) -> None:
+    """Add a chunk to the end of a chunk file (made if need be; opened only for the write:
+    many files are written together); OSError when the folder has no room."""
+    with open(path, "ab") as written:  # noqa: PTH123 (a path as the chunk file keeps it)
+        _write_chunk(written, chunk)
+
+
+def _write_chunk(written: BinaryIO, chunk: list[Any]) -> None:
+    data = pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL)
+    written.write(_LENGTH.pack(len(data)) + data)

@@ -11,12 +11,24 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Final
 
 from blueprint.core import jsonpath
 from blueprint.core.issues import Issue, make_issue
 from blueprint.core.model import STARTER_PROVENANCES
-from blueprint.diff import ABSENT, Change, ComparedSet, RowKey, SetDiff, row_label
+from blueprint.diff import (
+    ABSENT,
+    CaseFields,
+    Change,
+    ComparedSet,
+    JoinedSets,
+    RowKey,
+    SetDiff,
+    case_dict,
+    diff_joined,
+    row_label,
+)
 from blueprint.io.jsonvalues import dumps_text
 
 if TYPE_CHECKING:
@@ -100,8 +112,8 @@ class Review:
         }
 
 
-def _summary(key: RowKey, loaded: ComparedSet) -> RowSummary:
-    case = loaded.case(key)
+def _summary(key: RowKey, fields: CaseFields) -> RowSummary:
+    case = case_dict(fields)
     return RowSummary(
         row_label(key), case.get("oracleType"), case.get("evaluator"), case.get("provenance")
     )
@@ -118,15 +130,23 @@ def _under(path: str, prefixes: tuple[str, ...]) -> str | None:
     return None
 
 
-def review(before: ComparedSet, after: ComparedSet, diff: SetDiff) -> Review:
-    result = Review(before.label, after.label, diff)
-    result.added = [_summary(key, after) for key in after.row_keys() if not before.has(key)]
-    result.removed = [_summary(key, before) for key in before.row_keys() if not after.has(key)]
-    for key in before.row_keys():
-        if not after.has(key):
+def review(before: ComparedSet, after: ComparedSet, diff: SetDiff | None = None) -> Review:
+    """The reviewer's view of the change from ``before`` to ``after`` (of ``diff``, their
+    set diff, worked out here when not given)."""
+    with JoinedSets(before, after) as joined:
+        return review_joined(joined, diff_joined(joined) if diff is None else diff)
+
+
+def review_joined(joined: JoinedSets, diff: SetDiff) -> Review:
+    result = Review(joined.left.label, joined.right.label, diff)
+    #: (place in the newer set, key, behaviour fields that changed, the version both carry)
+    unversioned: list[tuple[int, RowKey, list[str], Any]] = []
+    for pair in joined.pairs():
+        if pair.other is None or pair.place is None:
+            result.removed.append(_summary(pair.key, pair.case))
             continue
-        label = row_label(key)
-        old_case, new_case = before.case(key), after.case(key)
+        label = row_label(pair.key)
+        old_case, new_case = case_dict(pair.case), case_dict(pair.other)
         for path, name in zip(GRADING_PATHS, ("oracleType", "evaluator"), strict=True):
             if old_case.get(name, ABSENT) != new_case.get(name, ABSENT):
                 result.grading.append(
@@ -144,52 +164,38 @@ def review(before: ComparedSet, after: ComparedSet, diff: SetDiff) -> Review:
                 result.promoted.append(item)
             elif _is_starter(now) and not _is_starter(was):
                 result.demoted.append(item)
-    changed = {row.id: row for row in diff.changed}
-    unversioned: dict[RowKey, tuple[list[str], Any]] = {}
-    for key in before.row_keys():
-        row_change = changed.get(row_label(key))
-        if row_change is None:
-            continue
         behaviour = sorted(
             {
                 prefix.removeprefix("$.")
-                for change in row_change.changes
+                for change in pair.changes
                 if (prefix := _under(change.path, BEHAVIOUR_PATHS)) is not None
             }
         )
-        old_version = before.case(key).get("version", ABSENT)
-        new_version = after.case(key).get("version", ABSENT)
-        if behaviour and old_version == new_version:
+        old_version = old_case.get("version", ABSENT)
+        if behaviour and old_version == new_case.get("version", ABSENT):
             version = None if old_version is ABSENT else old_version
-            result.unversioned.append((row_change.id, behaviour, version))
-            unversioned[key] = (behaviour, version)
-    if unversioned:
-        result.findings = _unversioned_findings(unversioned, after)
-    result.grading += _family_grading(before.header, after.header)
+            result.unversioned.append((label, behaviour, version))
+            unversioned.append((pair.place, pair.key, behaviour, version))
+    result.added = [_summary(item.key, item.case) for item in joined.added()]
+    result.findings = _unversioned_findings(unversioned)
+    result.grading += _family_grading(joined.left.header, joined.right.header)
     return result
 
 
-def _unversioned_findings(
-    unversioned: dict[RowKey, tuple[list[str], Any]], after: ComparedSet
-) -> list[Issue]:
+def _unversioned_findings(unversioned: list[tuple[int, RowKey, list[str], Any]]) -> list[Issue]:
     """An ``unversioned-behavior-change`` finding for each such row, at its place in the
-    newer set."""
-    findings = []
-    for index, key in enumerate(after.row_keys()):
-        if key not in unversioned:
-            continue
-        fields, version = unversioned[key]
-        findings.append(
-            make_issue(
-                "unversioned-behavior-change",
-                path=jsonpath.join("$", ["rows", index, "metadata", "case", "version"]),
-                row_index=index,
-                row_id=key[0],
-                fields=", ".join(fields),
-                version="unset" if version is None else dumps_text(version),
-            )
+    newer set, in that set's order."""
+    return [
+        make_issue(
+            "unversioned-behavior-change",
+            path=jsonpath.join("$", ["rows", index, "metadata", "case", "version"]),
+            row_index=index,
+            row_id=key[0],
+            fields=", ".join(fields),
+            version="unset" if version is None else dumps_text(version),
         )
-    return findings
+        for index, key, fields, version in sorted(unversioned, key=itemgetter(0))
+    ]
 
 
 def _family_grading(
