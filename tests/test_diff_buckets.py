@@ -4,6 +4,7 @@ gives, in both sides' orders, and leave nothing behind."""
 from __future__ import annotations
 
 import errno
+import json
 import pickle
 import tracemalloc
 from collections import Counter
@@ -262,3 +263,53 @@ def test_memory_in_buckets_stays_the_same_however_many_rows(
     assert -1 not in peaks
     # four times the rows, four times the buckets: the same rows a bucket
     assert peaks[2] < peaks[1] * 1.5, peaks
+
+
+def _large_change(tmp_path: Path) -> tuple[Path, Path]:
+    """Two sets of 300 rows where most rows change, some go, some come and a few move."""
+    left_rows = [row(f"r{n}", expectedBehavior=f"old {n}", version="1") for n in range(300)]
+    right_rows = [
+        row(f"r{n}", expectedBehavior=f"new {n}", version="1" if n % 3 else "2")
+        for n in range(300)
+        if n % 7
+    ]
+    right_rows[:10] = reversed(right_rows[:10])
+    right_rows += [row(f"added {n}") for n in range(40)]
+    paths = tmp_path / "before.jsonl", tmp_path / "after.jsonl"
+    for path, rows in zip(paths, (left_rows, right_rows), strict=True):
+        REGISTRY["jsonl"].write(HEADER, iter(rows), path, WriteOptions())
+    return paths
+
+
+def test_the_reports_of_a_large_change_in_buckets_are_those_held_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, private_temporary_folder: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from blueprint.cli import app
+    from blueprint.core import spill
+
+    before, after = _large_change(tmp_path)
+
+    def reports(name: str) -> tuple[str, str]:
+        markdown = tmp_path / f"{name}.md"
+        runner = CliRunner()
+        shown = runner.invoke(app, ["diff", str(before), str(after), "--report", "json"])
+        assert shown.exit_code == 1, shown.output
+        written = runner.invoke(app, ["diff", str(before), str(after), "--markdown", str(markdown)])
+        assert written.exit_code == 1, written.output
+        return shown.stdout, markdown.read_text(encoding="utf-8")
+
+    whole = reports("whole")
+    # every list of the diff and the review past a chunk, and the sides in many buckets
+    monkeypatch.setattr(spill, "CHUNK", 16)
+    monkeypatch.setattr(diff_module, "CHANGES_A_CHUNK", 8)
+    monkeypatch.setattr(diff_module, "BUCKET_BYTES", 20_000)
+    assert reports("buckets") == whole
+    document = json.loads(whole[0])
+    assert len(document["changed"]) == 300 - 43 and len(document["added"]) == 40
+    assert len(document["removed"]) == 43 and document["orderChanged"]
+    findings = document["review"]["findings"]
+    assert [f["rowIndex"] for f in findings] == sorted(f["rowIndex"] for f in findings)
+    assert len(findings) == len(document["review"]["unversioned"]) > 100
+    assert left_behind() == []

@@ -149,3 +149,30 @@ def test_the_depth_limit_is_configurable_and_placed(suffix: str) -> None:
     assert "max-depth" in caught.value.reason
     with limits.overridden(max_depth=300):
         assert jsonvalues.loads("[" * 260 + "]" * 260)
+
+
+def _with_streamed(value: Any, draw: Any) -> tuple[Any, Any]:
+    """A JSON value with some of its arrays made Streamed (some items converted on the way):
+    the value to write in pieces, and the plain value it stands for."""
+    from blueprint.io.jsonvalues import Streamed
+
+    if isinstance(value, dict):
+        pairs = {key: _with_streamed(item, draw) for key, item in value.items()}
+        return {k: v[0] for k, v in pairs.items()}, {k: v[1] for k, v in pairs.items()}
+    if isinstance(value, list):
+        if draw(st.booleans()):
+            if draw(st.booleans()):
+                return Streamed(value), value
+            return Streamed([[item] for item in value], lambda boxed: boxed[0]), value
+        pairs_list = [_with_streamed(item, draw) for item in value]
+        return [p[0] for p in pairs_list], [p[1] for p in pairs_list]
+    return value, value
+
+
+@given(json_values, st.data())
+def test_json_in_pieces_is_json_dumps_with_an_indent(value: Any, data: st.DataObject) -> None:
+    from blueprint.io.jsonvalues import json_pieces
+
+    pieced, plain = _with_streamed({"report": value, "more": [value]}, data.draw)
+    written = "".join(json_pieces(pieced))
+    assert written == json.dumps(plain, indent=2, ensure_ascii=False)

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -23,10 +23,11 @@ from typing import Any, Final, Protocol
 from blueprint.core import jsonpath
 from blueprint.core.errors import ParseError
 from blueprint.core.model import HEADER_FIELDS
-from blueprint.core.spill import ChunkFile, append_chunk, records_a_chunk
+from blueprint.core.spill import ChunkFile, SpillList, append_chunk, records_a_chunk
 from blueprint.formats import Codec, SetSource, StrPath, UnreadableRow, resolve_codec
 from blueprint.formats.native import without_kept_text
 from blueprint.io import jsonvalues
+from blueprint.io.jsonvalues import Streamed
 from blueprint.validation.engines import SMALL_BUCKET_BYTES, no_room
 
 
@@ -76,13 +77,14 @@ class RowChange:
 
 @dataclass
 class SetDiff:
-    """What differs between two sets."""
+    """What differs between two sets. The rows' lists may be long, and wait on disk past a
+    few thousand items (:class:`blueprint.core.spill.SpillList`)."""
 
     left: str
     right: str
-    added: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    changed: list[RowChange] = field(default_factory=list)
+    added: MutableSequence[str] = field(default_factory=list)
+    removed: MutableSequence[str] = field(default_factory=list)
+    changed: MutableSequence[RowChange] = field(default_factory=list)
     header: list[Change] = field(default_factory=list)
     order_changed: bool = False
     not_compared: list[str] = field(default_factory=list)
@@ -91,18 +93,28 @@ class SetDiff:
     def identical(self) -> bool:
         return not (self.added or self.removed or self.changed or self.header or self.order_changed)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, streamed: bool = False) -> dict[str, Any]:
+        """The diff as JSON; ``streamed``: the rows' lists as :class:`Streamed` arrays, for
+        :func:`blueprint.io.jsonvalues.json_pieces` to write an item at a time."""
         return {
             "identical": self.identical,
             "left": self.left,
             "right": self.right,
-            "added": self.added,
-            "removed": self.removed,
-            "changed": [row.to_json() for row in self.changed],
+            "added": _array(self.added, None, streamed),
+            "removed": _array(self.removed, None, streamed),
+            "changed": _array(self.changed, RowChange.to_json, streamed),
             "setFields": [change.to_json() for change in self.header],
             "orderChanged": self.order_changed,
             "notCompared": self.not_compared,
         }
+
+
+def _array(
+    items: Sequence[Any], convert: Callable[[Any], Any] | None, streamed: bool
+) -> list[Any] | Streamed:
+    """A list of a report as JSON: whole, or to be written an item at a time."""
+    found = Streamed(items, convert)
+    return found if streamed else list(found)
 
 
 #: how rows are matched: by id and occurrence (the second row with id "a" matches the second
@@ -245,6 +257,8 @@ BUCKET_BYTES: Final = SMALL_BUCKET_BYTES
 HELD_RECORDS: Final = 8192
 #: rows that differ waiting to be written to their buckets, at most (a row may be large)
 HELD_ROWS: Final = 256
+#: changed rows a spilled list holds in memory a chunk of (a row's changes may be large)
+CHANGES_A_CHUNK: Final = 256
 #: distinct values of the reviewed fields kept once in memory, at most (the same few oracle
 #: types and evaluators recur on every row; a version may be new on every row)
 _INTERNED: Final = 4096
@@ -439,7 +453,7 @@ class JoinedSets:
                 differs = other[3] != digested
                 pairs.append((place, key, fields, other[4], other[0], differs))
                 if differs:
-                    differing.append((place, other[0], digested, other[3]))
+                    differing.append((place, other[0], digested, other[3], key, fields, other[4]))
             self._pairs.put(bucket, pairs)
             self._added.put(bucket, ((r[0], key, r[4]) for key, r in others.items()))
             self._differing.put(bucket, differing)
@@ -455,8 +469,8 @@ class JoinedSets:
         self._changes = self._compared(wanted) if differ else None
 
     def _compared(self, wanted: _Buckets) -> _Buckets:
-        """How each pair of rows that differ differs, a bucket at a time, kept in the left
-        side's order."""
+        """How each pair of rows that differ differs, a bucket at a time: kept in the left
+        side's order, and as the pairs themselves in the right side's order."""
         left_rows = self._buckets("left-rows", HELD_ROWS)
         right_rows = self._buckets("right-rows", HELD_ROWS)
         _gather(
@@ -465,16 +479,19 @@ class JoinedSets:
             left_rows,
         )
         _gather(self.right, [wanted.read(b) for b in range(self.count)], right_rows)
-        changes = self._buckets("changes")
+        changes, self._changed = self._buckets("changes"), self._buckets("changed")
         for bucket in range(self.count):
             held = dict(left_rows.read(bucket))
-            partner = {r[1]: r[0] for r in self._differing.read(bucket)}
-            found = []
+            partner = {r[1]: r for r in self._differing.read(bucket)}
+            found, changed = [], []
             for place, row in right_rows.read(bucket):
-                left_place = partner[place]
-                found.append((left_place, tuple(value_changes(held.pop(left_place), row))))
+                left_place, _, _, _, key, fields, other = partner[place]
+                differences = tuple(value_changes(held.pop(left_place), row))
+                found.append((left_place, differences))
+                changed.append((place, key, fields, other, differences))
             found.sort(key=itemgetter(0))
             changes.put(bucket, found)
+            self._changed.put(bucket, changed)
         return changes
 
     def pairs(self) -> Iterator[Pair]:
@@ -488,6 +505,13 @@ class JoinedSets:
 
         merged = heapq.merge(*map(bucket_pairs, range(self.count)), key=itemgetter(0))
         return (pair for _, pair in merged)
+
+    def changed(self) -> Iterator[Pair]:
+        """The shared rows that differ, in the right side's order (``place``, each)."""
+        if self._changes is None:
+            return iter(())
+        merged = heapq.merge(*map(self._changed.read, range(self.count)), key=itemgetter(0))
+        return (Pair(key, case, other, place, found) for place, key, case, other, found in merged)
 
     def added(self) -> Iterator[Added]:
         """The rows of the right side whose keys the left does not have, in its order."""
@@ -648,7 +672,13 @@ def _family_changes(before: list[Any], after: list[Any]) -> list[Change]:
 
 def diff_joined(joined: JoinedSets) -> SetDiff:
     """What differs between two sides matched by key."""
-    result = SetDiff(left=joined.left.label, right=joined.right.label)
+    result = SetDiff(
+        left=joined.left.label,
+        right=joined.right.label,
+        added=SpillList(),
+        removed=SpillList(),
+        changed=SpillList(chunk=CHANGES_A_CHUNK),
+    )
     result.not_compared.extend(joined.notes)
     if joined.left.header is not None and joined.right.header is not None:
         old_header = without_kept_text(joined.left.header)

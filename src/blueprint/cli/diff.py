@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,6 +19,8 @@ from blueprint.cli._common import (
     boundary,
     err,
     escape,
+    joined,
+    print_pieces,
     value_of,
 )
 from blueprint.core.errors import UsageError
@@ -31,11 +33,11 @@ from blueprint.diff import (
     index_for_diff,
 )
 from blueprint.io.atomic import AtomicOutputs
-from blueprint.io.jsonvalues import dumps_text
+from blueprint.io.jsonvalues import dumps_text, json_pieces
 from blueprint.project.config import load_project
 from blueprint.project.discovery import expand, project_sets
 from blueprint.project.gitref import load_at_revision
-from blueprint.reports.review import Review, render_markdown, review
+from blueprint.reports.review import Review, markdown_pieces, review
 
 
 @boundary
@@ -90,22 +92,22 @@ def diff_command(
         for before, after in _pairs(paths or [], against, fmt, config)
     ]
     if report is SimpleReport.json:
-        documents = [{**item.diff.to_json(), "review": item.to_json()} for item in reviews]
+        documents = [
+            {**item.diff.to_json(streamed=True), "review": item.to_json(streamed=True)}
+            for item in reviews
+        ]
         single = against is None or len(documents) == 1
-        typer.echo(
-            json.dumps(
-                documents[0]
-                if single and documents
-                else {"identical": all(d["identical"] for d in documents), "sets": documents},
-                indent=2,
-                ensure_ascii=False,
-            )
+        document = (
+            documents[0]
+            if single and documents
+            else {"identical": all(d["identical"] for d in documents), "sets": documents}
         )
+        print_pieces([*json_pieces(document), "\n"])
     for item in reviews:
         print_diff(item.diff, several=len(reviews) > 1)
         print_findings(item)
     if markdown is not None:
-        _write_markdown(markdown, render_markdown(reviews), force)
+        _write_markdown(markdown, markdown_pieces(reviews), force)
     raise typer.Exit(0 if all(item.diff.identical for item in reviews) else 1)
 
 
@@ -148,12 +150,14 @@ def print_findings(item: Review) -> None:
         )
 
 
-def _write_markdown(target: Path, text: str, force: bool) -> None:
+def _write_markdown(target: Path, pieces: Iterable[str], force: bool) -> None:
     if str(target) == "-":
-        typer.echo(text, nl=False)
+        print_pieces(pieces)
         return
     with AtomicOutputs([target], force=force) as outputs:
-        outputs.open(target).write(text)
+        written = outputs.open(target)
+        for chunk in joined(pieces):
+            written.write(chunk)
     err.print(f"wrote {escape(str(target))}")
 
 

@@ -11,7 +11,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Final
 
@@ -373,3 +373,45 @@ def json_type(value: Any) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__name__
+
+
+class Streamed:
+    """A JSON array of a report that may be large (its items wait on disk): written an item
+    at a time by :func:`json_pieces`, each item as ``convert`` makes it."""
+
+    __slots__ = ("convert", "items")
+
+    def __init__(self, items: Sequence[Any], convert: Callable[[Any], Any] | None = None) -> None:
+        self.items = items
+        self.convert = convert
+
+    def __iter__(self) -> Iterator[Any]:
+        convert = self.convert
+        return iter(self.items) if convert is None else map(convert, self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def json_pieces(value: Any, level: int = 0) -> Iterator[str]:
+    """``json.dumps(value, indent=2, ensure_ascii=False)``, in pieces: the items of a
+    :class:`Streamed` array one at a time, so that a report of any size is written in the
+    same memory."""
+    pad = "\n" + "  " * (level + 1)
+    if isinstance(value, dict) and value:
+        for number, (key, item) in enumerate(value.items()):
+            yield ("{" if number == 0 else ",") + pad + json.dumps(key, ensure_ascii=False) + ": "
+            yield from json_pieces(item, level + 1)
+        yield "\n" + "  " * level + "}"
+    elif isinstance(value, list | Streamed) and len(value):
+        streamed = isinstance(value, Streamed)
+        for number, item in enumerate(value):
+            yield "[" if number == 0 else ","
+            if streamed:  # a report's item: its own indentation, moved to this depth
+                yield pad + json.dumps(item, indent=2, ensure_ascii=False).replace("\n", pad)
+            else:
+                yield pad
+                yield from json_pieces(item, level + 1)
+        yield "\n" + "  " * level + "]"
+    else:
+        yield json.dumps([] if isinstance(value, Streamed) else value, ensure_ascii=False)

@@ -10,26 +10,28 @@ same (a case is versioned when its expected behaviour changes).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Final
 
 from blueprint.core import jsonpath
-from blueprint.core.issues import Issue, make_issue
+from blueprint.core.issues import Issue, IssueLog, make_issue
 from blueprint.core.model import STARTER_PROVENANCES
+from blueprint.core.spill import SpillList
 from blueprint.diff import (
     ABSENT,
     CaseFields,
     Change,
     ComparedSet,
     JoinedSets,
+    Pair,
     RowKey,
     SetDiff,
     case_dict,
     diff_joined,
     row_label,
 )
-from blueprint.io.jsonvalues import dumps_text
+from blueprint.io.jsonvalues import Streamed, dumps_text
 
 if TYPE_CHECKING:
     import jinja2
@@ -70,46 +72,57 @@ class RowSummary:
 
 @dataclass
 class Review:
-    """The reviewer's view of one set's change."""
+    """The reviewer's view of one set's change. Its lists may be long (every row of a large
+    set may change) and wait on disk past a few thousand items."""
 
     before: str
     after: str
     diff: SetDiff
-    added: list[RowSummary] = field(default_factory=list)
-    removed: list[RowSummary] = field(default_factory=list)
-    grading: list[Transition] = field(default_factory=list)
-    promoted: list[Transition] = field(default_factory=list)
-    demoted: list[Transition] = field(default_factory=list)
+    added: MutableSequence[RowSummary] = field(default_factory=list)
+    removed: MutableSequence[RowSummary] = field(default_factory=list)
+    grading: MutableSequence[Transition] = field(default_factory=list)
+    promoted: MutableSequence[Transition] = field(default_factory=list)
+    demoted: MutableSequence[Transition] = field(default_factory=list)
     #: (row id, the behaviour fields that changed, the version both sides carry)
-    unversioned: list[tuple[str, list[str], Any]] = field(default_factory=list)
+    unversioned: MutableSequence[tuple[str, list[str], Any]] = field(default_factory=list)
     #: the findings, with stable codes: a case whose behaviour changed but not its version
-    findings: list[Issue] = field(default_factory=list)
+    findings: MutableSequence[Issue] = field(default_factory=list)
 
     @property
     def warnings(self) -> int:
         return len(self.demoted) + len(self.unversioned)
 
-    def to_json(self) -> dict[str, Any]:
-        def transition(item: Transition) -> dict[str, Any]:
-            return {
-                "subject": item.subject,
-                "field": item.field,
-                "before": None if item.before is ABSENT else item.before,
-                "after": None if item.after is ABSENT else item.after,
-            }
+    def to_json(self, *, streamed: bool = False) -> dict[str, Any]:
+        """The review as JSON; ``streamed``: its lists as :class:`Streamed` arrays (see
+        :meth:`SetDiff.to_json`)."""
+
+        def array(items: Sequence[Any], convert: Callable[[Any], Any]) -> Any:
+            found = Streamed(items, convert)
+            return found if streamed else list(found)
 
         return {
             "before": self.before,
             "after": self.after,
-            "grading": [transition(item) for item in self.grading],
-            "promoted": [transition(item) for item in self.promoted],
-            "demoted": [transition(item) for item in self.demoted],
-            "unversioned": [
-                {"id": row_id, "fields": fields, "version": version}
-                for row_id, fields, version in self.unversioned
-            ],
-            "findings": [issue.to_json() for issue in self.findings],
+            "grading": array(self.grading, _transition_json),
+            "promoted": array(self.promoted, _transition_json),
+            "demoted": array(self.demoted, _transition_json),
+            "unversioned": array(self.unversioned, _unversioned_json),
+            "findings": array(self.findings, Issue.to_json),
         }
+
+
+def _transition_json(item: Transition) -> dict[str, Any]:
+    return {
+        "subject": item.subject,
+        "field": item.field,
+        "before": None if item.before is ABSENT else item.before,
+        "after": None if item.after is ABSENT else item.after,
+    }
+
+
+def _unversioned_json(item: tuple[str, list[str], Any]) -> dict[str, Any]:
+    row_id, fields, version = item
+    return {"id": row_id, "fields": fields, "version": version}
 
 
 def _summary(key: RowKey, fields: CaseFields) -> RowSummary:
@@ -138,11 +151,20 @@ def review(before: ComparedSet, after: ComparedSet, diff: SetDiff | None = None)
 
 
 def review_joined(joined: JoinedSets, diff: SetDiff) -> Review:
-    result = Review(joined.left.label, joined.right.label, diff)
-    #: (place in the newer set, key, behaviour fields that changed, the version both carry)
-    unversioned: list[tuple[int, RowKey, list[str], Any]] = []
+    result = Review(
+        joined.left.label,
+        joined.right.label,
+        diff,
+        added=SpillList(),
+        removed=SpillList(),
+        grading=SpillList(),
+        promoted=SpillList(),
+        demoted=SpillList(),
+        unversioned=SpillList(),
+        findings=IssueLog(),
+    )
     for pair in joined.pairs():
-        if pair.other is None or pair.place is None:
+        if pair.other is None:
             result.removed.append(_summary(pair.key, pair.case))
             continue
         label = row_label(pair.key)
@@ -164,38 +186,44 @@ def review_joined(joined: JoinedSets, diff: SetDiff) -> Review:
                 result.promoted.append(item)
             elif _is_starter(now) and not _is_starter(was):
                 result.demoted.append(item)
-        behaviour = sorted(
-            {
-                prefix.removeprefix("$.")
-                for change in pair.changes
-                if (prefix := _under(change.path, BEHAVIOUR_PATHS)) is not None
-            }
-        )
-        old_version = old_case.get("version", ABSENT)
-        if behaviour and old_version == new_case.get("version", ABSENT):
-            version = None if old_version is ABSENT else old_version
-            result.unversioned.append((label, behaviour, version))
-            unversioned.append((pair.place, pair.key, behaviour, version))
-    result.added = [_summary(item.key, item.case) for item in joined.added()]
-    result.findings = _unversioned_findings(unversioned)
+        unversioned = _unversioned(pair)
+        if unversioned is not None:
+            result.unversioned.append((label, *unversioned))
+    result.added.extend(_summary(item.key, item.case) for item in joined.added())
+    # a finding for each such row, at its place in the newer set, in that set's order
+    for pair in joined.changed():
+        unversioned = _unversioned(pair)
+        if unversioned is not None and pair.place is not None:
+            fields, version = unversioned
+            result.findings.append(
+                make_issue(
+                    "unversioned-behavior-change",
+                    path=jsonpath.join("$", ["rows", pair.place, "metadata", "case", "version"]),
+                    row_index=pair.place,
+                    row_id=pair.key[0],
+                    fields=", ".join(fields),
+                    version="unset" if version is None else dumps_text(version),
+                )
+            )
     result.grading += _family_grading(joined.left.header, joined.right.header)
     return result
 
 
-def _unversioned_findings(unversioned: list[tuple[int, RowKey, list[str], Any]]) -> list[Issue]:
-    """An ``unversioned-behavior-change`` finding for each such row, at its place in the
-    newer set, in that set's order."""
-    return [
-        make_issue(
-            "unversioned-behavior-change",
-            path=jsonpath.join("$", ["rows", index, "metadata", "case", "version"]),
-            row_index=index,
-            row_id=key[0],
-            fields=", ".join(fields),
-            version="unset" if version is None else dumps_text(version),
-        )
-        for index, key, fields, version in sorted(unversioned, key=itemgetter(0))
-    ]
+def _unversioned(pair: Pair) -> tuple[list[str], Any] | None:
+    """The behaviour fields that changed and the version both sides carry (None when
+    unset), for a case whose expected behaviour changed but not its version."""
+    behaviour = sorted(
+        {
+            prefix.removeprefix("$.")
+            for change in pair.changes
+            if (prefix := _under(change.path, BEHAVIOUR_PATHS)) is not None
+        }
+    )
+    old_version = case_dict(pair.case).get("version", ABSENT)
+    new_version = ABSENT if pair.other is None else case_dict(pair.other).get("version", ABSENT)
+    if not behaviour or old_version != new_version:
+        return None
+    return behaviour, None if old_version is ABSENT else old_version
 
 
 def _family_grading(
@@ -290,8 +318,14 @@ def _environment() -> jinja2.Environment:
 
 def render_markdown(reviews: list[Review], *, title: str = "Golden set review") -> str:
     """A pull-request summary of one or more sets' changes, in GitHub-flavoured Markdown."""
+    return "".join(markdown_pieces(reviews, title=title))
+
+
+def markdown_pieces(reviews: list[Review], *, title: str = "Golden set review") -> Iterator[str]:
+    """The summary of :func:`render_markdown`, in pieces as the template makes them (a
+    large set's rows one at a time)."""
     template = _environment().get_template("review.md.j2")
-    return template.render(
+    return template.generate(
         title=title,
         changed=[item for item in reviews if not item.diff.identical],
         unchanged=[item for item in reviews if item.diff.identical],
