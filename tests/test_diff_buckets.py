@@ -287,7 +287,7 @@ def test_the_reports_of_a_large_change_in_buckets_are_those_held_whole(
     from typer.testing import CliRunner
 
     from blueprint.cli import app
-    from blueprint.core import spill
+    from blueprint.reports import review as review_module
 
     before, after = _large_change(tmp_path)
 
@@ -302,8 +302,8 @@ def test_the_reports_of_a_large_change_in_buckets_are_those_held_whole(
 
     whole = reports("whole")
     # every list of the diff and the review past a chunk, and the sides in many buckets
-    monkeypatch.setattr(spill, "CHUNK", 16)
-    monkeypatch.setattr(diff_module, "CHANGES_A_CHUNK", 8)
+    monkeypatch.setattr(diff_module, "LISTED_A_CHUNK", 8)
+    monkeypatch.setattr(review_module, "LISTED_A_CHUNK", 8)
     monkeypatch.setattr(diff_module, "BUCKET_BYTES", 20_000)
     assert reports("buckets") == whole
     document = json.loads(whole[0])

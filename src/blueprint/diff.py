@@ -257,8 +257,10 @@ BUCKET_BYTES: Final = SMALL_BUCKET_BYTES
 HELD_RECORDS: Final = 8192
 #: rows that differ waiting to be written to their buckets, at most (a row may be large)
 HELD_ROWS: Final = 256
-#: changed rows a spilled list holds in memory a chunk of (a row's changes may be large)
-CHANGES_A_CHUNK: Final = 256
+#: items of a comparison's lists (rows changed, added, removed; a review's transitions and
+#: findings) written to disk, and read back, at a time: a list holds at most two chunks, and
+#: a changed row's changes may be large
+LISTED_A_CHUNK: Final = 256
 #: distinct values of the reviewed fields kept once in memory, at most (the same few oracle
 #: types and evaluators recur on every row; a version may be new on every row)
 _INTERNED: Final = 4096
@@ -675,9 +677,9 @@ def diff_joined(joined: JoinedSets) -> SetDiff:
     result = SetDiff(
         left=joined.left.label,
         right=joined.right.label,
-        added=SpillList(),
-        removed=SpillList(),
-        changed=SpillList(chunk=CHANGES_A_CHUNK),
+        added=SpillList(chunk=LISTED_A_CHUNK),
+        removed=SpillList(chunk=LISTED_A_CHUNK),
+        changed=SpillList(chunk=LISTED_A_CHUNK),
     )
     result.not_compared.extend(joined.notes)
     if joined.left.header is not None and joined.right.header is not None:

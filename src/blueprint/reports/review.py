@@ -20,6 +20,7 @@ from blueprint.core.model import STARTER_PROVENANCES
 from blueprint.core.spill import SpillList
 from blueprint.diff import (
     ABSENT,
+    LISTED_A_CHUNK,
     CaseFields,
     Change,
     ComparedSet,
@@ -155,13 +156,13 @@ def review_joined(joined: JoinedSets, diff: SetDiff) -> Review:
         joined.left.label,
         joined.right.label,
         diff,
-        added=SpillList(),
-        removed=SpillList(),
-        grading=SpillList(),
-        promoted=SpillList(),
-        demoted=SpillList(),
-        unversioned=SpillList(),
-        findings=IssueLog(),
+        added=SpillList(chunk=LISTED_A_CHUNK),
+        removed=SpillList(chunk=LISTED_A_CHUNK),
+        grading=SpillList(chunk=LISTED_A_CHUNK),
+        promoted=SpillList(chunk=LISTED_A_CHUNK),
+        demoted=SpillList(chunk=LISTED_A_CHUNK),
+        unversioned=SpillList(chunk=LISTED_A_CHUNK),
+        findings=IssueLog(chunk=LISTED_A_CHUNK),
     )
     for pair in joined.pairs():
         if pair.other is None:
