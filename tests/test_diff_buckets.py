@@ -244,7 +244,7 @@ def test_memory_in_buckets_stays_the_same_however_many_rows(
 ) -> None:
     # what waits to be written, and what a merge of the buckets reads, is a few thousand
     # records in all, as many as a large set's hundreds of buckets take; here, fewer
-    monkeypatch.setattr(diff_module, "records_a_chunk", lambda files: 4)
+    monkeypatch.setattr(diff_module, "records_a_chunk", lambda files, held=0: 4)
     monkeypatch.setattr(diff_module, "HELD_RECORDS", 64)
     monkeypatch.setattr(diff_module, "HELD_ROWS", 4)
     text = "a long input, the kind a real case has " * 25

@@ -255,6 +255,9 @@ CaseFields = tuple[Any, ...]
 BUCKET_BYTES: Final = SMALL_BUCKET_BYTES
 #: index records waiting to be written to their buckets, at most (some 200 bytes each)
 HELD_RECORDS: Final = 8192
+#: records a merge of every bucket's holds, about (a chunk of each bucket; some 500 bytes a
+#: record)
+MERGED_RECORDS: Final = 2048
 #: rows that differ waiting to be written to their buckets, at most (a row may be large)
 HELD_ROWS: Final = 256
 #: items of a comparison's lists (rows changed, added, removed; a review's transitions and
@@ -339,7 +342,7 @@ class _Buckets:
         if not self._folder:
             self._held[bucket] = list(records)
             return
-        size = records_a_chunk(self.count)
+        size = records_a_chunk(self.count, MERGED_RECORDS)
         chunk: list[Any] = []
         for record in records:
             chunk.append(record)

@@ -319,11 +319,11 @@ _RECORDS_HELD: Final = 8192
 _LENGTH: Final = struct.Struct("<q")
 
 
-def records_a_chunk(files: int) -> int:
+def records_a_chunk(files: int, held: int = _RECORDS_HELD) -> int:
     """Records a chunk for ``files`` chunk files read together: all their chunks together
-    hold some 8,192 (the same memory however many files a large set takes), between 4 and
-    :data:`RECORDS_A_CHUNK` each."""
-    return max(4, min(RECORDS_A_CHUNK, _RECORDS_HELD // max(files, 1)))
+    hold some ``held`` (8,192: the same memory however many files a large set takes),
+    between 4 and :data:`RECORDS_A_CHUNK` each."""
+    return max(4, min(RECORDS_A_CHUNK, held // max(files, 1)))
 
 
 @dataclass(frozen=True)
