@@ -313,3 +313,23 @@ def test_the_reports_of_a_large_change_in_buckets_are_those_held_whole(
     assert [f["rowIndex"] for f in findings] == sorted(f["rowIndex"] for f in findings)
     assert len(findings) == len(document["review"]["unversioned"]) > 100
     assert left_behind() == []
+
+
+def test_no_room_for_the_buckets_stops_the_command_with_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, private_temporary_folder: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from blueprint.cli import app
+
+    before, after = _large_change(tmp_path)
+
+    def full(path: str, chunk: list[Any]) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(diff_module, "append_chunk", full)
+    monkeypatch.setattr(diff_module, "BUCKET_BYTES", 20_000)
+    done = CliRunner().invoke(app, ["diff", str(before), str(after)])
+    assert done.exit_code == 2, done.output
+    assert "TMPDIR" in done.stderr and "Traceback" not in done.output
+    assert left_behind() == []

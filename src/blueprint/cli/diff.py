@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
@@ -102,7 +103,7 @@ def diff_command(
             if single and documents
             else {"identical": all(d["identical"] for d in documents), "sets": documents}
         )
-        print_pieces([*json_pieces(document), "\n"])
+        print_pieces(itertools.chain(json_pieces(document), "\n"))
     for item in reviews:
         print_diff(item.diff, several=len(reviews) > 1)
         print_findings(item)
