@@ -3,7 +3,8 @@
 Rows are matched by ``id`` (repeated ids by occurrence, rows without an id by position) and
 compared value by value with types kept apart: ``"1"`` differs from ``1``, ``1`` from ``1.0``,
 ``null`` from an absent key. Key order inside objects never counts; row order is reported
-separately. Set-level fields are compared only when both sides carry them.
+separately. Set-level fields are compared only when both sides carry them. Neither side is
+held in memory: the two are matched in buckets on disk (:class:`JoinedSets`).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class RowChange:
 @dataclass
 class SetDiff:
     """What differs between two sets. The rows' lists may be long, and wait on disk past a
-    few thousand items (:class:`blueprint.core.spill.SpillList`)."""
+    few hundred items (:class:`blueprint.core.spill.SpillList`)."""
 
     left: str
     right: str

@@ -74,7 +74,7 @@ class RowSummary:
 @dataclass
 class Review:
     """The reviewer's view of one set's change. Its lists may be long (every row of a large
-    set may change) and wait on disk past a few thousand items."""
+    set may change) and wait on disk past a few hundred items."""
 
     before: str
     after: str
