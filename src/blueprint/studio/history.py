@@ -47,7 +47,9 @@ class History:
                     loaded = load_at_revision(path, "HEAD")
                 except BlueprintError as error:
                     return HeadRow(commit, unavailable=f"the set at HEAD cannot be read: {error}")
-                rows = {key[0]: row for key, row in loaded.rows.items() if key[0] is not None}
+                rows = {
+                    key[0]: row for key, row in loaded.rows_by_key.items() if key[0] is not None
+                }
                 cached = self._cache[path] = (commit, rows)
         return HeadRow(commit, cached[1].get(row_id))
 
