@@ -33,7 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +49,9 @@ GNU_TIME = "/usr/bin/time"
 
 #: name -> the command's arguments after ``python -m blueprint``; SET is the set's path,
 #: RESULTS a results file for it (a result for each id, right 70% of the time), CHANGED a
-#: copy of the set with every hundredth row changed, OUT a file in the work folder named
-#: after the command
+#: copy of the set with every hundredth row changed, INVALID a copy with an error on every
+#: row (its caseId is not its id), COMMITTED that changed copy in a git repository whose
+#: last commit holds the set as it was, OUT a file in the work folder named after the command
 COMMANDS: dict[str, list[str]] = {
     "validate -j 1": ["validate", "SET", "--report", "json", "-q", "-j", "1"],
     "validate -j 2": ["validate", "SET", "--report", "json", "-q", "-j", "2"],
@@ -72,8 +73,11 @@ COMMANDS: dict[str, list[str]] = {
     "grade -j 1 --report json": ["grade", "SET", "RESULTS", "-j", "1", "--report", "json"],
     "grade -j 2": ["grade", "SET", "RESULTS", "-j", "2"],
     "grade -j 1 --baseline": ["grade", "SET", "RESULTS", "-j", "1", "--baseline", "RESULTS"],
+    "grade -j 1 --report html": ["grade", "SET", "RESULTS", "-j", "1", "--report", "html"],
+    "grade -j 1 (every row invalid)": ["grade", "INVALID", "RESULTS", "-j", "1"],
     "diff (1% changed)": ["diff", "SET", "CHANGED"],
     "diff (1% changed) --report json": ["diff", "SET", "CHANGED", "--report", "json"],
+    "diff --against HEAD (1% changed)": ["diff", "--against", "HEAD", "COMMITTED"],
 }
 
 
@@ -84,6 +88,8 @@ def measure(command: list[str], path: Path, folder: Path, name: str) -> dict[str
         "SET": str(path),
         "RESULTS": str(folder / "results.jsonl"),
         "CHANGED": str(folder / "changed.jsonl"),
+        "INVALID": str(folder / "invalid.jsonl"),
+        "COMMITTED": str(folder / "repository" / "set.jsonl"),
     }
     arguments = [
         named.get(word, str(stem) + word[3:] if word.startswith("OUT") else word)
@@ -117,6 +123,34 @@ def write_results(rows: int, path: Path) -> None:
                 handle.write(json.dumps(result(row, None, rng), ensure_ascii=False) + "\n")
 
 
+def committed(path: Path, repository: Path) -> None:
+    """A git repository holding the set at ``path`` in its one commit, and in its working
+    tree a copy with every hundredth row changed."""
+    shutil.rmtree(repository, ignore_errors=True)
+    repository.mkdir()
+    target = repository / path.name
+    shutil.copyfile(path, target)
+    sidecar = path.with_name(path.name + ".set.json")
+    if sidecar.exists():
+        shutil.copyfile(sidecar, target.with_name(sidecar.name))
+
+    def git(*arguments: str) -> None:
+        subprocess.run(["git", *arguments], cwd=repository, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", "-A")
+    identity = ["-c", "user.name=benchmark", "-c", "user.email=benchmark@localhost"]
+    git(*identity, "commit", "-qm", "the set")
+    mutated_copy(path, target)
+
+
+def _mismatched(rows: int) -> Iterator[dict[str, Any]]:
+    """The set's rows, each with a caseId that is not its id: an error on every row."""
+    for row in rows_with_repeats(rows):
+        row["metadata"]["case"]["caseId"] = "other-" + row["id"]
+        yield row
+
+
 def run(sizes: Sequence[int], names: Sequence[str], folder: Path) -> list[dict[str, Any]]:
     from blueprint.formats import REGISTRY, WriteOptions
 
@@ -129,12 +163,19 @@ def run(sizes: Sequence[int], names: Sequence[str], folder: Path) -> list[dict[s
             write_results(rows, folder / "results.jsonl")
         if any("CHANGED" in COMMANDS[name] for name in names):
             mutated_copy(path, folder / "changed.jsonl")
+        if any("COMMITTED" in COMMANDS[name] for name in names):
+            committed(path, folder / "repository")
+        if any("INVALID" in COMMANDS[name] for name in names):
+            invalid = folder / "invalid.jsonl"
+            REGISTRY["jsonl"].write(HEADER, _mismatched(rows), invalid, WriteOptions(force=True))
         for name in names:
             print(f"  {name}", file=sys.stderr)
             measured.append(
                 {"command": name, "rows": rows, **measure(COMMANDS[name], path, folder, name)}
             )
         path.unlink()
+        (folder / "invalid.jsonl").unlink(missing_ok=True)
+        shutil.rmtree(folder / "repository", ignore_errors=True)
     return measured
 
 

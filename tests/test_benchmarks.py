@@ -136,6 +136,6 @@ def test_the_memory_benchmark_measures_each_command_at_each_size():
     )
     assert completed.returncode == 0, completed.stderr
     measured = json.loads(completed.stdout)
-    assert [found["rows"] for found in measured] == [300] * 14 + [600] * 14
+    assert [found["rows"] for found in measured] == [300] * 17 + [600] * 17
     assert measured[0]["command"] == "validate -j 1"
     assert all(found["rss"] > 10 * 2**20 and found["seconds"] > 0 for found in measured)

@@ -277,6 +277,22 @@ def test_an_error_of_no_row_refuses_the_whole_set(tmp_path: Path) -> None:
     assert done.exit_code == 2 and "duplicate-case-family" in done.output
 
 
+def test_a_refusal_names_the_first_errors_of_no_row_and_counts_the_rest(tmp_path: Path) -> None:
+    from blueprint.grading import grade_set
+    from blueprint.grading.report import SetNotGradable
+    from conftest import document, row, write_json
+
+    families = [{"id": "f", "oracleType": "reference-answer"}] * 9  # eight repeats
+    path = write_json(
+        tmp_path / "set.json", document(row("a", caseFamily="f"), caseFamilies=families)
+    )
+    with pytest.raises(SetNotGradable) as refused:
+        grade_set(path, results(tmp_path, {"id": "a", "output": "yes"}))
+    assert refused.value.count == 8
+    assert [issue.code for issue in refused.value.issues] == ["duplicate-case-family"] * 5
+    assert "and 3 more" in str(refused.value)
+
+
 def test_starter_rows_are_examples_in_every_report(tmp_path: Path) -> None:
     from conftest import document, row, write_json
 

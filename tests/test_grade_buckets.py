@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from blueprint.convert import data_rows, open_set
 from blueprint.core.errors import BlueprintError, ParseError
+from blueprint.core.issues import Issue, make_issue
 from blueprint.formats.shards import find_shards
 from blueprint.grading import buckets as buckets_module
 from blueprint.grading import grade_set
@@ -107,14 +108,14 @@ def both(
     *,
     buckets: int = 3,
     span_bytes: int = 1500,
-    errors: dict[str, Any] | None = None,
+    errors: list[Issue] | None = None,
     k: int | None = None,
 ) -> tuple[Any, Any]:
     """One process's outcome and the buckets'."""
     options = GradingOptions()
     serial = outcome(
         lambda: grade_rows(
-            data_rows(open_set(folder, "shards")), families(), errors or {}, results, options, k=k
+            data_rows(open_set(folder, "shards")), families(), errors or [], results, options, k=k
         )
     )
 
@@ -124,7 +125,7 @@ def both(
                 runner,
                 pieces(None, find_shards([folder]), span_bytes),
                 families(),
-                errors or {},
+                errors or [],
                 results,
                 options,
                 buckets=buckets,
@@ -172,9 +173,8 @@ def test_trials_named_and_files_as_trials(tmp_path: Path) -> None:
     first = write_results(tmp_path / "named.jsonl", named)
     second = write_results(tmp_path / "one.jsonl", [result(row_id) for row_id in IDS[::2]])
     empty = write_results(tmp_path / "empty.jsonl", [])
-    errors = {IDS[7]: []}  # no finding: kept as given
     for files in ([first], [first, second], [second, empty, first]):
-        serial, bucketed = both(folder, files, errors=errors)
+        serial, bucketed = both(folder, files)
         assert len(serial) == 2 and serial[1] is not None
         assert bucketed == serial
     serial, bucketed = both(folder, [first, second], k=2)
@@ -182,15 +182,23 @@ def test_trials_named_and_files_as_trials(tmp_path: Path) -> None:
 
 
 def test_the_validators_errors_make_a_row_invalid(tmp_path: Path) -> None:
-    from blueprint.core.issues import make_issue
-
     folder = shard_set(tmp_path / "set", [10])
-    issue = make_issue("schema", path="$.rows[2]", row_index=2, row_id=IDS[2], reason="bad")
+    # every third row has an error, row 6 two, and the repeated id (rows 3 and the last)
+    # makes both its rows invalid: more findings than a bucket's file takes in one chunk
+    errors = [
+        make_issue("schema", path=f"$.rows[{n}]", row_index=n, row_id=IDS[n], reason="bad")
+        for n in range(0, len(IDS), 3)
+    ]
+    second = make_issue("case-id-mismatch", path="$.rows[6]", row_id=IDS[6], case_id="x", id="y")
+    errors.append(second)
     path = write_results(tmp_path / "r.jsonl", [result(row_id) for row_id in IDS])
     other = write_results(tmp_path / "s.jsonl", [result(row_id, False) for row_id in IDS])
     for files in ([path], [path, other]):
-        serial, bucketed = both(folder, files, errors={IDS[2]: [issue]})
-        assert serial[0][2].verdict == "invalid"
+        serial, bucketed = both(folder, files, errors=errors)
+        verdicts = serial[0]
+        invalid = [n for n, verdict in enumerate(verdicts) if verdict.verdict == "invalid"]
+        assert invalid == [*range(0, len(IDS), 3), len(IDS)]
+        assert "(schema, case-id-mismatch)" in verdicts[6].reason
         assert bucketed == serial
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from typer.testing import CliRunner
 
@@ -145,3 +146,19 @@ def test_the_html_report_plots_each_familys_rate_with_its_interval(tmp_path: Pat
     assert 'src="http' not in html and 'href="http' not in html  # nothing is fetched
     assert ">tone</text>" in html and ">refunds</text>" in html
     assert "90%" in html  # tone: 18 of 20
+
+
+def test_the_html_report_does_not_gather_the_rows(tmp_path: Path) -> None:
+    """The page shows the summary and the gates: a set's rows are not read into it (they
+    would be held whole)."""
+    from blueprint.grading.report import GradeReport
+
+    set_path = _set(tmp_path)
+    results = _results(tmp_path, "r.jsonl", {"tone-01"})
+    page = tmp_path / "grades.html"
+    with mock.patch.object(GradeReport, "_json_rows", side_effect=AssertionError("rows read")):
+        done = runner.invoke(
+            app, ["grade", str(set_path), str(results), "--report", "html", "-o", str(page)]
+        )
+    assert done.exit_code == 1, done.output
+    assert "<svg" in page.read_text(encoding="utf-8")

@@ -207,3 +207,52 @@ def test_outside_a_repository_exits_2(tmp_path: Path, monkeypatch) -> None:
 
 def test_diff_needs_two_sets_without_against(repo: Path) -> None:
     assert run("diff", "set.csv").exit_code == 2
+
+
+def test_the_older_side_is_read_from_its_copy_not_held(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from blueprint import diff as diff_module
+    from blueprint.diff import FileSet
+    from blueprint.project.gitref import revision_for_diff
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    with revision_for_diff(repo / "set.csv", "HEAD~1") as older:
+        assert isinstance(older, FileSet) and older.label.endswith("set.csv@HEAD~1")
+        assert [path.name[:19] for path in scratch.iterdir()] == ["blueprint-revision-"]
+    assert not list(scratch.iterdir())  # the copy goes with the context
+    # neither side of --against is read whole
+    monkeypatch.setattr(diff_module, "collect", lambda *_: pytest.fail("a side was read whole"))
+    result = run("diff", "--against", "HEAD~1", "set.csv", "--report", "json")
+    assert result.exit_code == 1, result.output
+    assert len(json.loads(result.stdout)["removed"]) == 1
+    assert not list(scratch.iterdir())
+
+
+def test_a_row_that_does_not_read_at_the_revision_names_the_set_there(repo: Path) -> None:
+    convert(EXAMPLE, repo / "set.jsonl")
+    mended = (repo / "set.jsonl").read_text(encoding="utf-8")
+    lines = mended.splitlines(keepends=True)
+    lines[2] = '{"id": "broken", \n'
+    (repo / "set.jsonl").write_text("".join(lines), encoding="utf-8")
+    git(repo, "add", "set.jsonl", "set.jsonl.set.json")
+    git(repo, "commit", "-qm", "a broken row")
+    (repo / "set.jsonl").write_text(mended, encoding="utf-8")  # mended in the working tree
+    result = run("diff", "--against", "HEAD", "set.jsonl")
+    assert result.exit_code == 2, result.output
+    assert "set.jsonl@HEAD:3" in result.output
+    assert "blueprint-revision" not in result.output
+
+
+def test_several_sets_against_a_revision_each_compared(repo: Path) -> None:
+    convert(EXAMPLE, repo / "other.json")
+    git(repo, "add", "other.json")
+    git(repo, "commit", "-qm", "another set")
+    result = run("diff", "--against", "HEAD~1", "set.csv", "other.json", "--report", "json")
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.stdout)
+    assert [len(item["removed"]) for item in document["sets"]] == [0, 0]
+    assert [len(item["added"]) for item in document["sets"]] == [0, 8]

@@ -179,18 +179,33 @@ class FileSet:
     """A set file compared without holding its rows: they are read as they are compared (a
     second time for the rows that differ, to say how)."""
 
-    def __init__(self, codec: Codec, path: Path, label: str) -> None:
+    def __init__(
+        self, codec: Codec, path: Path, label: str, *, shown_as: Path | None = None
+    ) -> None:
         self.codec = codec
         self.path = path
         self.label = label
+        #: the file its errors name, where ``path`` is a copy of it the user never named
+        self.shown_as = shown_as
         self.header: dict[str, Any] | None = None
         self.notes: list[str] = []
         self.size = path.stat().st_size if path.is_file() else 0
 
     def rows(self) -> Iterator[tuple[str | None, Any]]:
-        source = self.codec.open(self.path)
-        yield from _rows_with_ids(source)
+        try:
+            source = self.codec.open(self.path)
+            yield from _rows_with_ids(source)
+        except ParseError as error:
+            raise renamed_error(error, self.shown_as) from None
         self.header = source.header
+
+
+def renamed_error(error: ParseError, path: Path | None) -> ParseError:
+    """A parse error naming ``path`` (where it came from reading a copy of that file), at
+    the same line and column; the error itself without one."""
+    if path is None:
+        return error
+    return ParseError(path, error.reason, line=error.line, column=error.column)
 
 
 def _rows_with_ids(source: SetSource) -> Iterator[tuple[str | None, Any]]:
@@ -227,10 +242,13 @@ def load_for_diff(path: Path, format: str | None = None, *, label: str | None = 
     return collect(codec.open(path), label or str(path))
 
 
-def index_for_diff(path: Path, format: str | None = None, *, label: str | None = None) -> FileSet:
-    """A set file to compare: its rows stay in the file (see :class:`FileSet`)."""
+def index_for_diff(
+    path: Path, format: str | None = None, *, label: str | None = None, shown_as: Path | None = None
+) -> FileSet:
+    """A set file to compare: its rows stay in the file (see :class:`FileSet`); ``shown_as``
+    the file its errors name, where ``path`` is a copy."""
     codec = resolve_codec(path, format, reading=True)
-    return FileSet(codec, path, label or str(path))
+    return FileSet(codec, path, label or str(path), shown_as=shown_as)
 
 
 def collect(source: SetSource, label: str) -> LoadedSet:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -37,7 +38,7 @@ from blueprint.io.atomic import AtomicOutputs
 from blueprint.io.jsonvalues import dumps_text, json_pieces
 from blueprint.project.config import load_project
 from blueprint.project.discovery import expand, project_sets
-from blueprint.project.gitref import load_at_revision
+from blueprint.project.gitref import revision_for_diff
 from blueprint.reports.review import Review, markdown_pieces, review
 
 
@@ -88,10 +89,11 @@ def diff_command(
     fmt = value_of(source_format)
     if markdown is not None and str(markdown) == "-" and report is SimpleReport.json:
         raise UsageError("--markdown - and --report json both write to stdout; choose one")
-    reviews = [
-        _compared(before, after, ignore_order)
-        for before, after in _pairs(paths or [], against, fmt, config)
-    ]
+    with contextlib.ExitStack() as revisions:  # the older sides' copies, while compared
+        reviews = [
+            _compared(before, after, ignore_order)
+            for before, after in _pairs(paths or [], against, fmt, config, revisions)
+        ]
     if report is SimpleReport.json:
         documents = [
             {**item.diff.to_json(streamed=True), "review": item.to_json(streamed=True)}
@@ -113,12 +115,19 @@ def diff_command(
 
 
 def _pairs(
-    paths: list[Path], against: str | None, fmt: str | None, config: Path | None
-) -> list[tuple[ComparedSet, ComparedSet]]:
+    paths: list[Path],
+    against: str | None,
+    fmt: str | None,
+    config: Path | None,
+    revisions: contextlib.ExitStack,
+) -> Iterator[tuple[ComparedSet, ComparedSet]]:
+    """The pairs of sets to compare, each opened as it is reached: a set at ``against`` is
+    taken out of git into a scratch folder that ``revisions`` removes."""
     if against is None:
         if len(paths) != 2:
             raise UsageError("diff takes two sets (BEFORE AFTER), or --against REF and paths")
-        return [(index_for_diff(paths[0], fmt), index_for_diff(paths[1], fmt))]
+        yield index_for_diff(paths[0], fmt), index_for_diff(paths[1], fmt)
+        return
     if paths:
         sets = [item.path for item in expand(paths, format=fmt).sets]
     else:
@@ -126,7 +135,13 @@ def _pairs(
         if project.path is None:
             raise UsageError("name the sets to compare: no configuration lists them")
         sets = [item.path for item in project_sets(project).sets]
-    return [(load_at_revision(path, against, format=fmt), _current(path, fmt)) for path in sets]
+    for path in sets:
+        # each copy is removed once its set is compared (its review holds no row of it)
+        revisions.close()
+        yield (
+            revisions.enter_context(revision_for_diff(path, against, format=fmt)),
+            _current(path, fmt),
+        )
 
 
 def _current(path: Path, fmt: str | None) -> ComparedSet:

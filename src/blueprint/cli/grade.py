@@ -309,7 +309,9 @@ def _rendered(graded: GradeReport, report: GradeReportKind) -> Iterator[str]:
     if report is GradeReportKind.html:
         from blueprint.reports.gradepage import render_html
 
-        yield render_html(graded.to_json(), graded.set_path.name, graded.confidence)
+        # the page shows the summary and the gates, not the rows: they are not gathered
+        page = graded.to_json(rows=[])
+        yield render_html(page, graded.set_path.name, graded.confidence)
     elif report is GradeReportKind.github:
         for line in _gating.gate_annotations(str(graded.set_path), graded.gate_failures):
             yield line + "\n"

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from blueprint.core.errors import ParseError, UsageError
-from blueprint.core.issues import Issue
+from blueprint.core.issues import Issue, issue_fields
 from blueprint.core.spill import SpillList
 from blueprint.formats.base import UnreadableRow
 from blueprint.grading.results import read_trials
@@ -61,6 +61,7 @@ from blueprint.grading.streamed import (
     Tally,
     Trials,
     UnknownResultIds,
+    errors_by_id,
     index_entry,
     run_verdicts,
     too_many_trials,
@@ -224,8 +225,9 @@ class BucketTask:
     files: tuple[tuple[int, Path, int | None], ...]
     #: the run's trials, in the order one process numbers them
     trials: tuple[tuple[int, Path, str | None], ...]
-    #: the validator's error findings on the bucket's rows, by id
-    errors: dict[str, list[Issue]]
+    #: the validator's error findings on the bucket's rows, by id; or, pickled, where they
+    #: wait (each finding as its fields: :func:`_errors_in_buckets`)
+    errors: dict[str, list[Issue]] | bytes | BlobRef
     #: the k of pass@k and pass^k (None: the number of trials, or a k the run refuses)
     k: int | None
     #: a folder to write the bucket's verdicts to, a chunk of so many at a time (None: they
@@ -298,7 +300,10 @@ def grade_bucket(task: BucketTask, *blobs: bytes | BlobRef) -> BucketGrades:
     index.packed = []
     if repeats or unknown:  # the run is refused: no verdict is needed
         return BucketGrades(positions, GradedRows([], None), repeats, unknown)
-    graded = run_verdicts(tally.tallied(), task.errors, task.k)
+    errors = task.errors
+    if not isinstance(errors, dict):
+        errors = errors_by_id(Issue(*fields) for fields in _loaded(errors))
+    graded = run_verdicts(tally.tallied(), errors, task.k)
     bucket = BucketGrades(positions, graded, repeats, unknown)
     if task.folder is None:
         return bucket
@@ -344,7 +349,7 @@ def grade_in_buckets(
     runner: Runner,
     spans: Iterable[Piece],
     families: dict[str, Any],
-    errors: dict[str, list[Issue]],
+    errors: Iterable[Issue],
     results: Sequence[Path],
     options: GradingOptions,
     *,
@@ -381,9 +386,7 @@ def grade_in_buckets(
     )
     count = len(trials)
     k_refused = k is not None and not 1 <= k <= max(count, 1)
-    by_bucket: list[dict[str, list[Issue]]] = [{} for _ in range(buckets)]
-    for row_id, found in errors.items():
-        by_bucket[bucket_of(row_id, buckets)][row_id] = found
+    by_bucket = _errors_in_buckets(errors, buckets, folder, chunk)
     task = BucketTask(
         0, families, options, bases, files, tuple(trials.sources), {}, None, folder, chunk
     )
@@ -414,6 +417,31 @@ def grade_in_buckets(
     if k_refused:  # as one process: after the results are read
         raise UsageError(f"k = {k}: from 1 to the run's {count} trial(s)")
     return _merged(graded, sum(counts), trials, k)
+
+
+def _errors_in_buckets(
+    errors: Iterable[Issue], buckets: int, folder: str | None, chunk: int
+) -> list[dict[str, list[Issue]]] | BucketFiles:
+    """The validator's error findings, each in its row's bucket: with a folder (this
+    machine's tasks), in a file a bucket, written a chunk at a time, so that a set with an
+    error on every row is graded in the same memory; else by id, a dict a bucket, which
+    travels with the bucket's task."""
+    if folder is None:
+        by_id: list[dict[str, list[Issue]]] = [{} for _ in range(buckets)]
+        for issue in errors:
+            by_id[bucket_of(issue.row_id, buckets)].setdefault(str(issue.row_id), []).append(issue)
+        return by_id
+    files = BucketFiles.made(folder, buckets)
+    held: list[list[tuple[Any, ...]]] = [[] for _ in range(buckets)]
+    for issue in errors:
+        bucket = bucket_of(issue.row_id, buckets)
+        held[bucket].append(issue_fields(issue))
+        if len(held[bucket]) == chunk:
+            files.write(bucket, held[bucket])
+            held[bucket] = []
+    for bucket, records in enumerate(held):
+        files.write(bucket, records)
+    return files
 
 
 def _number_trials(

@@ -20,11 +20,11 @@ import secrets
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from blueprint.convert import complete_header, data_rows, open_set
 from blueprint.core.errors import ParseError, UsageError
-from blueprint.core.issues import ERROR_CODES, Issue
+from blueprint.core.issues import ERROR_CODES, Issue, IssueLog
 from blueprint.formats.base import SetSource
 from blueprint.formats.shards import Shards, find_shards
 from blueprint.grading.buckets import GradingEngine, grade_in_buckets
@@ -46,14 +46,20 @@ class SetNotGradable(UsageError):
     """The set has errors that belong to no one row (a case family declared twice, a header
     that does not read): no row of it is graded."""
 
-    def __init__(self, set_path: Path, issues: list[Issue]) -> None:
-        shown = "; ".join(f"{issue.code}: {issue.message}" for issue in issues[:5])
-        more = f" and {len(issues) - 5} more" if len(issues) > 5 else ""
+    #: how many of those errors the message names (the rest are counted)
+    SHOWN: ClassVar[int] = 5
+
+    def __init__(self, set_path: Path, issues: list[Issue], count: int | None = None) -> None:
+        """``issues``: the errors (or the first of them, with ``count`` in all)."""
+        count = len(issues) if count is None else count
+        shown = "; ".join(f"{issue.code}: {issue.message}" for issue in issues[: self.SHOWN])
+        more = f" and {count - self.SHOWN} more" if count > self.SHOWN else ""
         super().__init__(
             f"{set_path}: the set is not valid, so no row is graded ({shown}{more});"
             " run blueprint validate"
         )
-        self.issues = issues
+        self.issues = issues[: self.SHOWN]
+        self.count = count
 
 
 @dataclass
@@ -450,8 +456,10 @@ def _worth_buckets(source: SetSource, shards: Shards | None) -> bool:
 
 def _row_errors(
     set_path: Path, source_format: str | None, jobs: int = 1, engine: GradingEngine | None = None
-) -> dict[str, list[Issue]]:
-    """The validator's error findings by row id; SetNotGradable for those of no row."""
+) -> IssueLog:
+    """The validator's error findings on the set's rows, in the report's order (past a few
+    thousand, on disk: a set of any size with an error on every row is graded in the same
+    memory); SetNotGradable for those of no row."""
     # errors only: a warning changes no verdict, and leaving them out spares the pass the
     # rules only they need (the duplicate inputs' normalisation, the passLogic phrases)
     options = ValidationOptions(select=ERROR_CODES, row_ids=False)
@@ -459,22 +467,30 @@ def _row_errors(
         report = validate_file(set_path, format=source_format, options=options, jobs=jobs)
     else:
         report = validate_shards([set_path], options=options, engine=engine)
-    errors = [issue for issue in report.issues if issue.severity == "error"]
+    placed = IssueLog()
+    unplaced: list[Issue] = []
+    unplaced_count = 0
+    first_parse: Issue | None = None
+    for issue in report.issues:
+        if issue.severity != "error":
+            continue
+        if first_parse is None and issue.code == "parse":
+            first_parse = issue
+        if issue.row_id is not None:
+            placed.append(issue)
+            continue
+        unplaced_count += 1
+        if len(unplaced) < SetNotGradable.SHOWN:
+            unplaced.append(issue)  # the first few are named, the rest counted
     if report.unreadable:
-        first = next((issue for issue in errors if issue.code == "parse"), None)
         raise ParseError(
             set_path,
-            first.message if first else "the set does not read",
-            line=first.line if first else None,
+            first_parse.message if first_parse else "the set does not read",
+            line=first_parse.line if first_parse else None,
         )
-    unplaced = [issue for issue in errors if issue.row_id is None]
     if unplaced:
-        raise SetNotGradable(set_path, unplaced)
-    found: dict[str, list[Issue]] = {}
-    for issue in errors:
-        assert issue.row_id is not None
-        found.setdefault(issue.row_id, []).append(issue)
-    return found
+        raise SetNotGradable(set_path, unplaced, unplaced_count)
+    return placed
 
 
 __all__ = [

@@ -385,26 +385,33 @@ def _first_line(path: Path, row_id: str, key: str | None) -> int | None:
 def grade_rows(
     rows: Iterable[Any],
     families: dict[str, Any],
-    errors: dict[str, list[Issue]],
+    errors: Iterable[Issue],
     results: Sequence[Path],
     options: GradingOptions,
     *,
     k: int | None = None,
 ) -> GradedRows:
     """Grade the set's rows (as read, in its order) against every results file: each file
-    a trial, or the trials it names. ``errors`` are the validator's error findings by row id
-    (such a row is ``invalid`` in every trial); ``k`` the k of the summary's pass@k and
-    pass^k (the number of trials when None; UsageError past it)."""
+    a trial, or the trials it names. ``errors`` are the validator's error findings on the
+    set's rows (a row with one is ``invalid`` in every trial, as is every row with its id);
+    ``k`` the k of the summary's pass@k and pass^k (the number of trials when None;
+    UsageError past it)."""
     index = RowIndex(rows, families, options)
     tally = Tally(index, options)
     for file_number, path in enumerate(results, start=1):
         tally.read(file_number, path)
     index.packed = []  # every result is graded: the rows are not needed again
-    return run_verdicts(
-        tally.tallied(),
-        errors,
-        k,
-    )
+    return run_verdicts(tally.tallied(), errors_by_id(errors), k)
+
+
+def errors_by_id(errors: Iterable[Issue]) -> dict[str, list[Issue]]:
+    """The validator's error findings on rows, by the row's id (a finding of no row has
+    none: the set is refused before grading)."""
+    found: dict[str, list[Issue]] = {}
+    for issue in errors:
+        assert issue.row_id is not None
+        found.setdefault(issue.row_id, []).append(issue)
+    return found
 
 
 @dataclass

@@ -9,30 +9,40 @@ in the repository.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
-from blueprint.core.errors import ParseError, UsageError
-from blueprint.diff import LoadedSet, load_for_diff
+from blueprint.core.errors import OutputError, ParseError, UsageError
+from blueprint.diff import ComparedSet, LoadedSet, index_for_diff, load_for_diff, renamed_error
 from blueprint.formats.setfile import set_file_for
 from blueprint.io.atomic import scratch_folder
 
 
-def _git(folder: Path, *args: str) -> bytes:
+def _git(folder: Path, *args: str, into: IO[bytes] | None = None) -> bytes:
+    """What git prints (nothing when ``into`` takes it: a file, so that a set of any size is
+    taken out without being held)."""
     executable = shutil.which("git")
     if executable is None:
         raise UsageError("--against needs git, which is not installed")
     try:
         completed = subprocess.run(
-            [executable, *args], cwd=folder, capture_output=True, check=False, timeout=120
+            [executable, *args],
+            cwd=folder,
+            stdout=subprocess.PIPE if into is None else into,
+            stderr=subprocess.PIPE,
+            check=False,
+            timeout=None if into is not None else 120,
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         raise UsageError(f"git {' '.join(args[:1])} failed: {error}") from None
     if completed.returncode != 0:
         message = completed.stderr.decode("utf-8", "replace").strip().splitlines()
         raise UsageError(f"git {args[0]}: {message[-1] if message else 'failed'}")
-    return completed.stdout
+    return completed.stdout or b""
 
 
 def _existing_folder(path: Path) -> Path:
@@ -83,7 +93,11 @@ def set_at_revision(path: Path, revision: str, into: Path) -> Path | None:
     for name in names:
         target = into / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(_git(root, "cat-file", "blob", f"{commit}:{name}"))
+        try:
+            with target.open("wb") as handle:
+                _git(root, "cat-file", "blob", f"{commit}:{name}", into=handle)
+        except OSError as error:
+            raise OutputError(into, f"{error.strerror or error}: the set at {revision}") from None
     return into / relative
 
 
@@ -96,16 +110,39 @@ def _relative(path: Path, root: Path) -> Path:
 
 
 def load_at_revision(path: Path, revision: str, *, format: str | None = None) -> LoadedSet:
-    """The set at ``path`` as it was at ``revision``, read for comparing; a set that did not
-    exist then has no rows."""
+    """The set at ``path`` as it was at ``revision``, read whole for comparing; a set that
+    did not exist then has no rows."""
     with scratch_folder("revision") as folder:
         copy = set_at_revision(path, revision, Path(folder))
         label = f"{path}@{revision}"
         if copy is None:
-            return LoadedSet(label, None, {}, [f"{path} did not exist at {revision}"])
+            return _absent(path, revision)
         try:
             return load_for_diff(copy, format, label=label)
         except ParseError as error:  # name the file as the user knows it, not the copy
-            raise ParseError(
-                Path(label), error.reason, line=error.line, column=error.column
-            ) from None
+            raise renamed_error(error, Path(label)) from None
+
+
+@contextlib.contextmanager
+def revision_for_diff(
+    path: Path, revision: str, *, format: str | None = None
+) -> Iterator[ComparedSet]:
+    """The set at ``path`` as it was at ``revision``, to compare without holding it: its
+    files are taken out to a scratch folder, which lasts as long as the context, and its
+    rows read from there as they are compared. Its errors name ``path@revision``. A set
+    that did not exist then has no rows."""
+    with scratch_folder("revision") as folder:
+        copy = set_at_revision(path, revision, Path(folder))
+        if copy is None:
+            yield _absent(path, revision)
+            return
+        label = f"{path}@{revision}"
+        try:
+            compared = index_for_diff(copy, format, label=label, shown_as=Path(label))
+        except ParseError as error:
+            raise renamed_error(error, Path(label)) from None
+        yield compared
+
+
+def _absent(path: Path, revision: str) -> LoadedSet:
+    return LoadedSet(f"{path}@{revision}", None, {}, [f"{path} did not exist at {revision}"])
