@@ -526,3 +526,40 @@ def test_no_room_for_the_buckets_is_an_output_error(
         monkeypatch.setattr(engines.Path, "open", appending)
     with pytest.raises(OutputError, match="TMPDIR"):
         grade_set(folder, [results], source_format="shards", jobs=1)
+
+
+def test_a_clusters_buckets_come_back_one_at_a_time_and_wait_on_disk(tmp_path: Path) -> None:
+    """Without a folder of this machine (a cluster), each bucket's verdicts are gathered
+    alone and written to a file here before the next: the run never holds them all."""
+    folder = shard_set(tmp_path / "set", [7, 19])
+    path = write_results(tmp_path / "r.jsonl", [result(row_id) for row_id in IDS[::2]])
+    serial, _ = both(folder, [path], buckets=5)
+    gathered: list[int] = []
+
+    class OneRunner(Inline):
+        def gather(self, handles: list[Any]) -> list[Any]:
+            gathered.append(len(handles))
+            return super().gather(handles)
+
+    merged: list[bool] = []
+    real = buckets_module._merged
+
+    def merging(graded: list[Any], *rest: Any) -> GradedRows:
+        merged.extend(bucket.spilled is not None for bucket in graded)
+        return real(graded, *rest)
+
+    with mock.patch.object(buckets_module, "_merged", merging):
+        bucketed = outcome(
+            lambda: grade_in_buckets(
+                OneRunner(),
+                pieces(None, find_shards([folder]), 1500),
+                families(),
+                [],
+                [path],
+                GradingOptions(),
+                buckets=5,
+            )
+        )
+    assert bucketed == serial
+    assert merged == [True] * 5
+    assert gathered[-5:] == [1] * 5

@@ -26,6 +26,7 @@ a time. So the memory of a run on this machine does not grow with the set.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import heapq
@@ -76,9 +77,11 @@ from blueprint.validation.engines import (
     PieceTask,
     Runner,
     blob_of,
+    no_room,
     pickled_buckets,
     piece_rows,
     summary_of,
+    task_folder,
 )
 from blueprint.validation.parallel import Engine, Piece
 
@@ -412,11 +415,33 @@ def grade_in_buckets(
             )
             for each in tasks
         ]
-    graded: list[BucketGrades] = runner.gather(submitted)
-    _refuse(results, stops, graded)
-    if k_refused:  # as one process: after the results are read
-        raise UsageError(f"k = {k}: from 1 to the run's {count} trial(s)")
-    return _merged(graded, sum(counts), trials, k)
+    with contextlib.ExitStack() as stack:
+        if folder is not None:  # each bucket's verdicts wait in a file already
+            graded: list[BucketGrades] = runner.gather(submitted)
+        else:
+            # a cluster's buckets are gathered one at a time, each one's verdicts written
+            # to a file here before the next comes, so that this process never holds them all
+            here = stack.enter_context(task_folder())
+            graded = []
+            for number, handle in enumerate(submitted):
+                (bucket,) = runner.gather([handle])
+                submitted[number] = None  # the cluster may let the bucket's result go
+                graded.append(_kept_in(here, bucket, chunk))
+        _refuse(results, stops, graded)
+        if k_refused:  # as one process: after the results are read
+            raise UsageError(f"k = {k}: from 1 to the run's {count} trial(s)")
+        return _merged(graded, sum(counts), trials, k)
+
+
+def _kept_in(folder: str, bucket: BucketGrades, chunk: int) -> BucketGrades:
+    """A bucket's verdicts moved to a file in ``folder`` (a refused run's have none)."""
+    if bucket.spilled is not None or not bucket.graded.rows:
+        return bucket
+    try:
+        spilled = write_verdicts(folder, bucket.records(), chunk)
+    except OSError as error:
+        raise no_room(error.strerror or str(error)) from None
+    return BucketGrades(array("q"), GradedRows([], None), bucket.repeats, bucket.unknown, spilled)
 
 
 def _errors_in_buckets(

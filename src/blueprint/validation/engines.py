@@ -271,7 +271,7 @@ class PoolEngine:
         self._folder: tempfile.TemporaryDirectory[str] | None = None
 
     def __enter__(self) -> PoolEngine:
-        self._folder = _task_folder()
+        self._folder = task_folder()
         self._executor = worker_pool(self.jobs)
         return self
 
@@ -302,7 +302,7 @@ class LocalEngine:
         self._folder: tempfile.TemporaryDirectory[str] | None = None
 
     def __enter__(self) -> LocalEngine:
-        self._folder = _task_folder()
+        self._folder = task_folder()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -335,7 +335,7 @@ class LocalRunner:
         return list(handles)
 
 
-def _task_folder() -> tempfile.TemporaryDirectory[str]:
+def task_folder() -> tempfile.TemporaryDirectory[str]:
     """A temporary folder for the tasks' records (an output error when there is no room)."""
     try:
         return tempfile.TemporaryDirectory(prefix="blueprint-buckets-")
