@@ -177,6 +177,21 @@ def test_a_large_file_takes_buckets_by_its_size(
     assert not list(private_temporary_folder.iterdir())
 
 
+def test_a_buckets_records_go_once_read_for_the_last_time(
+    tmp_path: Path, private_temporary_folder: Path
+) -> None:
+    """The sides' index records and the rows read again are removed a bucket at a time as
+    they are joined and compared: what stays on disk is what the reports still read."""
+    left, right = _mixed_files(tmp_path)
+    with JoinedSets(index_for_diff(left), index_for_diff(right), buckets=5) as joined:
+        (folder,) = private_temporary_folder.iterdir()
+        kinds = {path.name.rsplit("-", 1)[0] for path in folder.iterdir()}
+        assert kinds <= {"pairs", "added", "changes", "changed"}
+        assert {"pairs", "added", "changes", "changed"} <= kinds
+        assert [pair.key for pair in joined.pairs()]  # what is left still reads
+    assert left_behind() == []
+
+
 class _Rereads:
     """A side whose second reading gives other rows: a file changed while compared."""
 

@@ -395,6 +395,15 @@ class _Buckets:
             return iter(())
         return ChunkFile(self._path(bucket)).records()
 
+    def drop(self, bucket: int) -> None:
+        """Let a bucket's records go, once they are read for the last time: the disk a
+        comparison takes is then what is still to be read, not all it wrote."""
+        if not self._folder:
+            self._held.pop(bucket, None)
+        elif self._written[bucket]:
+            Path(self._path(bucket)).unlink(missing_ok=True)
+            self._written[bucket] = 0
+
 
 def _bucket_of(row_id: str | None, nameless: int, count: int) -> int:
     if count == 1:
@@ -478,6 +487,8 @@ class JoinedSets:
                 pairs.append((place, key, fields, other[4], other[0], differs))
                 if differs:
                     differing.append((place, other[0], digested, other[3], key, fields, other[4]))
+            left_index.drop(bucket)
+            right_index.drop(bucket)
             self._pairs.put(bucket, pairs)
             self._added.put(bucket, ((r[0], key, r[4]) for key, r in others.items()))
             self._differing.put(bucket, differing)
@@ -513,6 +524,8 @@ class JoinedSets:
                 differences = tuple(value_changes(held.pop(left_place), row))
                 found.append((left_place, differences))
                 changed.append((place, key, fields, other, differences))
+            for read in (left_rows, right_rows, self._differing, wanted):
+                read.drop(bucket)
             found.sort(key=itemgetter(0))
             changes.put(bucket, found)
             self._changed.put(bucket, changed)
