@@ -533,10 +533,16 @@ def test_a_clusters_buckets_come_back_one_at_a_time_and_wait_on_disk(tmp_path: P
     alone and written to a file here before the next: the run never holds them all."""
     folder = shard_set(tmp_path / "set", [7, 19])
     path = write_results(tmp_path / "r.jsonl", [result(row_id) for row_id in IDS[::2]])
-    serial, _ = both(folder, [path], buckets=5)
     gathered: list[int] = []
 
+    carried: list[Any] = []
+
     class OneRunner(Inline):
+        def submit(self, function: Callable[..., Any], *arguments: Any) -> Any:
+            if function is buckets_module.grade_bucket:
+                carried.append(arguments[0].errors)
+            return super().submit(function, *arguments)
+
         def gather(self, handles: list[Any]) -> list[Any]:
             gathered.append(len(handles))
             return super().gather(handles)
@@ -548,13 +554,15 @@ def test_a_clusters_buckets_come_back_one_at_a_time_and_wait_on_disk(tmp_path: P
         merged.extend(bucket.spilled is not None for bucket in graded)
         return real(graded, *rest)
 
+    issue = make_issue("schema", path="$.rows[4]", row_index=4, row_id=IDS[4], reason="bad")
+    serial, _ = both(folder, [path], buckets=5, errors=[issue])
     with mock.patch.object(buckets_module, "_merged", merging):
         bucketed = outcome(
             lambda: grade_in_buckets(
                 OneRunner(),
                 pieces(None, find_shards([folder]), 1500),
                 families(),
-                [],
+                [issue],
                 [path],
                 GradingOptions(),
                 buckets=5,
@@ -563,3 +571,5 @@ def test_a_clusters_buckets_come_back_one_at_a_time_and_wait_on_disk(tmp_path: P
     assert bucketed == serial
     assert merged == [True] * 5
     assert gathered[-5:] == [1] * 5
+    # a cluster's worker cannot read this machine's files: a task carries its findings
+    assert len(carried) == 5 and all(isinstance(found, dict) for found in carried)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -256,3 +257,23 @@ def test_several_sets_against_a_revision_each_compared(repo: Path) -> None:
     document = json.loads(result.stdout)
     assert [len(item["removed"]) for item in document["sets"]] == [0, 0]
     assert [len(item["added"]) for item in document["sets"]] == [0, 8]
+
+
+def test_no_room_for_the_older_side_is_an_output_error(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from blueprint.project import gitref
+
+    real = gitref._git
+
+    def full(folder: Path, *arguments: str, into: Any = None) -> bytes:
+        if into is not None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(folder, *arguments)
+
+    monkeypatch.setattr(gitref, "_git", full)
+    result = run("diff", "--against", "HEAD~1", "set.csv")
+    assert result.exit_code == 2, result.output
+    assert "TMPDIR" in result.output

@@ -303,10 +303,7 @@ def grade_bucket(task: BucketTask, *blobs: bytes | BlobRef) -> BucketGrades:
     index.packed = []
     if repeats or unknown:  # the run is refused: no verdict is needed
         return BucketGrades(positions, GradedRows([], None), repeats, unknown)
-    errors = task.errors
-    if not isinstance(errors, dict):
-        errors = errors_by_id(Issue(*fields) for fields in _loaded(errors))
-    graded = run_verdicts(tally.tallied(), errors, task.k)
+    graded = run_verdicts(tally.tallied(), _errors_of(task.errors), task.k)
     bucket = BucketGrades(positions, graded, repeats, unknown)
     if task.folder is None:
         return bucket
@@ -389,39 +386,41 @@ def grade_in_buckets(
     )
     count = len(trials)
     k_refused = k is not None and not 1 <= k <= max(count, 1)
-    by_bucket = _errors_in_buckets(errors, buckets, folder, chunk)
     task = BucketTask(
         0, families, options, bases, files, tuple(trials.sources), {}, None, folder, chunk
     )
-    tasks = [
-        replace(task, bucket=bucket, errors=by_bucket[bucket], k=None if k_refused else k)
-        for bucket in range(buckets)
-    ]
-    if folder is not None:
-        # this machine's tasks read their parts where they were written: each is given where
-        # the spans' and files' records are, once, not a part a span and bucket (the tasks
-        # waiting for a worker would hold spans times buckets of them)
-        parts = tuple(read.blobs for read in runner.gather([*row_reads, *result_reads]))
-        submitted = [runner.submit(grade_bucket_in, each, parts) for each in tasks]
-    else:
-        submitted = [
-            runner.submit(
-                grade_bucket,
-                each,
-                *(
-                    runner.submit(blob_of, read, each.bucket)
-                    for read in (*row_reads, *result_reads)
-                ),
-            )
-            for each in tasks
-        ]
     with contextlib.ExitStack() as stack:
-        if folder is not None:  # each bucket's verdicts wait in a file already
+        # a folder of this machine's for what waits here: the tasks' own, or one of this
+        # process's when they run elsewhere (a cluster's)
+        here = folder if folder is not None else stack.enter_context(task_folder())
+        by_bucket = _errors_in_buckets(errors, buckets, here, chunk)
+        tasks = (
+            replace(task, bucket=bucket, errors=by_bucket[bucket], k=None if k_refused else k)
+            for bucket in range(buckets)
+        )
+        if folder is not None:
+            # this machine's tasks read their parts where they were written: each is given
+            # where the spans' and files' records are, once, not a part a span and bucket
+            # (the tasks waiting for a worker would hold spans times buckets of them)
+            parts = tuple(read.blobs for read in runner.gather([*row_reads, *result_reads]))
+            submitted = [runner.submit(grade_bucket_in, each, parts) for each in tasks]
+            # each bucket's verdicts wait in a file already
             graded: list[BucketGrades] = runner.gather(submitted)
         else:
+            submitted = [
+                runner.submit(
+                    grade_bucket,
+                    # a bucket's findings go with its task, read here as it is sent
+                    replace(each, errors=_errors_of(each.errors)),
+                    *(
+                        runner.submit(blob_of, read, each.bucket)
+                        for read in (*row_reads, *result_reads)
+                    ),
+                )
+                for each in tasks
+            ]
             # a cluster's buckets are gathered one at a time, each one's verdicts written
             # to a file here before the next comes, so that this process never holds them all
-            here = stack.enter_context(task_folder())
             graded = []
             for number, handle in enumerate(submitted):
                 (bucket,) = runner.gather([handle])
@@ -445,17 +444,11 @@ def _kept_in(folder: str, bucket: BucketGrades, chunk: int) -> BucketGrades:
 
 
 def _errors_in_buckets(
-    errors: Iterable[Issue], buckets: int, folder: str | None, chunk: int
-) -> list[dict[str, list[Issue]]] | BucketFiles:
-    """The validator's error findings, each in its row's bucket: with a folder (this
-    machine's tasks), in a file a bucket, written a chunk at a time, so that a set with an
-    error on every row is graded in the same memory; else by id, a dict a bucket, which
-    travels with the bucket's task."""
-    if folder is None:
-        by_id: list[dict[str, list[Issue]]] = [{} for _ in range(buckets)]
-        for issue in errors:
-            by_id[bucket_of(issue.row_id, buckets)].setdefault(str(issue.row_id), []).append(issue)
-        return by_id
+    errors: Iterable[Issue], buckets: int, folder: str, chunk: int
+) -> BucketFiles:
+    """The validator's error findings, each in its row's bucket: in a file a bucket in
+    ``folder``, written a chunk at a time, so that a set with an error on every row is graded
+    in the same memory."""
     files = BucketFiles.made(folder, buckets)
     held: list[list[tuple[Any, ...]]] = [[] for _ in range(buckets)]
     for issue in errors:
@@ -467,6 +460,13 @@ def _errors_in_buckets(
     for bucket, records in enumerate(held):
         files.write(bucket, records)
     return files
+
+
+def _errors_of(part: dict[str, list[Issue]] | bytes | BlobRef) -> dict[str, list[Issue]]:
+    """A bucket's error findings by row id, from where they wait."""
+    if isinstance(part, dict):
+        return part
+    return errors_by_id(Issue(*fields) for fields in _loaded(part))
 
 
 def _number_trials(

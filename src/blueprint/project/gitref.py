@@ -92,12 +92,16 @@ def set_at_revision(path: Path, revision: str, into: Path) -> Path | None:
         return None
     for name in names:
         target = into / name
-        target.parent.mkdir(parents=True, exist_ok=True)
         try:
+            target.parent.mkdir(parents=True, exist_ok=True)
             with target.open("wb") as handle:
                 _git(root, "cat-file", "blob", f"{commit}:{name}", into=handle)
         except OSError as error:
-            raise OutputError(into, f"{error.strerror or error}: the set at {revision}") from None
+            raise OutputError(
+                into,
+                f"{error.strerror or error}: the set at {revision} is taken out to the temporary"
+                " folder to compare (set TMPDIR to a folder with room)",
+            ) from None
     return into / relative
 
 
