@@ -495,7 +495,7 @@ def test_one_process_grades_a_large_set_in_buckets_on_disk(
     assert len(taken) == 4
 
 
-@pytest.mark.parametrize("where", ["tasks", "verdicts", "results"])
+@pytest.mark.parametrize("where", ["tasks", "verdicts", "results", "findings"])
 def test_no_room_for_the_buckets_is_an_output_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
@@ -517,13 +517,22 @@ def test_no_room_for_the_buckets_is_an_output_error(
         monkeypatch.setattr(engines.tempfile, "mkstemp", full)
     elif where == "verdicts":
         monkeypatch.setattr(buckets_module, "write_verdicts", full)
-    else:  # a bucket's results appended to its file
+    else:  # a bucket's results appended to its file, or the validator's findings
         opened = Path.open
+        failing = [where == "results"]
 
         def appending(path: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-            return full() if mode == "ab" else opened(path, mode, *args, **kwargs)
+            return full() if failing[0] and mode == "ab" else opened(path, mode, *args, **kwargs)
 
         monkeypatch.setattr(engines.Path, "open", appending)
+        if where == "findings":  # the set's repeated id: full once it is being written
+            encoded = buckets_module.issue_fields
+
+            def filling(issue: Any) -> Any:
+                failing[0] = True
+                return encoded(issue)
+
+            monkeypatch.setattr(buckets_module, "issue_fields", filling)
     with pytest.raises(OutputError, match="TMPDIR"):
         grade_set(folder, [results], source_format="shards", jobs=1)
 

@@ -449,16 +449,19 @@ def _errors_in_buckets(
     """The validator's error findings, each in its row's bucket: in a file a bucket in
     ``folder``, written a chunk at a time, so that a set with an error on every row is graded
     in the same memory."""
-    files = BucketFiles.made(folder, buckets)
     held: list[list[tuple[Any, ...]]] = [[] for _ in range(buckets)]
-    for issue in errors:
-        bucket = bucket_of(issue.row_id, buckets)
-        held[bucket].append(issue_fields(issue))
-        if len(held[bucket]) == chunk:
-            files.write(bucket, held[bucket])
-            held[bucket] = []
-    for bucket, records in enumerate(held):
-        files.write(bucket, records)
+    try:
+        files = BucketFiles.made(folder, buckets)
+        for issue in errors:
+            bucket = bucket_of(issue.row_id, buckets)
+            held[bucket].append(issue_fields(issue))
+            if len(held[bucket]) == chunk:
+                files.write(bucket, held[bucket])
+                held[bucket] = []
+        for bucket, records in enumerate(held):
+            files.write(bucket, records)
+    except NoRoomForRecords as error:
+        raise no_room(str(error)) from None
     return files
 
 
