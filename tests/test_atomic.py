@@ -447,3 +447,35 @@ def test_a_signal_as_a_partial_is_made_leaves_no_partial(
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM is POSIX's")
+def test_a_stop_the_instant_a_scratch_folder_is_made_still_removes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SIGTERM that comes the instant the folder is made (delivered to any thread) finds
+    its removal promised already: the stop removes the folder."""
+    import signal
+
+    class Stopped(Exception):
+        pass
+
+    def stop(*_: Any) -> None:
+        raise Stopped
+
+    made = Path.mkdir
+
+    def made_then_stopped(path: Path, *args: Any, **kwargs: Any) -> None:
+        made(path, *args, **kwargs)
+        if path.name.startswith("blueprint-stopped-"):
+            os.kill(os.getpid(), signal.SIGTERM)  # here, before scratch_folder has it back
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(Path, "mkdir", made_then_stopped)
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        with pytest.raises(Stopped), scratch_folder("stopped"):
+            pytest.fail("the stop comes before the block runs")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert list(tmp_path.iterdir()) == []

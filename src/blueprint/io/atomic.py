@@ -13,6 +13,7 @@ import contextlib
 import errno
 import os
 import re
+import secrets
 import shutil
 import signal
 import sys
@@ -126,15 +127,35 @@ def scratch_folder(purpose: str) -> Iterator[Path]:
     base = Path(tempfile.gettempdir())
     for left in stale(base, f"blueprint-{purpose}-"):
         _remove(left)
+    # the folder's removal is promised before it exists: a stop (SIGTERM, Ctrl-C) the
+    # instant it is made, in any thread, still removes it
+    made: list[Path] = []
     try:
-        folder = Path(tempfile.mkdtemp(prefix=f"blueprint-{purpose}-{os.getpid()}.", dir=base))
-    except OSError as error:
-        reason = f"no temporary folder can be made there: {_reason(error)}"
-        raise OutputError(base, reason) from None
-    try:
-        yield folder
+        try:
+            for _ in range(_NAME_TRIES):
+                name = "".join(secrets.choice(_NAME_CHARACTERS) for _ in range(8))
+                made.append(base / f"blueprint-{purpose}-{os.getpid()}.{name}")
+                try:
+                    made[-1].mkdir(mode=0o700)
+                    break
+                except FileExistsError:
+                    made.pop()  # another's: never removed
+            else:
+                raise FileExistsError(errno.EEXIST, "every name tried is taken")
+        except OSError as error:
+            made.clear()  # not made
+            reason = f"no temporary folder can be made there: {_reason(error)}"
+            raise OutputError(base, reason) from None
+        yield made[-1]
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        for folder in made:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+#: the letters of a scratch folder's random part (those ``tempfile.mkdtemp`` uses), and how
+#: many names are tried before giving up
+_NAME_CHARACTERS: Final = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_NAME_TRIES: Final = 100
 
 
 #: the signals the command line turns into a clean exit (see blueprint.cli); held back
